@@ -1,0 +1,62 @@
+//! Server settings: command-line flags, each with an environment variable.
+
+use std::collections::HashMap;
+
+use clap::Args;
+
+use crate::core::StorageConfig;
+use crate::rest::RestConfig;
+
+/// `lance-catalog serve` settings.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Storage root: a path, file://…, memory://…, or s3://bucket/prefix.
+    #[arg(long, env = "LANCE_CATALOG_ROOT", default_value = "./lance-catalog-data")]
+    pub root: String,
+
+    /// Address to serve on; port 0 picks a free port (the log line names it).
+    #[arg(long, env = "LANCE_CATALOG_LISTEN", default_value = "127.0.0.1:2333")]
+    pub listen: String,
+
+    /// Also serve the API under this path prefix, e.g. /lance.
+    #[arg(long, env = "LANCE_CATALOG_PREFIX")]
+    pub prefix: Option<String>,
+
+    /// Object-store option for the root, KEY=VALUE (repeatable), e.g.
+    /// aws_endpoint=http://127.0.0.1:9000. The environment variable takes a
+    /// comma-separated list.
+    #[arg(long = "storage-option", env = "LANCE_CATALOG_STORAGE_OPTIONS", value_delimiter = ',')]
+    pub storage_options: Vec<String>,
+
+    /// Largest Arrow IPC request body, in bytes (create, insert, merge-insert).
+    #[arg(long, env = "LANCE_CATALOG_MAX_ARROW_BODY", default_value_t = 2 * 1024 * 1024 * 1024)]
+    pub max_arrow_body: usize,
+
+    /// Largest JSON request body, in bytes.
+    #[arg(long, env = "LANCE_CATALOG_MAX_JSON_BODY", default_value_t = 16 * 1024 * 1024)]
+    pub max_json_body: usize,
+}
+
+impl ServeArgs {
+    pub fn storage(&self) -> Result<StorageConfig, String> {
+        let mut options = HashMap::new();
+        for kv in self.storage_options.iter().filter(|s| !s.is_empty()) {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| format!("storage option {kv:?} is not KEY=VALUE"))?;
+            options.insert(k.trim().to_string(), v.trim().to_string());
+        }
+        Ok(StorageConfig {
+            root: self.root.clone(),
+            storage_options: options,
+        })
+    }
+
+    pub fn rest(&self) -> RestConfig {
+        RestConfig {
+            prefix: self.prefix.clone().filter(|p| !p.trim_matches('/').is_empty()),
+            max_arrow_body: self.max_arrow_body,
+            max_json_body: self.max_json_body,
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! Shape and parent checks, run before anything touches storage: a rejected
+//! request must leave nothing behind.
+
+use lance_namespace::models::{DescribeNamespaceRequest, NamespaceExistsRequest};
+use lance_namespace::LanceNamespace;
+
+use super::{engine, Catalog};
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// Longest id segment we accept; longer names are almost certainly a mistake
+/// and would make unwieldy directory names.
+const MAX_SEGMENT_LEN: usize = 1024;
+
+/// The id of a namespace: empty means the root.
+pub(crate) fn namespace_id(id: &Option<Vec<String>>) -> CatalogResult<Vec<String>> {
+    let id = id.clone().unwrap_or_default();
+    check_segments(&id)?;
+    Ok(id)
+}
+
+/// The id of a table: at least one segment, the last being the table name.
+pub(crate) fn table_id(id: &Option<Vec<String>>) -> CatalogResult<Vec<String>> {
+    let id = id.clone().unwrap_or_default();
+    if id.is_empty() {
+        return Err(CatalogError::invalid(
+            "a table id needs at least one segment (the table name)",
+        ));
+    }
+    check_segments(&id)?;
+    Ok(id)
+}
+
+fn check_segments(id: &[String]) -> CatalogResult<()> {
+    for seg in id {
+        if seg.is_empty() {
+            return Err(CatalogError::invalid(format!(
+                "id {id:?} has an empty segment"
+            )));
+        }
+        if seg.len() > MAX_SEGMENT_LEN {
+            return Err(CatalogError::invalid(format!(
+                "id segment is {} bytes long; the limit is {MAX_SEGMENT_LEN}",
+                seg.len()
+            )));
+        }
+        if seg.contains('$') {
+            // `$` joins segments in the manifest: a segment containing it
+            // would alias another object.
+            return Err(CatalogError::invalid(format!(
+                "id segment {seg:?} contains '$', which the catalog reserves as its internal separator"
+            )));
+        }
+        if seg.chars().any(|c| c.is_control() || c == '/' || c == '\\') {
+            return Err(CatalogError::invalid(format!(
+                "id segment {seg:?} contains a control character or a path separator"
+            )));
+        }
+        if seg == "." || seg == ".." || seg == "__manifest" {
+            return Err(CatalogError::invalid(format!(
+                "id segment {seg:?} is reserved"
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl Catalog {
+    /// Whether the namespace exists; the root always does.
+    pub(crate) async fn namespace_present(&self, id: &[String]) -> CatalogResult<bool> {
+        if id.is_empty() {
+            return Ok(true);
+        }
+        let req = NamespaceExistsRequest {
+            id: Some(id.to_vec()),
+            ..Default::default()
+        };
+        match engine(self.inner.namespace_exists(req).await) {
+            Ok(()) => Ok(true),
+            Err(e) if e.code == Code::NAMESPACE_NOT_FOUND => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Fail with NamespaceNotFound (1) unless the namespace exists.
+    pub(crate) async fn require_namespace(&self, id: &[String]) -> CatalogResult<()> {
+        if self.namespace_present(id).await? {
+            Ok(())
+        } else {
+            Err(CatalogError::new(
+                Code::NAMESPACE_NOT_FOUND,
+                format!("namespace {} does not exist", display_id(id)),
+            ))
+        }
+    }
+
+    /// Fail with NamespaceNotFound (1) unless the table's parent exists.
+    pub(crate) async fn require_parent(&self, table: &[String]) -> CatalogResult<()> {
+        self.require_namespace(&table[..table.len() - 1]).await
+    }
+
+    /// The properties of an existing namespace.
+    pub(crate) async fn namespace_properties(
+        &self,
+        id: &[String],
+    ) -> CatalogResult<Option<std::collections::HashMap<String, String>>> {
+        let req = DescribeNamespaceRequest {
+            id: Some(id.to_vec()),
+            ..Default::default()
+        };
+        Ok(engine(self.inner.describe_namespace(req).await)?.properties)
+    }
+}
+
+/// An id as people write it: segments joined by `.`-free `$`, root as `$`.
+pub(crate) fn display_id(id: &[String]) -> String {
+    if id.is_empty() {
+        "$ (root)".to_string()
+    } else {
+        format!("'{}'", id.join("$"))
+    }
+}

@@ -1,0 +1,88 @@
+//! The catalog core: one type, [`Catalog`], that implements
+//! `lance_namespace::LanceNamespace` and owns every rule. The REST, gRPC and
+//! Flight adapters only parse and render around it.
+//!
+//! Storage is Lance's own `DirectoryNamespace` (a `__manifest` table plus
+//! Lance datasets), so a catalog root stays readable by any plain Lance client.
+//! The core checks shape and parents before it writes, normalises every error
+//! to a spec code, and fills the operations the engine leaves out.
+
+mod checks;
+mod data;
+mod namespace_impl;
+mod namespaces;
+mod storage;
+mod tables;
+
+pub use storage::StorageConfig;
+pub use tables::{LOCATION_KEY, PROPERTIES_KEY};
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use lance::io::{ObjectStore, ObjectStoreParams, StorageOptionsAccessor};
+use lance::session::Session;
+use lance_namespace_impls::DirectoryNamespace;
+
+use crate::error::{CatalogError, CatalogResult};
+
+/// The catalog: the single implementation of every spec operation.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    inner: Arc<DirectoryNamespace>,
+    root: String,
+    session: Arc<Session>,
+    storage_options: HashMap<String, String>,
+}
+
+impl Catalog {
+    /// Open (creating when needed) the catalog at `config.root`.
+    pub async fn open(config: &StorageConfig) -> CatalogResult<Self> {
+        let (root, session, inner) = storage::open_directory_namespace(config).await?;
+        Ok(Self {
+            inner: Arc::new(inner),
+            root,
+            session,
+            storage_options: config.storage_options.clone(),
+        })
+    }
+
+    /// The storage root as the engine sees it (a path or URI).
+    pub fn root(&self) -> &str {
+        &self.root
+    }
+
+    /// Object-store parameters for a direct Lance write: the root's storage
+    /// options, overlaid with the request's own.
+    pub(crate) fn store_params(
+        &self,
+        extra: Option<HashMap<String, String>>,
+    ) -> Option<ObjectStoreParams> {
+        let mut options = self.storage_options.clone();
+        options.extend(extra.unwrap_or_default());
+        Some(ObjectStoreParams {
+            storage_options_accessor: (!options.is_empty())
+                .then(|| Arc::new(StorageOptionsAccessor::with_static_options(options))),
+            ..Default::default()
+        })
+    }
+
+    /// Best-effort removal of a directory under the root, used to undo a
+    /// write whose registration failed.
+    pub(crate) async fn remove_location(&self, relative: &str) {
+        let uri = format!("{}/{}", self.root, relative);
+        let params = self.store_params(None).unwrap_or_default();
+        if let Ok((store, path)) =
+            ObjectStore::from_uri_and_params(self.session.store_registry(), &uri, &params).await
+        {
+            if let Err(e) = store.remove_dir_all(path).await {
+                tracing::warn!(location = %uri, error = %e, "could not remove an unregistered table");
+            }
+        }
+    }
+}
+
+/// Turn an engine result into the catalog's, with the spec code settled.
+pub(crate) fn engine<T>(r: lance::Result<T>) -> CatalogResult<T> {
+    r.map_err(|e| CatalogError::from_lance(&e))
+}

@@ -1,0 +1,240 @@
+//! Namespace operations: the rules the engine leaves open (mode on create,
+//! mode and behavior on drop, NamespaceNotFound on listing a missing parent).
+
+use lance_namespace::models::{
+    CreateNamespaceRequest, CreateNamespaceResponse, DropNamespaceRequest, DropNamespaceResponse,
+    ListNamespacesRequest, ListNamespacesResponse, ListTablesRequest, ListTablesResponse,
+};
+use lance_namespace::LanceNamespace;
+
+use super::checks::{display_id, namespace_id};
+use super::data::parse_mode;
+use super::{engine, Catalog};
+use crate::error::{CatalogError, CatalogResult, Code};
+
+impl Catalog {
+    pub(crate) async fn create_namespace_op(
+        &self,
+        mut req: CreateNamespaceRequest,
+    ) -> CatalogResult<CreateNamespaceResponse> {
+        let id = namespace_id(&req.id)?;
+        if id.is_empty() {
+            return Err(CatalogError::new(
+                Code::NAMESPACE_ALREADY_EXISTS,
+                "the root namespace always exists",
+            ));
+        }
+        let mode = parse_mode(
+            req.mode.as_deref(),
+            &["create", "exist_ok", "overwrite"],
+            "create",
+            "create_namespace",
+        )?;
+        self.require_namespace(&id[..id.len() - 1]).await?;
+        if self.namespace_present(&id).await? {
+            match mode {
+                "exist_ok" => {
+                    return Ok(CreateNamespaceResponse {
+                        properties: self.namespace_properties(&id).await?,
+                        ..Default::default()
+                    })
+                }
+                "overwrite" => {
+                    // Overwrite replaces the namespace's properties. It only
+                    // applies to an empty namespace: replacing one that holds
+                    // tables would silently orphan them.
+                    self.drop_namespace_op(DropNamespaceRequest {
+                        id: Some(id.clone()),
+                        ..Default::default()
+                    })
+                    .await?;
+                }
+                _ => {
+                    return Err(CatalogError::new(
+                        Code::NAMESPACE_ALREADY_EXISTS,
+                        format!("namespace {} already exists", display_id(&id)),
+                    ))
+                }
+            }
+        }
+        req.id = Some(id);
+        req.mode = None;
+        engine(self.inner.create_namespace(req).await)
+    }
+
+    pub(crate) async fn drop_namespace_op(
+        &self,
+        req: DropNamespaceRequest,
+    ) -> CatalogResult<DropNamespaceResponse> {
+        let id = namespace_id(&req.id)?;
+        if id.is_empty() {
+            return Err(CatalogError::invalid("the root namespace cannot be dropped"));
+        }
+        let mode = parse_mode(req.mode.as_deref(), &["fail", "skip"], "fail", "drop_namespace")?;
+        let behavior = parse_mode(
+            req.behavior.as_deref(),
+            &["restrict", "cascade"],
+            "restrict",
+            "drop_namespace behavior",
+        )?;
+        if !self.namespace_present(&id).await? {
+            return match mode {
+                "skip" => Ok(DropNamespaceResponse::default()),
+                _ => Err(CatalogError::new(
+                    Code::NAMESPACE_NOT_FOUND,
+                    format!("namespace {} does not exist", display_id(&id)),
+                )),
+            };
+        }
+        let (children, tables) = self.children(&id).await?;
+        if !children.is_empty() || !tables.is_empty() {
+            if behavior == "restrict" {
+                return Err(CatalogError::new(
+                    Code::NAMESPACE_NOT_EMPTY,
+                    format!(
+                        "namespace {} is not empty: it holds namespaces {:?} and tables {:?}; drop them first or use behavior=cascade",
+                        display_id(&id),
+                        children,
+                        tables
+                    ),
+                ));
+            }
+            // Cascade: deepest first, so no object is ever left without its parent.
+            for table in &tables {
+                let mut t = id.clone();
+                t.push(table.clone());
+                self.drop_table_by_id(&t).await?;
+            }
+            for child in &children {
+                let mut c = id.clone();
+                c.push(child.clone());
+                Box::pin(self.drop_namespace_op(DropNamespaceRequest {
+                    id: Some(c),
+                    behavior: Some("cascade".into()),
+                    ..Default::default()
+                }))
+                .await?;
+            }
+        }
+        let inner_req = DropNamespaceRequest {
+            id: Some(id),
+            ..Default::default()
+        };
+        engine(self.inner.drop_namespace(inner_req).await)
+    }
+
+    /// Every child namespace name and table name of a namespace (all pages).
+    pub(crate) async fn children(&self, id: &[String]) -> CatalogResult<(Vec<String>, Vec<String>)> {
+        let mut namespaces = Vec::new();
+        let mut token = None;
+        loop {
+            let page = engine(
+                self.inner
+                    .list_namespaces(ListNamespacesRequest {
+                        id: Some(id.to_vec()),
+                        page_token: token.take(),
+                        ..Default::default()
+                    })
+                    .await,
+            )?;
+            namespaces.extend(page.namespaces);
+            match page.page_token {
+                Some(t) if !t.is_empty() => token = Some(t),
+                _ => break,
+            }
+        }
+        let mut tables = Vec::new();
+        loop {
+            let page = engine(
+                self.inner
+                    .list_tables(ListTablesRequest {
+                        id: Some(id.to_vec()),
+                        page_token: token.take(),
+                        include_declared: Some(true),
+                        ..Default::default()
+                    })
+                    .await,
+            )?;
+            tables.extend(page.tables);
+            match page.page_token {
+                Some(t) if !t.is_empty() => token = Some(t),
+                _ => break,
+            }
+        }
+        Ok((namespaces, tables))
+    }
+
+    pub(crate) async fn list_namespaces_op(
+        &self,
+        mut req: ListNamespacesRequest,
+    ) -> CatalogResult<ListNamespacesResponse> {
+        let id = namespace_id(&req.id)?;
+        check_limit(req.limit)?;
+        self.require_namespace(&id).await?;
+        req.id = Some(id);
+        engine(self.inner.list_namespaces(req).await)
+    }
+
+    pub(crate) async fn list_tables_op(
+        &self,
+        mut req: ListTablesRequest,
+    ) -> CatalogResult<ListTablesResponse> {
+        let id = namespace_id(&req.id)?;
+        check_limit(req.limit)?;
+        self.require_namespace(&id).await?;
+        req.id = Some(id);
+        engine(self.inner.list_tables(req).await)
+    }
+}
+
+impl Catalog {
+    /// Every table of every namespace, as full ids joined by `$`, sorted, with
+    /// a page token that is the last id of the page: a page boundary is a
+    /// position in the sorted id space, so it survives concurrent creates.
+    pub(crate) async fn list_all_tables_op(
+        &self,
+        req: ListTablesRequest,
+    ) -> CatalogResult<ListTablesResponse> {
+        check_limit(req.limit)?;
+        let mut all = Vec::new();
+        let mut pending = vec![Vec::<String>::new()];
+        while let Some(ns) = pending.pop() {
+            let (children, tables) = self.children(&ns).await?;
+            for t in tables {
+                let mut id = ns.clone();
+                id.push(t);
+                all.push(id.join("$"));
+            }
+            for c in children {
+                let mut id = ns.clone();
+                id.push(c);
+                pending.push(id);
+            }
+        }
+        all.sort();
+        let start = match req.page_token.as_deref().filter(|t| !t.is_empty()) {
+            Some(token) => all.partition_point(|id| id.as_str() <= token),
+            None => 0,
+        };
+        let rest = &all[start..];
+        let limit = req.limit.map(|l| l as usize).unwrap_or(usize::MAX);
+        let page: Vec<String> = rest.iter().take(limit).cloned().collect();
+        let page_token = (rest.len() > page.len() && !page.is_empty())
+            .then(|| page.last().cloned())
+            .flatten();
+        Ok(ListTablesResponse {
+            tables: page,
+            page_token,
+            ..Default::default()
+        })
+    }
+}
+
+pub(crate) fn check_limit(limit: Option<i32>) -> CatalogResult<()> {
+    match limit {
+        Some(l) if l < 0 => Err(CatalogError::invalid(format!(
+            "limit must be zero or positive, got {l}"
+        ))),
+        _ => Ok(()),
+    }
+}

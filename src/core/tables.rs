@@ -1,0 +1,260 @@
+//! Table operations with rules beyond the engine's: the parent must exist,
+//! Arrow bodies are checked before any write, create honours an explicit
+//! location (Gravitino's `x-lance-table-location`) and properties header.
+
+use std::collections::HashMap;
+
+use bytes::Bytes;
+use lance::dataset::{WriteMode, WriteParams};
+use lance::Dataset;
+use lance_namespace::models::{
+    CreateTableRequest, CreateTableResponse, DeclareTableRequest, DeclareTableResponse,
+    DropTableRequest, DropTableResponse, InsertIntoTableRequest, InsertIntoTableResponse,
+    MergeInsertIntoTableRequest, MergeInsertIntoTableResponse, RegisterTableRequest,
+    RegisterTableResponse, TableExistsRequest,
+};
+use lance_namespace::LanceNamespace;
+
+use super::checks::{display_id, table_id};
+use super::data::{decode_stream, encode_stream, parse_mode};
+use super::{engine, Catalog};
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// Context keys the REST gateway fills from Gravitino-style headers.
+pub const LOCATION_KEY: &str = "header.x-lance-table-location";
+pub const PROPERTIES_KEY: &str = "header.x-lance-table-properties";
+
+impl Catalog {
+    pub(crate) async fn create_table_op(
+        &self,
+        mut req: CreateTableRequest,
+        body: Bytes,
+    ) -> CatalogResult<CreateTableResponse> {
+        let id = table_id(&req.id)?;
+        let mode = parse_mode(
+            req.mode.as_deref(),
+            &["create", "exist_ok", "overwrite"],
+            "create",
+            "create_table",
+        )?;
+        let ctx = req.context.clone().unwrap_or_default();
+        if let Some(raw) = ctx.get(PROPERTIES_KEY).filter(|s| !s.trim().is_empty()) {
+            let props: HashMap<String, String> = serde_json::from_str(raw).map_err(|e| {
+                CatalogError::invalid(format!(
+                    "x-lance-table-properties must be a JSON object of strings: {e}"
+                ))
+            })?;
+            req.properties.get_or_insert_with(HashMap::new).extend(props);
+        }
+        let stream = decode_stream(&body, "create_table")?;
+        self.require_parent(&id).await?;
+        let body = if stream.batches.is_empty() {
+            encode_stream(&stream)?
+        } else {
+            body
+        };
+        req.id = Some(id.clone());
+        req.mode = Some(mode.to_string());
+        let location = ctx.get(LOCATION_KEY).map(|s| s.trim()).filter(|s| !s.is_empty());
+        if let Some(location) = location {
+            if !self.table_present(&id).await? {
+                return self.create_table_at(req, location, body).await;
+            }
+        }
+        engine(self.inner.create_table(req, body).await)
+    }
+
+    /// Create a table at a caller-chosen location inside the storage root:
+    /// write the dataset there, then register it. A location outside the
+    /// root is refused: the catalog only governs what it stores.
+    async fn create_table_at(
+        &self,
+        req: CreateTableRequest,
+        location: &str,
+        body: Bytes,
+    ) -> CatalogResult<CreateTableResponse> {
+        let relative = self.relative_location(location)?;
+        let uri = format!("{}/{}", self.root, relative);
+        let stream = decode_stream(&body, "create_table")?;
+        let reader = arrow_array::RecordBatchIterator::new(
+            stream.batches.into_iter().map(Ok),
+            stream.schema.clone(),
+        );
+        let params = WriteParams {
+            mode: WriteMode::Create,
+            session: Some(self.session.clone()),
+            store_params: self.store_params(req.storage_options.clone()),
+            ..Default::default()
+        };
+        let ds = Dataset::write(reader, &uri, Some(params)).await?;
+        let reg = RegisterTableRequest {
+            id: req.id.clone(),
+            location: relative.clone(),
+            properties: req.properties.clone(),
+            ..Default::default()
+        };
+        let registered = engine(self.inner.register_table(reg).await);
+        let registered = match registered {
+            Ok(r) => r,
+            Err(e) => {
+                // Leave no unregistered dataset behind.
+                self.remove_location(&relative).await;
+                return Err(e);
+            }
+        };
+        Ok(CreateTableResponse {
+            location: registered.location.or(Some(uri)),
+            version: Some(ds.version().version as i64),
+            properties: req.properties,
+            storage_options: req.storage_options,
+            ..Default::default()
+        })
+    }
+
+    /// A location relative to the root, from a relative path, an absolute
+    /// path or a URI under the root.
+    fn relative_location(&self, location: &str) -> CatalogResult<String> {
+        let root = self.root.trim_end_matches('/');
+        let stripped = location
+            .strip_prefix("file://")
+            .filter(|_| !root.contains("://"))
+            .unwrap_or(location);
+        let rel = if let Some(rest) = stripped.strip_prefix(root) {
+            rest.trim_start_matches('/').to_string()
+        } else if stripped.contains("://") || stripped.starts_with('/') {
+            return Err(CatalogError::invalid(format!(
+                "table location {location:?} is outside the catalog's storage root {root}"
+            )));
+        } else {
+            stripped.to_string()
+        };
+        let rel = rel.trim_end_matches('/').to_string();
+        if rel.is_empty() || rel.split('/').any(|s| s.is_empty() || s == "." || s == "..") {
+            return Err(CatalogError::invalid(format!(
+                "table location {location:?} must name a directory under the storage root"
+            )));
+        }
+        if rel == "__manifest" || rel.starts_with("__manifest/") {
+            return Err(CatalogError::invalid("table location may not be the catalog's manifest"));
+        }
+        Ok(rel)
+    }
+
+    pub(crate) async fn declare_table_op(
+        &self,
+        mut req: DeclareTableRequest,
+    ) -> CatalogResult<DeclareTableResponse> {
+        let id = table_id(&req.id)?;
+        self.require_parent(&id).await?;
+        req.id = Some(id);
+        engine(self.inner.declare_table(req).await)
+    }
+
+    pub(crate) async fn register_table_op(
+        &self,
+        mut req: RegisterTableRequest,
+    ) -> CatalogResult<RegisterTableResponse> {
+        let id = table_id(&req.id)?;
+        parse_mode(req.mode.as_deref(), &["create", "overwrite"], "create", "register_table")?;
+        self.require_parent(&id).await?;
+        req.id = Some(id);
+        engine(self.inner.register_table(req).await)
+    }
+
+    pub(crate) async fn insert_op(
+        &self,
+        mut req: InsertIntoTableRequest,
+        body: Bytes,
+    ) -> CatalogResult<InsertIntoTableResponse> {
+        let id = table_id(&req.id)?;
+        let mode = parse_mode(req.mode.as_deref(), &["append", "overwrite"], "append", "insert")?;
+        decode_stream(&body, "insert_into_table")?;
+        self.require_table(&id).await?;
+        req.id = Some(id);
+        req.mode = Some(mode.to_string());
+        engine(self.inner.insert_into_table(req, body).await).map_err(schema_error)
+    }
+
+    pub(crate) async fn merge_insert_op(
+        &self,
+        mut req: MergeInsertIntoTableRequest,
+        body: Bytes,
+    ) -> CatalogResult<MergeInsertIntoTableResponse> {
+        let id = table_id(&req.id)?;
+        let on: Vec<String> = req
+            .on
+            .take()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|c| !c.is_empty())
+            .collect();
+        if on.is_empty() {
+            return Err(CatalogError::invalid(
+                "merge_insert needs at least one `on` column to match rows by",
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        if let Some(dup) = on.iter().find(|c| !seen.insert(c.as_str())) {
+            return Err(CatalogError::invalid(format!(
+                "merge_insert `on` names column {dup:?} twice"
+            )));
+        }
+        let stream = decode_stream(&body, "merge_insert_into_table")?;
+        if let Some(missing) = on.iter().find(|c| stream.schema.field_with_name(c).is_err()) {
+            return Err(CatalogError::new(
+                Code(12),
+                format!("merge_insert `on` column {missing:?} is not in the data's schema"),
+            ));
+        }
+        self.require_table(&id).await?;
+        req.id = Some(id);
+        req.on = Some(on);
+        engine(self.inner.merge_insert_into_table(req, body).await).map_err(schema_error)
+    }
+
+    pub(crate) async fn drop_table_by_id(&self, id: &[String]) -> CatalogResult<DropTableResponse> {
+        let req = DropTableRequest {
+            id: Some(id.to_vec()),
+            ..Default::default()
+        };
+        engine(self.inner.drop_table(req).await)
+    }
+
+    pub(crate) async fn table_present(&self, id: &[String]) -> CatalogResult<bool> {
+        let req = TableExistsRequest {
+            id: Some(id.to_vec()),
+            ..Default::default()
+        };
+        match engine(self.inner.table_exists(req).await) {
+            Ok(()) => Ok(true),
+            Err(e) if e.code == Code::TABLE_NOT_FOUND || e.code == Code::NAMESPACE_NOT_FOUND => {
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    pub(crate) async fn require_table(&self, id: &[String]) -> CatalogResult<()> {
+        if self.table_present(id).await? {
+            Ok(())
+        } else {
+            Err(CatalogError::new(
+                Code::TABLE_NOT_FOUND,
+                format!("table {} does not exist", display_id(id)),
+            ))
+        }
+    }
+}
+
+/// The engine reports a rejected append as Internal; the caller sent data
+/// whose schema does not fit the table, which is a schema validation error.
+fn schema_error(e: CatalogError) -> CatalogError {
+    let m = e.message.to_ascii_lowercase();
+    if e.code == Code::INTERNAL
+        && (m.contains("different schema") || m.contains("schemamismatch") || m.contains("schema mismatch"))
+    {
+        CatalogError::new(Code::SCHEMA_VALIDATION, e.message)
+    } else {
+        e
+    }
+}

@@ -1,0 +1,230 @@
+//! The one error type of the catalog and its status table.
+//!
+//! Every failure that leaves the core is a [`CatalogError`]: a spec code (the
+//! 24 codes of `lance_namespace::ErrorCode`, plus control-plane codes that
+//! later issues add) and a message meant for the caller. Adapters never invent
+//! a status: they look the code up in [`Code::http_status`].
+
+use lance_namespace::{ErrorCode, NamespaceError};
+
+/// A spec error code. The numeric value is the cross-language contract that
+/// Lance clients classify by; the HTTP status is advisory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Code(pub u32);
+
+/// One row per code: (code, name, HTTP status).
+/// Pinned against `lance_namespace::ErrorCode` by a test, so a new upstream
+/// code fails a test rather than a client.
+pub const STATUS_TABLE: &[(u32, &str, u16)] = &[
+    (0, "Unsupported", 406),
+    (1, "NamespaceNotFound", 404),
+    (2, "NamespaceAlreadyExists", 409),
+    (3, "NamespaceNotEmpty", 409),
+    (4, "TableNotFound", 404),
+    (5, "TableAlreadyExists", 409),
+    (6, "TableIndexNotFound", 404),
+    (7, "TableIndexAlreadyExists", 409),
+    (8, "TableTagNotFound", 404),
+    (9, "TableTagAlreadyExists", 409),
+    (10, "TransactionNotFound", 404),
+    (11, "TableVersionNotFound", 404),
+    (12, "TableColumnNotFound", 404),
+    (13, "InvalidInput", 400),
+    (14, "ConcurrentModification", 409),
+    (15, "PermissionDenied", 403),
+    (16, "Unauthenticated", 401),
+    (17, "ServiceUnavailable", 503),
+    (18, "Internal", 500),
+    (19, "InvalidTableState", 409),
+    (20, "TableSchemaValidationError", 400),
+    (21, "Throttling", 429),
+    (22, "TableBranchNotFound", 404),
+    (23, "TableBranchAlreadyExists", 409),
+];
+
+impl Code {
+    pub const UNSUPPORTED: Code = Code(0);
+    pub const NAMESPACE_NOT_FOUND: Code = Code(1);
+    pub const NAMESPACE_ALREADY_EXISTS: Code = Code(2);
+    pub const NAMESPACE_NOT_EMPTY: Code = Code(3);
+    pub const TABLE_NOT_FOUND: Code = Code(4);
+    pub const TABLE_ALREADY_EXISTS: Code = Code(5);
+    pub const TABLE_VERSION_NOT_FOUND: Code = Code(11);
+    pub const INVALID_INPUT: Code = Code(13);
+    pub const CONCURRENT_MODIFICATION: Code = Code(14);
+    pub const UNAUTHENTICATED: Code = Code(16);
+    pub const SERVICE_UNAVAILABLE: Code = Code(17);
+    pub const INTERNAL: Code = Code(18);
+    pub const SCHEMA_VALIDATION: Code = Code(20);
+    pub const THROTTLING: Code = Code(21);
+
+    fn row(self) -> Option<&'static (u32, &'static str, u16)> {
+        STATUS_TABLE.iter().find(|r| r.0 == self.0)
+    }
+
+    /// The code's name, e.g. `TableNotFound`; unknown codes are `Internal`.
+    pub fn name(self) -> &'static str {
+        self.row().map(|r| r.1).unwrap_or("Internal")
+    }
+
+    /// The HTTP status for this code; unknown codes are 500.
+    pub fn http_status(self) -> u16 {
+        self.row().map(|r| r.2).unwrap_or(500)
+    }
+}
+
+/// The catalog's error: a spec code and a message for the caller.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct CatalogError {
+    pub code: Code,
+    pub message: String,
+}
+
+pub type CatalogResult<T> = std::result::Result<T, CatalogError>;
+
+impl CatalogError {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(Code::INVALID_INPUT, message)
+    }
+    pub fn unsupported(message: impl Into<String>) -> Self {
+        Self::new(Code::UNSUPPORTED, message)
+    }
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(Code::INTERNAL, message)
+    }
+
+    /// Classify any Lance error. Errors that already carry a namespace code
+    /// keep it; the rest are mapped by kind, so that a client mistake is never
+    /// reported as Internal.
+    pub fn from_lance(err: &lance::Error) -> Self {
+        use lance::Error as E;
+        if let E::Namespace { source, .. } = err {
+            if let Some(ns) = source.downcast_ref::<NamespaceError>() {
+                return Self::new(Code(ns.code().as_u32()), ns.message());
+            }
+            return Self::internal(clean_message(&source.to_string()));
+        }
+        let msg = clean_message(&err.to_string());
+        let code = match err {
+            E::InvalidInput { .. } | E::Unprocessable { .. } | E::InvalidRef { .. } => {
+                Code::INVALID_INPUT
+            }
+            E::InvalidTableLocation { .. } => Code::INVALID_INPUT,
+            E::Arrow { .. } => Code::INVALID_INPUT,
+            E::SchemaMismatch { .. } | E::Schema { .. } => Code::SCHEMA_VALIDATION,
+            E::FieldNotFound { .. } => Code(12),
+            E::DatasetAlreadyExists { .. } => Code::TABLE_ALREADY_EXISTS,
+            E::DatasetNotFound { .. } => Code::TABLE_NOT_FOUND,
+            E::NotSupported { .. } => Code::UNSUPPORTED,
+            E::CommitConflict { .. }
+            | E::RetryableCommitConflict { .. }
+            | E::IncompatibleTransaction { .. }
+            | E::TooMuchWriteContention { .. }
+            | E::VersionConflict { .. }
+            | E::RefConflict { .. } => Code::CONCURRENT_MODIFICATION,
+            E::VersionNotFound { .. } => Code::TABLE_VERSION_NOT_FOUND,
+            E::RefNotFound { .. } => Code(8),
+            E::IndexNotFound { .. } => Code(6),
+            E::Timeout { .. } => Code::SERVICE_UNAVAILABLE,
+            E::Backpressure { .. } => Code::THROTTLING,
+            E::Shared { source } => return Self::from_lance(source),
+            _ => Code::INTERNAL,
+        };
+        Self::new(code, msg)
+    }
+
+    /// The form the `LanceNamespace` trait returns: a namespace error that any
+    /// Lance client can downcast to read the code.
+    pub fn into_lance(self) -> lance::Error {
+        let code = if ErrorCode::from_u32(self.code.0).is_some() {
+            self.code.0
+        } else {
+            Code::INTERNAL.0
+        };
+        NamespaceError::from_code(code, self.message).into()
+    }
+}
+
+impl From<lance::Error> for CatalogError {
+    fn from(err: lance::Error) -> Self {
+        Self::from_lance(&err)
+    }
+}
+
+impl From<CatalogError> for lance::Error {
+    fn from(err: CatalogError) -> Self {
+        err.into_lance()
+    }
+}
+
+impl From<arrow_schema::ArrowError> for CatalogError {
+    fn from(err: arrow_schema::ArrowError) -> Self {
+        Self::invalid(format!("invalid Arrow data: {err}"))
+    }
+}
+
+/// Lance messages end with the source location that raised them
+/// (`, /path/to/file.rs:12:34`); callers need the message, not our internals.
+pub fn clean_message(msg: &str) -> String {
+    let mut out = msg.to_string();
+    loop {
+        let Some(pos) = out.rfind(", ") else { break };
+        let tail = &out[pos + 2..];
+        let looks_like_location = tail.contains(".rs:")
+            && tail
+                .rsplit(':')
+                .take(2)
+                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+        if looks_like_location {
+            out.truncate(pos);
+        } else {
+            break;
+        }
+    }
+    out.replace(
+        "Encountered internal error. Please file a bug report at https://github.com/lance-format/lance/issues. ",
+        "",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_table_matches_every_upstream_code() {
+        for n in 0..64u32 {
+            let upstream = ErrorCode::from_u32(n);
+            let ours = STATUS_TABLE.iter().find(|r| r.0 == n);
+            match (upstream, ours) {
+                (Some(u), Some(o)) => assert_eq!(u.to_string(), o.1, "name of code {n}"),
+                (None, None) => {}
+                _ => panic!("code {n}: upstream {upstream:?} vs ours {ours:?}"),
+            }
+        }
+        assert_eq!(STATUS_TABLE.len(), 24);
+    }
+
+    #[test]
+    fn statuses_follow_the_contract() {
+        assert_eq!(Code(1).http_status(), 404);
+        assert_eq!(Code(5).http_status(), 409);
+        assert_eq!(Code(13).http_status(), 400);
+        assert_eq!(Code(0).http_status(), 406);
+        assert_eq!(Code(18).http_status(), 500);
+        assert_eq!(Code(999).http_status(), 500);
+    }
+
+    #[test]
+    fn lance_locations_are_stripped() {
+        let m = clean_message("Not found: foo, /root/.cargo/x/src/a.rs:12:34");
+        assert_eq!(m, "Not found: foo");
+    }
+}

@@ -1,0 +1,15 @@
+#![forbid(unsafe_code)]
+//! lance-catalog: the catalog and governance layer for Lance tables.
+//!
+//! The core ([`core::Catalog`]) implements `lance_namespace::LanceNamespace`;
+//! the REST gateway ([`rest`]) serves it with the Lance Namespace spec's exact
+//! wire format. See `README.md` for running and configuring the server.
+
+pub mod config;
+pub mod core;
+pub mod error;
+pub mod rest;
+pub mod server;
+
+pub use crate::core::{Catalog, StorageConfig};
+pub use crate::error::{CatalogError, CatalogResult, Code};

@@ -1,0 +1,47 @@
+#![forbid(unsafe_code)]
+//! The `lance-catalog` command.
+
+use clap::{Parser, Subcommand};
+use lance_catalog::config::ServeArgs;
+
+#[derive(Parser)]
+#[command(name = "lance-catalog", version, about = "Catalog and governance for Lance tables")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the catalog (the default when no command is given).
+    Serve(ServeArgs),
+}
+
+/// `lance-catalog` alone serves with the defaults and environment.
+#[derive(Parser)]
+struct DefaultServe {
+    #[command(flatten)]
+    args: ServeArgs,
+}
+
+fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("LANCE_CATALOG_LOG")
+                .unwrap_or_else(|_| "info,lance=warn,lance_namespace_impls=warn".into()),
+        )
+        .init();
+    let cli = Cli::parse();
+    let args = match cli.command {
+        Some(Command::Serve(a)) => a,
+        None => DefaultServe::parse_from(["lance-catalog"]).args,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    if let Err(e) = runtime.block_on(lance_catalog::server::serve(args)) {
+        eprintln!("lance-catalog: {e}");
+        std::process::exit(1);
+    }
+}

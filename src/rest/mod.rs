@@ -1,0 +1,262 @@
+//! The REST gateway: the spec's routes, served by axum over the core.
+//! It parses requests into spec models and renders answers; it decides
+//! nothing about what an operation means.
+
+mod dispatch;
+pub mod ops;
+mod problem;
+mod request;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, MethodRouter};
+use axum::Router;
+use bytes::Bytes;
+use lance_namespace::LanceNamespace;
+use serde_json::{Map, Value};
+
+use crate::error::CatalogError;
+use dispatch::{dispatch, Reply};
+pub use ops::{BodyKind, OpDef, OPS};
+pub use problem::Problem;
+use request::{
+    apply_headers, apply_query, check_arrow_content_type, json_body, set_id, split_id, Query,
+};
+
+/// Settings of the REST gateway.
+#[derive(Debug, Clone)]
+pub struct RestConfig {
+    /// Also serve the API under this prefix (e.g. `/lance` for
+    /// Gravitino-style deployments); the unprefixed routes stay.
+    pub prefix: Option<String>,
+    /// Largest Arrow IPC body accepted (create, insert, merge-insert).
+    pub max_arrow_body: usize,
+    /// Largest JSON body accepted.
+    pub max_json_body: usize,
+}
+
+impl Default for RestConfig {
+    fn default() -> Self {
+        Self {
+            prefix: None,
+            max_arrow_body: 2 * 1024 * 1024 * 1024,
+            max_json_body: 16 * 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Clone)]
+struct AppState {
+    ns: Arc<dyn LanceNamespace>,
+    config: Arc<RestConfig>,
+}
+
+/// The gateway's router over any namespace implementation (normally the
+/// catalog core).
+pub fn router(ns: Arc<dyn LanceNamespace>, config: RestConfig) -> Router {
+    let state = AppState {
+        ns,
+        config: Arc::new(config.clone()),
+    };
+    let mut api = Router::new();
+    for op in OPS.iter() {
+        let handler = move |state: State<AppState>,
+                            path: Option<Path<HashMap<String, String>>>,
+                            req: Request| async move {
+            handle(op, state, path, req).await
+        };
+        let route: MethodRouter<AppState> = match op.method.as_str() {
+            "GET" => get(handler),
+            _ => post(handler),
+        };
+        api = api.route(&op.path, route.fallback(method_not_allowed));
+    }
+    let api = api.fallback(not_found).with_state(state);
+    let mut app = Router::new().merge(api.clone());
+    if let Some(prefix) = config.prefix.as_deref() {
+        let prefix = format!("/{}", prefix.trim_matches('/'));
+        if prefix != "/" {
+            app = app.nest(&prefix, api);
+        }
+    }
+    app.fallback(not_found)
+}
+
+async fn not_found(req: Request) -> Response {
+    let path = req.uri().path().to_string();
+    Problem::invalid(
+        format!(
+            "no operation is served at {} {path}; the API is described in spec/operations.tsv",
+            req.method()
+        ),
+        path,
+    )
+    .with_status(StatusCode::NOT_FOUND)
+    .into_response()
+}
+
+async fn method_not_allowed(req: Request) -> Response {
+    let path = req.uri().path().to_string();
+    Problem::invalid(
+        format!("{} is not the method of {path}", req.method()),
+        path,
+    )
+    .with_status(StatusCode::METHOD_NOT_ALLOWED)
+    .into_response()
+}
+
+async fn handle(
+    op: &'static OpDef,
+    State(state): State<AppState>,
+    path: Option<Path<HashMap<String, String>>>,
+    req: Request,
+) -> Response {
+    let instance = req.uri().path().to_string();
+    let request_id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let mut resp = match run(op, &state, path, req, &instance).await {
+        Ok(resp) => resp,
+        Err(problem) => problem.into_response(),
+    };
+    if let Ok(v) = HeaderValue::from_str(&request_id) {
+        resp.headers_mut().insert("x-request-id", v);
+    }
+    resp
+}
+
+async fn run(
+    op: &'static OpDef,
+    state: &AppState,
+    path: Option<Path<HashMap<String, String>>>,
+    req: Request,
+    instance: &str,
+) -> Result<Response, Problem> {
+    let params = path.map(|Path(p)| p).unwrap_or_default();
+    let query = Query::parse(req.uri().query());
+    let delimiter = query.delimiter(instance)?;
+    let (parts, body) = req.into_parts();
+    let headers = parts.headers;
+    let limit = match op.body {
+        BodyKind::Arrow => state.config.max_arrow_body,
+        _ => state.config.max_json_body,
+    };
+    let body = read_body(body, limit, instance).await?;
+
+    let (mut obj, data) = match op.body {
+        BodyKind::Json => (json_body(&headers, &body, instance)?, Bytes::new()),
+        BodyKind::None => {
+            // Clients send bodiless POSTs, or `{}`; accept both.
+            let obj = if op.method == "POST" {
+                json_body(&headers, &body, instance)?
+            } else {
+                Map::new()
+            };
+            (obj, Bytes::new())
+        }
+        BodyKind::Arrow => {
+            check_arrow_content_type(&headers, instance)?;
+            (Map::new(), body)
+        }
+    };
+    if let Some(raw) = params.get("id") {
+        let id = split_id(raw, &delimiter);
+        set_id(&mut obj, "id", Value::from(id), instance)?;
+    }
+    if let Some(index) = params.get("index_name") {
+        set_id(&mut obj, "index_name", Value::from(index.as_str()), instance)?;
+    }
+    apply_query(&op.name, &query, &mut obj, instance)?;
+    apply_headers(&headers, &mut obj);
+
+    let reply = dispatch(state.ns.as_ref(), &op.name, obj, data)
+        .await
+        .map_err(|e: CatalogError| Problem::new(e, instance))?;
+    Ok(render(op, reply, &delimiter))
+}
+
+async fn read_body(body: Body, limit: usize, instance: &str) -> Result<Bytes, Problem> {
+    axum::body::to_bytes(body, limit).await.map_err(|e| {
+        let too_large = std::error::Error::source(&e)
+            .map(|s| s.is::<http_body_util::LengthLimitError>())
+            .unwrap_or(false)
+            || e.to_string().contains("length limit");
+        if too_large {
+            Problem::invalid(
+                format!("the request body exceeds this operation's limit of {limit} bytes"),
+                instance,
+            )
+            .with_status(StatusCode::PAYLOAD_TOO_LARGE)
+        } else {
+            Problem::invalid(format!("cannot read the request body: {e}"), instance)
+        }
+    })
+}
+
+fn render(op: &OpDef, reply: Reply, delimiter: &str) -> Response {
+    let status = StatusCode::from_u16(op.status).unwrap_or(StatusCode::OK);
+    match reply {
+        Reply::Empty => (status, Body::empty()).into_response(),
+        Reply::ArrowFile(bytes) => (
+            status,
+            [(axum::http::header::CONTENT_TYPE, "application/vnd.apache.arrow.file")],
+            bytes,
+        )
+            .into_response(),
+        Reply::Json(mut value) => {
+            if op.name == "ListAllTables" && delimiter != "$" {
+                // The core names tables by `$`-joined ids; answer in the
+                // caller's delimiter.
+                if let Some(Value::Array(tables)) = value.get_mut("tables") {
+                    for t in tables.iter_mut() {
+                        if let Value::String(s) = t {
+                            *s = s.replace('$', delimiter);
+                        }
+                    }
+                }
+            }
+            let headers = context_headers(&value);
+            let mut resp = (
+                status,
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                value.to_string(),
+            )
+                .into_response();
+            resp.headers_mut().extend(headers);
+            resp
+        }
+    }
+}
+
+/// Context entries `header.<name>` of an answer become response headers.
+fn context_headers(value: &Value) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    if let Some(Value::Object(ctx)) = value.get("context") {
+        for (k, v) in ctx {
+            let (Some(name), Some(v)) = (k.strip_prefix("header."), v.as_str()) else {
+                continue;
+            };
+            if let (Ok(n), Ok(v)) = (HeaderName::try_from(name), HeaderValue::from_str(v)) {
+                out.insert(n, v);
+            }
+        }
+    }
+    out
+}
+
+/// Methods a route may be called with, for the route-coverage test.
+pub fn method_of(op: &OpDef) -> Method {
+    if op.method == "GET" {
+        Method::GET
+    } else {
+        Method::POST
+    }
+}

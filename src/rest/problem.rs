@@ -1,0 +1,70 @@
+//! Error answers: RFC 9457 problem documents that also carry the spec's
+//! `error` and `code` members, which Lance clients classify by.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::error::{CatalogError, Code};
+
+/// A REST error: the catalog error plus the request path it answers.
+#[derive(Debug)]
+pub struct Problem {
+    pub error: CatalogError,
+    /// Overrides the code's status where HTTP has a more precise one for a
+    /// transport-level failure (404 unknown route, 405 wrong method, 413 too
+    /// large). Domain errors always use the status table.
+    pub status: Option<StatusCode>,
+    pub instance: String,
+}
+
+impl Problem {
+    pub fn new(error: CatalogError, instance: impl Into<String>) -> Self {
+        Self {
+            error,
+            status: None,
+            instance: instance.into(),
+        }
+    }
+
+    pub fn with_status(mut self, status: StatusCode) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    pub fn invalid(message: impl Into<String>, instance: impl Into<String>) -> Self {
+        Self::new(CatalogError::invalid(message), instance)
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let code = self.error.code;
+        let status = self.status.unwrap_or_else(|| {
+            StatusCode::from_u16(code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+        });
+        // 5xx answers never carry internals: the detail is logged, the
+        // caller gets the code and a generic message.
+        let message = if code == Code::INTERNAL {
+            tracing::error!(instance = %self.instance, error = %self.error.message, "internal error");
+            "internal error while serving this request; the server log has the details".to_string()
+        } else {
+            self.error.message
+        };
+        let body = json!({
+            "type": format!("urn:lance-namespace:error:{}", code.0),
+            "title": code.name(),
+            "status": status.as_u16(),
+            "detail": message,
+            "instance": self.instance,
+            "error": message,
+            "code": code.0,
+        });
+        let mut resp = (status, body.to_string()).into_response();
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        resp
+    }
+}

@@ -1,0 +1,313 @@
+//! Turning an HTTP request into a spec request model: the id from the path,
+//! query parameters, the JSON body, identity and context from headers.
+//! Parsing only: every rule about what the values mean lives in the core.
+
+use std::collections::HashMap;
+
+use axum::http::{header, HeaderMap};
+use serde_json::{Map, Value};
+
+use super::problem::Problem;
+
+/// The raw query string, decoded, keeping repeated keys (merge-insert's `on`).
+pub struct Query(pub Vec<(String, String)>);
+
+impl Query {
+    pub fn parse(raw: Option<&str>) -> Self {
+        Self(
+            raw.map(|q| {
+                url::form_urlencoded::parse(q.as_bytes())
+                    .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        )
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+
+    pub fn all(&self, key: &str) -> Vec<String> {
+        self.0.iter().filter(|(k, _)| k == key).map(|(_, v)| v.clone()).collect()
+    }
+
+    /// The id delimiter: `?delimiter=`, `$` by default.
+    pub fn delimiter(&self, instance: &str) -> Result<String, Problem> {
+        match self.get("delimiter") {
+            None => Ok("$".to_string()),
+            Some("") => Err(Problem::invalid("delimiter must not be empty", instance)),
+            Some(d) => Ok(d.to_string()),
+        }
+    }
+}
+
+/// Split a path id into segments; the delimiter alone is the root.
+pub fn split_id(raw: &str, delimiter: &str) -> Vec<String> {
+    if raw == delimiter {
+        return Vec::new();
+    }
+    raw.split(delimiter).map(str::to_string).collect()
+}
+
+/// How a query parameter's text becomes a JSON value of the model.
+#[derive(Clone, Copy)]
+pub enum Kind {
+    Str,
+    Bool,
+    Int,
+    /// A JSON-encoded object (create's `properties` and `storage_options`).
+    JsonMap,
+    /// Every occurrence of a repeated key, as a list (merge-insert's `on`).
+    List,
+}
+
+/// The query parameters each operation reads into its request model.
+pub fn query_params(op: &str) -> &'static [(&'static str, Kind)] {
+    use Kind::*;
+    match op {
+        "ListNamespaces" => &[("page_token", Str), ("limit", Int)],
+        "ListTables" | "ListAllTables" => {
+            &[("page_token", Str), ("limit", Int), ("include_declared", Bool)]
+        }
+        "DescribeTable" => &[
+            ("with_table_uri", Bool),
+            ("load_detailed_metadata", Bool),
+            ("check_declared", Bool),
+        ],
+        "ListTableVersions" => &[
+            ("branch", Str),
+            ("page_token", Str),
+            ("limit", Int),
+            ("descending", Bool),
+        ],
+        "ListTableTags" | "ListTableBranches" => &[("page_token", Str), ("limit", Int)],
+        "UpdateTableSchemaMetadata" | "DropTableIndex" => &[("branch", Str)],
+        "CreateTable" => &[("mode", Str), ("properties", JsonMap), ("storage_options", JsonMap)],
+        "InsertIntoTable" => &[("branch", Str), ("mode", Str)],
+        "MergeInsertIntoTable" => &[
+            ("branch", Str),
+            ("on", List),
+            ("when_matched_update_all", Bool),
+            ("when_matched_update_all_filt", Str),
+            ("when_not_matched_insert_all", Bool),
+            ("when_not_matched_by_source_delete", Bool),
+            ("when_not_matched_by_source_delete_filt", Str),
+            ("timeout", Str),
+            ("use_index", Bool),
+        ],
+        _ => &[],
+    }
+}
+
+/// Copy the operation's query parameters into the request object, typed.
+pub fn apply_query(
+    op: &str,
+    query: &Query,
+    obj: &mut Map<String, Value>,
+    instance: &str,
+) -> Result<(), Problem> {
+    for (key, kind) in query_params(op) {
+        let value = match kind {
+            Kind::List => {
+                let all = query.all(key);
+                if all.is_empty() {
+                    continue;
+                }
+                // Spec 0.11.1 sends one comma-free value, client 0.13.0
+                // repeats the key; both arrive here as a list.
+                Value::from(all)
+            }
+            _ => {
+                let Some(raw) = query.get(key) else { continue };
+                typed(key, *kind, raw).map_err(|m| Problem::invalid(m, instance))?
+            }
+        };
+        obj.insert((*key).to_string(), value);
+    }
+    Ok(())
+}
+
+fn typed(key: &str, kind: Kind, raw: &str) -> Result<Value, String> {
+    match kind {
+        Kind::Str | Kind::List => Ok(Value::from(raw)),
+        Kind::Bool => match raw.to_ascii_lowercase().as_str() {
+            "true" | "1" => Ok(Value::Bool(true)),
+            "false" | "0" => Ok(Value::Bool(false)),
+            _ => Err(format!("query parameter {key}={raw:?} is not a boolean")),
+        },
+        Kind::Int => raw
+            .parse::<i64>()
+            .ok()
+            .filter(|n| i32::try_from(*n).is_ok())
+            .map(Value::from)
+            .ok_or_else(|| format!("query parameter {key}={raw:?} is not a 32-bit integer")),
+        Kind::JsonMap => {
+            let v: Value = serde_json::from_str(raw)
+                .map_err(|e| format!("query parameter {key} is not valid JSON: {e}"))?;
+            match &v {
+                Value::Object(m) if m.values().all(Value::is_string) => Ok(v),
+                _ => Err(format!(
+                    "query parameter {key} must be a JSON object of string values"
+                )),
+            }
+        }
+    }
+}
+
+/// Parse a JSON body into an object; an empty body is `{}`.
+pub fn json_body(
+    headers: &HeaderMap,
+    body: &[u8],
+    instance: &str,
+) -> Result<Map<String, Value>, Problem> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    if let Some(ct) = content_type(headers) {
+        if !(ct.is_empty() || ct == "application/json" || ct.ends_with("+json")) {
+            return Err(Problem::invalid(
+                format!("this operation takes a JSON body (Content-Type: application/json), not {ct}"),
+                instance,
+            ));
+        }
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(Problem::invalid("the JSON body must be an object", instance)),
+        Err(e) => Err(Problem::invalid(format!("malformed JSON body: {e}"), instance)),
+    }
+}
+
+/// Check an Arrow body's content type: an IPC stream, octet-stream or none.
+pub fn check_arrow_content_type(headers: &HeaderMap, instance: &str) -> Result<(), Problem> {
+    match content_type(headers).as_deref() {
+        None
+        | Some("")
+        | Some("application/vnd.apache.arrow.stream")
+        | Some("application/octet-stream") => Ok(()),
+        Some(ct) => Err(Problem::invalid(
+            format!(
+                "this operation takes an Arrow IPC stream body (Content-Type: application/vnd.apache.arrow.stream), not {ct}"
+            ),
+            instance,
+        )),
+    }
+}
+
+fn content_type(headers: &HeaderMap) -> Option<String> {
+    headers.get(header::CONTENT_TYPE).map(|v| {
+        v.to_str()
+            .unwrap_or("")
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
+    })
+}
+
+/// Put the path id into the request, refusing a body id that disagrees.
+pub fn set_id(
+    obj: &mut Map<String, Value>,
+    key: &str,
+    value: Value,
+    instance: &str,
+) -> Result<(), Problem> {
+    match obj.get(key) {
+        Some(existing) if !existing.is_null() && *existing != value => Err(Problem::invalid(
+            format!("the body's {key} {existing} disagrees with the path's {value}"),
+            instance,
+        )),
+        _ => {
+            obj.insert(key.to_string(), value);
+            Ok(())
+        }
+    }
+}
+
+/// Headers the caller's transport adds that are not caller context.
+const TRANSPORT_HEADERS: &[&str] = &[
+    "host",
+    "content-length",
+    "content-type",
+    "connection",
+    "accept",
+    "accept-encoding",
+    "transfer-encoding",
+    "te",
+    "user-agent",
+    "authorization",
+    "x-api-key",
+];
+
+/// Identity from `x-api-key` and `Authorization: Bearer`, and context from
+/// the other request headers as `header.<name>` (the spec's Context mapping).
+/// Body values win over headers only where no header was sent.
+pub fn apply_headers(headers: &HeaderMap, obj: &mut Map<String, Value>) {
+    let mut identity = match obj.remove("identity") {
+        Some(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    if let Some(key) = headers.get("x-api-key").and_then(|v| v.to_str().ok()) {
+        identity.insert("api_key".into(), Value::from(key));
+    }
+    if let Some(auth) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
+        let token = auth
+            .strip_prefix("Bearer ")
+            .or_else(|| auth.strip_prefix("bearer "))
+            .unwrap_or(auth)
+            .trim();
+        identity.insert("auth_token".into(), Value::from(token));
+    }
+    if !identity.is_empty() {
+        obj.insert("identity".into(), Value::Object(identity));
+    }
+    let mut context: HashMap<String, Value> = HashMap::new();
+    for (name, value) in headers {
+        if TRANSPORT_HEADERS.contains(&name.as_str()) {
+            continue;
+        }
+        if let Ok(v) = value.to_str() {
+            context.insert(format!("header.{}", name.as_str()), Value::from(v));
+        }
+    }
+    if let Some(Value::Object(body_ctx)) = obj.remove("context") {
+        for (k, v) in body_ctx {
+            context.entry(k).or_insert(v);
+        }
+    }
+    if !context.is_empty() {
+        obj.insert("context".into(), Value::Object(context.into_iter().collect()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_and_nested_ids() {
+        assert!(split_id("$", "$").is_empty());
+        assert_eq!(split_id("a$b", "$"), vec!["a", "b"]);
+        assert_eq!(split_id("a.b", "."), vec!["a", "b"]);
+        assert_eq!(split_id("a$$b", "$"), vec!["a", "", "b"]);
+    }
+
+    #[test]
+    fn repeated_on_is_a_list() {
+        let q = Query::parse(Some("on=a&on=b&delimiter=%24"));
+        let mut m = Map::new();
+        apply_query("MergeInsertIntoTable", &q, &mut m, "/").unwrap();
+        assert_eq!(m["on"], serde_json::json!(["a", "b"]));
+        assert_eq!(q.delimiter("/").unwrap(), "$");
+    }
+
+    #[test]
+    fn bad_query_values_are_invalid_input() {
+        let q = Query::parse(Some("limit=ten"));
+        let mut m = Map::new();
+        let e = apply_query("ListNamespaces", &q, &mut m, "/").unwrap_err();
+        assert_eq!(e.error.code.0, 13);
+    }
+}

@@ -1,0 +1,391 @@
+use arrow_array::{Array, Int64Array};
+use lance_namespace::models::*;
+use lance_namespace::LanceNamespace;
+
+use crate::harness::{code, ids, read_file, rows};
+
+async fn table(ns: &dyn LanceNamespace, id: &[&str], n: usize) {
+    ns.create_namespace(CreateNamespaceRequest {
+        id: ids(&id[..id.len() - 1]),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    ns.create_table(
+        CreateTableRequest {
+            id: ids(id),
+            ..Default::default()
+        },
+        rows(0, n),
+    )
+    .await
+    .unwrap();
+}
+
+async fn count(ns: &dyn LanceNamespace, id: &[&str], predicate: Option<&str>) -> i64 {
+    ns.count_table_rows(CountTableRowsRequest {
+        id: ids(id),
+        predicate: predicate.map(str::to_string),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+}
+
+fn query(id: &[&str], filter: &str, columns: &[&str]) -> QueryTableRequest {
+    let mut q = QueryTableRequest::new(100, QueryTableRequestVector::default());
+    q.id = ids(id);
+    q.filter = Some(filter.to_string());
+    q.columns = Some(Box::new(QueryTableRequestColumns {
+        column_names: Some(columns.iter().map(|c| c.to_string()).collect()),
+        ..Default::default()
+    }));
+    q
+}
+
+pub async fn data_round_trip(ns: &dyn LanceNamespace) {
+    let t = ["d", "t"];
+    table(ns, &t, 10).await;
+    let ins = ns
+        .insert_into_table(
+            InsertIntoTableRequest {
+                id: ids(&t),
+                mode: Some("Append".into()),
+                ..Default::default()
+            },
+            rows(10, 5),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ins.version, Some(2));
+    assert_eq!(count(ns, &t, None).await, 15);
+    assert_eq!(count(ns, &t, Some("id >= 12")).await, 3);
+
+    let answer = ns.query_table(query(&t, "id >= 12", &["id", "s"])).await.unwrap();
+    let batches = read_file(&answer);
+    let got: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| {
+            assert_eq!(b.num_columns(), 2);
+            let col = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            (0..col.len()).map(|i| col.value(i)).collect::<Vec<_>>()
+        })
+        .collect();
+    let mut got = got;
+    got.sort();
+    assert_eq!(got, vec![12, 13, 14]);
+
+    // Merge-insert on `id`: 2 rows update, 3 rows insert.
+    let m = ns
+        .merge_insert_into_table(
+            MergeInsertIntoTableRequest {
+                id: ids(&t),
+                on: Some(vec!["id".into()]),
+                when_matched_update_all: Some(true),
+                when_not_matched_insert_all: Some(true),
+                ..Default::default()
+            },
+            rows(13, 5),
+        )
+        .await
+        .unwrap();
+    assert_eq!(m.num_inserted_rows, Some(3));
+    assert_eq!(m.num_updated_rows, Some(2));
+    assert_eq!(count(ns, &t, None).await, 18);
+
+    let u = ns
+        .update_table(UpdateTableRequest {
+            id: ids(&t),
+            predicate: Some("id < 2".into()),
+            updates: vec![vec!["s".into(), "'updated'".into()]],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(u.updated_rows, 2);
+    assert_eq!(count(ns, &t, Some("s = 'updated'")).await, 2);
+    ns.delete_from_table(DeleteFromTableRequest {
+        id: ids(&t),
+        predicate: "id >= 15".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    assert_eq!(count(ns, &t, None).await, 15);
+
+    let plan = ns
+        .explain_table_query_plan(ExplainTableQueryPlanRequest {
+            id: ids(&t),
+            query: Box::new(query(&t, "id > 1", &["id"])),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(!plan.is_empty());
+
+    // Merge-insert without `on` is rejected before any write.
+    let r = ns
+        .merge_insert_into_table(
+            MergeInsertIntoTableRequest {
+                id: ids(&t),
+                on: Some(vec!["nope".into()]),
+                ..Default::default()
+            },
+            rows(0, 1),
+        )
+        .await;
+    assert_eq!(code(r), 12);
+}
+
+pub async fn versions_tags_restore(ns: &dyn LanceNamespace) {
+    let t = ["v", "t"];
+    table(ns, &t, 3).await;
+    ns.insert_into_table(
+        InsertIntoTableRequest {
+            id: ids(&t),
+            ..Default::default()
+        },
+        rows(3, 3),
+    )
+    .await
+    .unwrap();
+    let versions = ns
+        .list_table_versions(ListTableVersionsRequest {
+            id: ids(&t),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut nums: Vec<i64> = versions.versions.iter().map(|v| v.version).collect();
+    nums.sort();
+    assert_eq!(nums, vec![1, 2]);
+    let v1 = ns
+        .describe_table_version(DescribeTableVersionRequest {
+            id: ids(&t),
+            version: Some(1),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(v1.version.version, 1);
+    let r = ns
+        .describe_table_version(DescribeTableVersionRequest {
+            id: ids(&t),
+            version: Some(99),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 11);
+
+    let tag = |name: &str, version| CreateTableTagRequest {
+        id: ids(&t),
+        tag: name.to_string(),
+        version,
+        ..Default::default()
+    };
+    ns.create_table_tag(tag("first", 1)).await.unwrap();
+    assert_eq!(code(ns.create_table_tag(tag("first", 2)).await), 9);
+    let tags = ns
+        .list_table_tags(ListTableTagsRequest {
+            id: ids(&t),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(tags.tags["first"].version, 1);
+    ns.update_table_tag(UpdateTableTagRequest {
+        id: ids(&t),
+        tag: "first".into(),
+        version: 2,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let v = ns
+        .get_table_tag_version(GetTableTagVersionRequest {
+            id: ids(&t),
+            tag: "first".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(v.version, 2);
+    ns.delete_table_tag(DeleteTableTagRequest {
+        id: ids(&t),
+        tag: "first".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let r = ns
+        .get_table_tag_version(GetTableTagVersionRequest {
+            id: ids(&t),
+            tag: "first".into(),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 8);
+
+    ns.restore_table(RestoreTableRequest {
+        id: ids(&t),
+        version: 1,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    assert_eq!(count(ns, &t, None).await, 3);
+}
+
+pub async fn branches(ns: &dyn LanceNamespace) {
+    let t = ["b", "t"];
+    table(ns, &t, 3).await;
+    ns.create_table_branch(CreateTableBranchRequest {
+        id: ids(&t),
+        name: "dev".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let dup = ns
+        .create_table_branch(CreateTableBranchRequest {
+            id: ids(&t),
+            name: "dev".into(),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(dup), 23);
+    let list = ns
+        .list_table_branches(ListTableBranchesRequest {
+            id: ids(&t),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(list.branches.contains_key("dev"));
+    ns.delete_table_branch(DeleteTableBranchRequest {
+        id: ids(&t),
+        name: "dev".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let r = ns
+        .delete_table_branch(DeleteTableBranchRequest {
+            id: ids(&t),
+            name: "dev".into(),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 22);
+}
+
+pub async fn indexes_and_stats(ns: &dyn LanceNamespace) {
+    let t = ["i", "t"];
+    table(ns, &t, 50).await;
+    ns.create_table_scalar_index(CreateTableIndexRequest {
+        id: ids(&t),
+        column: "id".into(),
+        index_type: "BTREE".into(),
+        name: Some("id_idx".into()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let list = ns
+        .list_table_indices(ListTableIndicesRequest {
+            id: ids(&t),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(list.indexes.len(), 1);
+    assert_eq!(list.indexes[0].index_name, "id_idx");
+    let stats = ns
+        .describe_table_index_stats(DescribeTableIndexStatsRequest {
+            id: ids(&t),
+            index_name: Some("id_idx".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(stats.num_indexed_rows, Some(50));
+    let r = ns
+        .describe_table_index_stats(DescribeTableIndexStatsRequest {
+            id: ids(&t),
+            index_name: Some("nope".into()),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 6);
+    let s = ns
+        .get_table_stats(GetTableStatsRequest {
+            id: ids(&t),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(s.num_rows, 50);
+    ns.drop_table_index(DropTableIndexRequest {
+        id: ids(&t),
+        index_name: Some("id_idx".into()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+}
+
+pub async fn schema_evolution(ns: &dyn LanceNamespace) {
+    let t = ["s", "t"];
+    table(ns, &t, 4).await;
+    ns.alter_table_add_columns(AlterTableAddColumnsRequest {
+        id: ids(&t),
+        new_columns: vec![AddColumnsEntry {
+            name: "y".into(),
+            expression: Some(Some("id * 2".into())),
+            ..Default::default()
+        }],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    assert_eq!(count(ns, &t, Some("y = 6")).await, 1);
+    ns.alter_table_alter_columns(AlterTableAlterColumnsRequest {
+        id: ids(&t),
+        alterations: vec![AlterColumnsEntry {
+            path: "s".into(),
+            rename: Some(Some("label".into())),
+            ..Default::default()
+        }],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let dropped = ns
+        .alter_table_drop_columns(AlterTableDropColumnsRequest {
+            id: ids(&t),
+            columns: vec!["x".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(dropped.version >= 4);
+    let d = ns
+        .describe_table(DescribeTableRequest {
+            id: ids(&t),
+            load_detailed_metadata: Some(true),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let fields: Vec<String> = d.schema.unwrap().fields.iter().map(|f| f.name.clone()).collect();
+    assert_eq!(fields, vec!["id", "label", "y"]);
+    let meta = ns
+        .update_table_schema_metadata(UpdateTableSchemaMetadataRequest {
+            id: ids(&t),
+            metadata: Some([("owner".to_string(), "me".to_string())].into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(meta.metadata.unwrap()["owner"], "me");
+}

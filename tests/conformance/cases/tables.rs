@@ -1,0 +1,297 @@
+use bytes::Bytes;
+use lance_namespace::models::*;
+use lance_namespace::LanceNamespace;
+
+use crate::harness::{code, ids, ipc, rows, schema};
+
+async fn namespace(ns: &dyn LanceNamespace, id: &[&str]) {
+    ns.create_namespace(CreateNamespaceRequest {
+        id: ids(id),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+}
+
+async fn create(ns: &dyn LanceNamespace, id: &[&str], data: Bytes) -> lance::Result<CreateTableResponse> {
+    ns.create_table(
+        CreateTableRequest {
+            id: ids(id),
+            ..Default::default()
+        },
+        data,
+    )
+    .await
+}
+
+pub async fn tables_lifecycle(ns: &dyn LanceNamespace) {
+    namespace(ns, &["shop"]).await;
+    let created = create(ns, &["shop", "orders"], rows(0, 10)).await.unwrap();
+    assert!(created.location.unwrap().contains("orders"));
+    assert_eq!(created.version, Some(1));
+    assert_eq!(code(create(ns, &["shop", "orders"], rows(0, 1)).await), 5);
+    // The parent must exist.
+    assert_eq!(code(create(ns, &["ghost", "orders"], rows(0, 1)).await), 1);
+
+    let listed = ns
+        .list_tables(ListTablesRequest {
+            id: ids(&["shop"]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed.tables, vec!["orders"]);
+
+    let d = ns
+        .describe_table(DescribeTableRequest {
+            id: ids(&["shop", "orders"]),
+            load_detailed_metadata: Some(true),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(d.location.is_some());
+    assert_eq!(d.version, Some(1));
+    let fields: Vec<String> = d.schema.unwrap().fields.iter().map(|f| f.name.clone()).collect();
+    assert_eq!(fields, vec!["id", "x", "s"]);
+
+    ns.table_exists(TableExistsRequest {
+        id: ids(&["shop", "orders"]),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let missing = ns
+        .describe_table(DescribeTableRequest {
+            id: ids(&["shop", "nope"]),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(missing), 4);
+
+    ns.drop_table(DropTableRequest {
+        id: ids(&["shop", "orders"]),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let gone = ns
+        .table_exists(TableExistsRequest {
+            id: ids(&["shop", "orders"]),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(gone), 4);
+    let again = ns
+        .drop_table(DropTableRequest {
+            id: ids(&["shop", "orders"]),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(again), 4);
+}
+
+pub async fn create_table_modes(ns: &dyn LanceNamespace) {
+    namespace(ns, &["cm"]).await;
+    create(ns, &["cm", "t"], rows(0, 5)).await.unwrap();
+    let with_mode = |mode: &str, data: Bytes| {
+        let req = CreateTableRequest {
+            id: ids(&["cm", "t"]),
+            mode: Some(mode.to_string()),
+            ..Default::default()
+        };
+        ns.create_table(req, data)
+    };
+    with_mode("ExistOk", rows(0, 1)).await.unwrap();
+    let over = with_mode("OVERWRITE", rows(100, 2)).await.unwrap();
+    assert_eq!(over.version, Some(2));
+    let n = ns
+        .count_table_rows(CountTableRowsRequest {
+            id: ids(&["cm", "t"]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(n, 2);
+    assert_eq!(code(with_mode("sometimes", rows(0, 1)).await), 13);
+
+    // A stream with a schema and no batches creates an empty table.
+    let empty = ipc(&schema(), &[]);
+    create(ns, &["cm", "empty"], empty).await.unwrap();
+    let n = ns
+        .count_table_rows(CountTableRowsRequest {
+            id: ids(&["cm", "empty"]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(n, 0);
+}
+
+pub async fn declare_register_deregister(ns: &dyn LanceNamespace) {
+    namespace(ns, &["dr"]).await;
+    let declared = ns
+        .declare_table(DeclareTableRequest {
+            id: ids(&["dr", "later"]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(declared.location.is_some());
+    let r = ns
+        .declare_table(DeclareTableRequest {
+            id: ids(&["ghost", "later"]),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 1);
+
+    create(ns, &["dr", "t"], rows(0, 4)).await.unwrap();
+    let d = ns
+        .describe_table(DescribeTableRequest {
+            id: ids(&["dr", "t"]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let location = d.location.unwrap();
+    ns.deregister_table(DeregisterTableRequest {
+        id: ids(&["dr", "t"]),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let r = ns
+        .table_exists(TableExistsRequest {
+            id: ids(&["dr", "t"]),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 4);
+    // Deregister keeps the bytes: registering the directory again brings the rows back.
+    let dir_name = location.trim_end_matches('/').rsplit('/').next().unwrap().to_string();
+    ns.register_table(RegisterTableRequest {
+        id: ids(&["dr", "back"]),
+        location: dir_name.clone(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let n = ns
+        .count_table_rows(CountTableRowsRequest {
+            id: ids(&["dr", "back"]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(n, 4);
+    let dup = ns
+        .register_table(RegisterTableRequest {
+            id: ids(&["dr", "back"]),
+            location: dir_name,
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(dup), 5);
+}
+
+pub async fn list_all_tables_pages(ns: &dyn LanceNamespace) {
+    namespace(ns, &["p"]).await;
+    namespace(ns, &["p", "q"]).await;
+    for id in [&["p", "t1"][..], &["p", "q", "t2"][..], &["p", "q", "t3"][..]] {
+        create(ns, id, rows(0, 1)).await.unwrap();
+    }
+    let mut seen = Vec::new();
+    let mut token = None;
+    loop {
+        let page = ns
+            .list_all_tables(ListTablesRequest {
+                limit: Some(2),
+                page_token: token.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        seen.extend(page.tables);
+        // A table created between pages does not disturb what is left.
+        if token.is_none() {
+            create(ns, &["p", "a0"], rows(0, 1)).await.unwrap();
+        }
+        match page.page_token {
+            Some(t) => token = Some(t),
+            None => break,
+        }
+    }
+    assert_eq!(seen, vec!["p$q$t2", "p$q$t3", "p$t1"]);
+}
+
+pub async fn malformed_input(ns: &dyn LanceNamespace) {
+    namespace(ns, &["bad"]).await;
+    let r = create(ns, &["bad", "t"], Bytes::from_static(b"definitely not arrow")).await;
+    assert_eq!(code(r), 13);
+    let r = create(ns, &["bad", "t"], Bytes::new()).await;
+    assert_eq!(code(r), 13);
+    // An empty id segment.
+    let r = ns
+        .describe_namespace(DescribeNamespaceRequest {
+            id: ids(&["bad", ""]),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 13);
+    create(ns, &["bad", "t"], rows(0, 3)).await.unwrap();
+    let r = ns
+        .insert_into_table(
+            InsertIntoTableRequest {
+                id: ids(&["bad", "t"]),
+                mode: Some("upsert".into()),
+                ..Default::default()
+            },
+            rows(3, 1),
+        )
+        .await;
+    assert_eq!(code(r), 13);
+    let r = ns
+        .insert_into_table(
+            InsertIntoTableRequest {
+                id: ids(&["bad", "nope"]),
+                ..Default::default()
+            },
+            rows(3, 1),
+        )
+        .await;
+    assert_eq!(code(r), 4);
+    // Nothing was written by the rejected calls.
+    let n = ns
+        .count_table_rows(CountTableRowsRequest {
+            id: ids(&["bad", "t"]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(n, 3);
+}
+
+pub async fn missing_capabilities_answer_unsupported(ns: &dyn LanceNamespace) {
+    namespace(ns, &["u"]).await;
+    create(ns, &["u", "t"], rows(0, 1)).await.unwrap();
+    let r = ns
+        .rename_table(RenameTableRequest {
+            id: ids(&["u", "t"]),
+            new_table_name: "t2".into(),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 0);
+    let r = ns
+        .batch_commit_tables(BatchCommitTablesRequest::default())
+        .await;
+    assert_eq!(code(r), 0);
+    let r = ns
+        .update_field_metadata(UpdateFieldMetadataRequest {
+            id: ids(&["u", "t"]),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 0);
+}

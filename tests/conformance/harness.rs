@@ -1,0 +1,115 @@
+//! Test environments: a fresh storage root, and the namespace to test.
+
+use std::sync::Arc;
+
+use arrow_array::{Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use bytes::Bytes;
+use lance_catalog::rest::RestConfig;
+use lance_catalog::{Catalog, CatalogError, StorageConfig};
+use lance_namespace::LanceNamespace;
+use lance_namespace_impls::RestNamespaceBuilder;
+use tempfile::TempDir;
+
+pub struct Env {
+    pub ns: Arc<dyn LanceNamespace>,
+    /// The server's base URL, when the environment serves REST.
+    pub base: Option<String>,
+    _dir: TempDir,
+}
+
+impl Env {
+    pub async fn catalog() -> (Catalog, TempDir) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cfg = StorageConfig {
+            root: dir.path().to_string_lossy().into_owned(),
+            ..Default::default()
+        };
+        (Catalog::open(&cfg).await.expect("open catalog"), dir)
+    }
+
+    pub async fn in_process() -> Self {
+        let (catalog, dir) = Self::catalog().await;
+        Self {
+            ns: Arc::new(catalog),
+            base: None,
+            _dir: dir,
+        }
+    }
+
+    pub async fn over_rest() -> Self {
+        Self::over_rest_with(RestConfig::default()).await
+    }
+
+    pub async fn over_rest_with(config: RestConfig) -> Self {
+        let (catalog, dir) = Self::catalog().await;
+        let addr = lance_catalog::server::spawn(catalog, config)
+            .await
+            .expect("spawn server");
+        let base = format!("http://{addr}");
+        let client = RestNamespaceBuilder::new(base.clone()).build();
+        Self {
+            ns: Arc::new(client),
+            base: Some(base),
+            _dir: dir,
+        }
+    }
+}
+
+/// The spec code of a failed call, however it travelled.
+pub fn code<T: std::fmt::Debug>(r: lance::Result<T>) -> u32 {
+    match r {
+        Ok(v) => panic!("expected an error, got {v:?}"),
+        Err(e) => CatalogError::from_lance(&e).code.0,
+    }
+}
+
+pub fn ids(v: &[&str]) -> Option<Vec<String>> {
+    Some(v.iter().map(|s| s.to_string()).collect())
+}
+
+pub fn schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("x", DataType::Float64, true),
+        Field::new("s", DataType::Utf8, true),
+    ]))
+}
+
+/// Rows `start..start+n`.
+pub fn batch(start: i64, n: usize) -> RecordBatch {
+    let ids: Vec<i64> = (start..start + n as i64).collect();
+    RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from(ids.clone())),
+            Arc::new(Float64Array::from_iter_values(ids.iter().map(|i| *i as f64 * 0.5))),
+            Arc::new(StringArray::from_iter_values(ids.iter().map(|i| format!("s{i}")))),
+        ],
+    )
+    .unwrap()
+}
+
+/// Arrow IPC stream bytes of the batches (with the schema of `schema`).
+pub fn ipc(schema: &Schema, batches: &[RecordBatch]) -> Bytes {
+    let mut out = Vec::new();
+    let mut w = arrow::ipc::writer::StreamWriter::try_new(&mut out, schema).unwrap();
+    for b in batches {
+        w.write(b).unwrap();
+    }
+    w.finish().unwrap();
+    drop(w);
+    Bytes::from(out)
+}
+
+pub fn rows(start: i64, n: usize) -> Bytes {
+    ipc(&schema(), &[batch(start, n)])
+}
+
+/// Decode an Arrow IPC file (the query answer).
+pub fn read_file(bytes: &Bytes) -> Vec<RecordBatch> {
+    let reader =
+        arrow::ipc::reader::FileReader::try_new(std::io::Cursor::new(bytes.to_vec()), None)
+            .expect("an Arrow IPC file");
+    reader.map(|b| b.unwrap()).collect()
+}

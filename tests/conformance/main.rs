@@ -1,0 +1,51 @@
+//! The one integration test binary (one link of lance, not one per file).
+//!
+//! `cases` is the conformance suite, written once against
+//! `&dyn LanceNamespace` and run twice: in-process against the core, and
+//! through the real server with Lance's own `RestNamespace` client.
+
+mod cases;
+mod harness;
+mod routes;
+mod wire;
+
+/// Run each named case in every mode.
+macro_rules! conformance {
+    ($($case:ident),* $(,)?) => {
+        mod in_process {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let env = crate::harness::Env::in_process().await;
+                    crate::cases::$case(env.ns.as_ref()).await;
+                }
+            )*
+        }
+        mod over_rest {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let env = crate::harness::Env::over_rest().await;
+                    crate::cases::$case(env.ns.as_ref()).await;
+                }
+            )*
+        }
+    };
+}
+
+conformance!(
+    namespaces_lifecycle,
+    namespace_modes_and_cascade,
+    namespace_pagination,
+    tables_lifecycle,
+    create_table_modes,
+    declare_register_deregister,
+    data_round_trip,
+    versions_tags_restore,
+    branches,
+    indexes_and_stats,
+    schema_evolution,
+    list_all_tables_pages,
+    malformed_input,
+    missing_capabilities_answer_unsupported,
+);

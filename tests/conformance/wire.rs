@@ -1,0 +1,263 @@
+//! What goes over the wire, checked with a plain HTTP client: status codes,
+//! problem documents, bare answers, headers, limits, prefixes.
+
+use std::sync::{Arc, Mutex};
+
+use lance_catalog::rest::RestConfig;
+use lance_namespace::models::*;
+use lance_namespace::LanceNamespace;
+use reqwest::{Client, Response, StatusCode};
+use serde_json::{json, Value};
+
+use crate::harness::{ids, rows, Env};
+
+const ARROW: &str = "application/vnd.apache.arrow.stream";
+
+async fn problem(resp: Response, status: StatusCode, code: u64) -> Value {
+    assert_eq!(resp.status(), status);
+    let ct = resp.headers()["content-type"].to_str().unwrap().to_string();
+    assert_eq!(ct, "application/problem+json");
+    let body: Value = resp.json().await.unwrap();
+    for key in ["type", "title", "status", "detail", "instance", "error", "code"] {
+        assert!(body.get(key).is_some(), "problem body lacks {key}: {body}");
+    }
+    assert_eq!(body["code"], code, "{body}");
+    assert_eq!(body["status"], status.as_u16());
+    body
+}
+
+async fn server(config: RestConfig) -> (Env, String, Client) {
+    let env = Env::over_rest_with(config).await;
+    let base = env.base.clone().unwrap();
+    (env, base, Client::new())
+}
+
+async fn post_json(c: &Client, url: String, body: Value) -> Response {
+    c.post(url).json(&body).send().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_are_problem_documents_with_spec_codes() {
+    let (_env, base, c) = server(RestConfig::default()).await;
+    let r = post_json(&c, format!("{base}/v1/table/nope%24t/describe"), json!({})).await;
+    let body = problem(r, StatusCode::NOT_FOUND, 4).await;
+    assert_eq!(body["title"], "TableNotFound");
+    assert_eq!(body["instance"], "/v1/table/nope%24t/describe");
+
+    let r = c.get(format!("{base}/v1/nowhere")).send().await.unwrap();
+    problem(r, StatusCode::NOT_FOUND, 13).await;
+    let r = c.get(format!("{base}/v1/namespace/a/create")).send().await.unwrap();
+    problem(r, StatusCode::METHOD_NOT_ALLOWED, 13).await;
+
+    let r = c
+        .post(format!("{base}/v1/namespace/a/create"))
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    problem(r, StatusCode::BAD_REQUEST, 13).await;
+    let r = c
+        .post(format!("{base}/v1/namespace/a/create"))
+        .header("content-type", "text/plain")
+        .body("hello")
+        .send()
+        .await
+        .unwrap();
+    problem(r, StatusCode::BAD_REQUEST, 13).await;
+    // Path and body ids that disagree.
+    let r = post_json(&c, format!("{base}/v1/namespace/a/create"), json!({"id": ["b"]})).await;
+    problem(r, StatusCode::BAD_REQUEST, 13).await;
+    // A bad Arrow stream, and JSON sent where Arrow is expected.
+    post_json(&c, format!("{base}/v1/namespace/a/create"), json!({})).await;
+    let r = c
+        .post(format!("{base}/v1/table/a%24t/create"))
+        .header("content-type", ARROW)
+        .body("garbage")
+        .send()
+        .await
+        .unwrap();
+    problem(r, StatusCode::BAD_REQUEST, 13).await;
+    let r = post_json(&c, format!("{base}/v1/table/a%24t/create"), json!({})).await;
+    problem(r, StatusCode::BAD_REQUEST, 13).await;
+    // Still nothing there.
+    let r = post_json(&c, format!("{base}/v1/table/a%24t/exists"), json!({})).await;
+    problem(r, StatusCode::NOT_FOUND, 4).await;
+    // Missing capability: code 0, 406.
+    let r = post_json(&c, format!("{base}/v1/table/batch-commit"), json!({"operations": []})).await;
+    problem(r, StatusCode::NOT_ACCEPTABLE, 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn body_limits_answer_413_problems() {
+    let config = RestConfig {
+        max_json_body: 1024,
+        max_arrow_body: 4096,
+        ..Default::default()
+    };
+    let (_env, base, c) = server(config).await;
+    let big = "x".repeat(4000);
+    let r = post_json(&c, format!("{base}/v1/namespace/a/create"), json!({"properties": {"k": big}})).await;
+    problem(r, StatusCode::PAYLOAD_TOO_LARGE, 13).await;
+    post_json(&c, format!("{base}/v1/namespace/a/create"), json!({})).await;
+    let r = c
+        .post(format!("{base}/v1/table/a%24t/create"))
+        .header("content-type", ARROW)
+        .body(rows(0, 1000).to_vec())
+        .send()
+        .await
+        .unwrap();
+    problem(r, StatusCode::PAYLOAD_TOO_LARGE, 13).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bare_answers_and_delimiters() {
+    let (_env, base, c) = server(RestConfig::default()).await;
+    let r = post_json(&c, format!("{base}/v1/namespace/w/create?delimiter=.",), json!({})).await;
+    assert_eq!(r.status(), 200);
+    let r = c
+        .post(format!("{base}/v1/table/w.t/create?delimiter=.&mode=CREATE"))
+        .header("content-type", ARROW)
+        .body(rows(0, 7).to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let created: Value = r.json().await.unwrap();
+    assert_eq!(created["version"], 1);
+
+    let r = post_json(&c, format!("{base}/v1/table/w%24t/count_rows"), json!({})).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.text().await.unwrap(), "7");
+    let r = post_json(&c, format!("{base}/v1/table/w%24t/exists"), json!({})).await;
+    assert_eq!(r.status(), 200);
+    assert!(r.bytes().await.unwrap().is_empty());
+    let r = post_json(
+        &c,
+        format!("{base}/v1/table/w%24t/explain_plan"),
+        json!({"query": {"k": 10, "vector": {}}}),
+    )
+    .await;
+    let plan: Value = r.json().await.unwrap();
+    assert!(plan.is_string());
+    let r = post_json(&c, format!("{base}/v1/table/w%24t/query"), json!({"k": 10, "vector": {}})).await;
+    assert_eq!(r.headers()["content-type"], "application/vnd.apache.arrow.file");
+    let r = c.get(format!("{base}/v1/table?delimiter=.")).send().await.unwrap();
+    let all: Value = r.json().await.unwrap();
+    assert_eq!(all["tables"], json!(["w.t"]));
+    // Root is the delimiter itself.
+    let r = c.get(format!("{base}/v1/namespace/%24/list")).send().await.unwrap();
+    let list: Value = r.json().await.unwrap();
+    assert_eq!(list["namespaces"], json!(["w"]));
+    // Bodiless POST (as Lance's client sends list versions).
+    let r = c.post(format!("{base}/v1/table/w%24t/version/list")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    // Schema metadata takes and answers a bare map.
+    let r = post_json(&c, format!("{base}/v1/table/w%24t/schema_metadata/update"), json!({"k": "v"})).await;
+    let meta: Value = r.json().await.unwrap();
+    assert_eq!(meta["k"], "v");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gravitino_prefix_and_headers() {
+    let config = RestConfig {
+        prefix: Some("/lance".into()),
+        ..Default::default()
+    };
+    let (_env, base, c) = server(config).await;
+    let r = post_json(&c, format!("{base}/lance/v1/namespace/cat/create"), json!({"mode": "exist_ok"})).await;
+    assert_eq!(r.status(), 200);
+    post_json(&c, format!("{base}/lance/v1/namespace/cat%24demo/create"), json!({"mode": "EXIST_OK"})).await;
+    let r = c
+        .post(format!("{base}/lance/v1/table/cat%24demo%24articles/create"))
+        .header("content-type", ARROW)
+        .header("x-lance-table-location", "custom/articles.lance")
+        .header("x-lance-table-properties", r#"{"team": "news"}"#)
+        .body(rows(0, 3).to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let created: Value = r.json().await.unwrap();
+    assert!(created["location"].as_str().unwrap().ends_with("custom/articles.lance"), "{created}");
+    let r = post_json(&c, format!("{base}/lance/v1/table/cat%24demo%24articles/describe"), json!({})).await;
+    let d: Value = r.json().await.unwrap();
+    assert!(d["location"].as_str().unwrap().ends_with("custom/articles.lance"), "{d}");
+    assert_eq!(d["properties"]["team"], "news");
+    // Unprefixed routes are served too.
+    let r = post_json(&c, format!("{base}/v1/table/cat%24demo%24articles/count_rows"), json!({})).await;
+    assert_eq!(r.text().await.unwrap(), "3");
+    // A location outside the root is refused and leaves nothing behind.
+    let r = c
+        .post(format!("{base}/lance/v1/table/cat%24demo%24x/create"))
+        .header("content-type", ARROW)
+        .header("x-lance-table-location", "/tmp/elsewhere")
+        .body(rows(0, 3).to_vec())
+        .send()
+        .await
+        .unwrap();
+    problem(r, StatusCode::BAD_REQUEST, 13).await;
+}
+
+/// A namespace that records the requests the gateway builds, to check what
+/// the gateway derives from headers.
+#[derive(Debug, Default)]
+struct Recorder(Mutex<Vec<DescribeNamespaceRequest>>);
+
+#[async_trait::async_trait]
+impl LanceNamespace for Recorder {
+    fn namespace_id(&self) -> String {
+        "recorder".into()
+    }
+    async fn describe_namespace(
+        &self,
+        request: DescribeNamespaceRequest,
+    ) -> lance::Result<DescribeNamespaceResponse> {
+        self.0.lock().unwrap().push(request);
+        Ok(DescribeNamespaceResponse {
+            context: Some([("header.x-served-by".to_string(), "recorder".to_string())].into()),
+            ..Default::default()
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identity_and_context_travel_as_headers() {
+    let rec = Arc::new(Recorder::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = lance_catalog::rest::router(rec.clone(), RestConfig::default());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let c = Client::new();
+    let r = c
+        .post(format!("http://{addr}/v1/namespace/a/describe"))
+        .header("x-api-key", "key-1")
+        .header("authorization", "Bearer tok-1")
+        .header("x-trace", "t-9")
+        .json(&json!({"context": {"k": "v"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-served-by"], "recorder");
+    assert!(r.headers().contains_key("x-request-id"));
+    let req = rec.0.lock().unwrap().pop().unwrap();
+    let identity = req.identity.unwrap();
+    assert_eq!(identity.api_key.as_deref(), Some("key-1"));
+    assert_eq!(identity.auth_token.as_deref(), Some("tok-1"));
+    let ctx = req.context.unwrap();
+    assert_eq!(ctx["header.x-trace"], "t-9");
+    assert_eq!(ctx["k"], "v");
+
+    // Lance's own client sees every response header as `header.<name>`.
+    let client = lance_namespace_impls::RestNamespaceBuilder::new(format!("http://{addr}")).build();
+    let d = client
+        .describe_namespace(DescribeNamespaceRequest {
+            id: ids(&["a"]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let ctx = d.context.unwrap();
+    assert_eq!(ctx["header.x-served-by"], "recorder");
+}
