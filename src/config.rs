@@ -11,7 +11,11 @@ use crate::rest::RestConfig;
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Storage root: a path, file://…, memory://…, or s3://bucket/prefix.
-    #[arg(long, env = "LANCE_CATALOG_ROOT", default_value = "./lance-catalog-data")]
+    #[arg(
+        long,
+        env = "LANCE_CATALOG_ROOT",
+        default_value = "./lance-catalog-data"
+    )]
     pub root: String,
 
     /// Address to serve on; port 0 picks a free port (the log line names it).
@@ -25,7 +29,11 @@ pub struct ServeArgs {
     /// Object-store option for the root, KEY=VALUE (repeatable), e.g.
     /// aws_endpoint=http://127.0.0.1:9000. The environment variable takes a
     /// comma-separated list.
-    #[arg(long = "storage-option", env = "LANCE_CATALOG_STORAGE_OPTIONS", value_delimiter = ',')]
+    #[arg(
+        long = "storage-option",
+        env = "LANCE_CATALOG_STORAGE_OPTIONS",
+        value_delimiter = ','
+    )]
     pub storage_options: Vec<String>,
 
     /// Largest Arrow IPC request body, in bytes (create, insert, merge-insert).
@@ -54,7 +62,10 @@ impl ServeArgs {
 
     pub fn rest(&self) -> RestConfig {
         RestConfig {
-            prefix: self.prefix.clone().filter(|p| !p.trim_matches('/').is_empty()),
+            prefix: self
+                .prefix
+                .clone()
+                .filter(|p| !p.trim_matches('/').is_empty()),
             max_arrow_body: self.max_arrow_body,
             max_json_body: self.max_json_body,
         }

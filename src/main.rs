@@ -5,7 +5,11 @@ use clap::{Parser, Subcommand};
 use lance_catalog::config::ServeArgs;
 
 #[derive(Parser)]
-#[command(name = "lance-catalog", version, about = "Catalog and governance for Lance tables")]
+#[command(
+    name = "lance-catalog",
+    version,
+    about = "Catalog and governance for Lance tables"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

@@ -26,9 +26,7 @@ pub(crate) fn decode_stream(body: &Bytes, op: &str) -> CatalogResult<Stream> {
         )));
     }
     let reader = StreamReader::try_new(Cursor::new(body.as_ref()), None).map_err(|e| {
-        CatalogError::invalid(format!(
-            "{op}: the body is not an Arrow IPC stream ({e})"
-        ))
+        CatalogError::invalid(format!("{op}: the body is not an Arrow IPC stream ({e})"))
     })?;
     let schema = reader.schema();
     if schema.fields().is_empty() {
@@ -104,7 +102,10 @@ mod tests {
     fn modes_are_case_insensitive() {
         let allowed = ["create", "exist_ok", "overwrite"];
         for v in ["ExistOk", "exist_ok", "EXIST_OK", "existok"] {
-            assert_eq!(parse_mode(Some(v), &allowed, "create", "x").unwrap(), "exist_ok");
+            assert_eq!(
+                parse_mode(Some(v), &allowed, "create", "x").unwrap(),
+                "exist_ok"
+            );
         }
         assert_eq!(parse_mode(None, &allowed, "create", "x").unwrap(), "create");
         assert!(parse_mode(Some("bogus"), &allowed, "create", "x").is_err());
@@ -112,7 +113,9 @@ mod tests {
 
     #[test]
     fn garbage_is_invalid_input() {
-        let e = decode_stream(&Bytes::from_static(b"not arrow"), "insert").err().unwrap();
+        let e = decode_stream(&Bytes::from_static(b"not arrow"), "insert")
+            .err()
+            .unwrap();
         assert_eq!(e.code.0, 13);
         let e = decode_stream(&Bytes::new(), "insert").err().unwrap();
         assert_eq!(e.code.0, 13);

@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use lance::io::{ObjectStore, ObjectStoreParams, StorageOptionsAccessor};
 use lance::session::Session;
+use lance_namespace_impls::dir::manifest::ManifestNamespace;
 use lance_namespace_impls::DirectoryNamespace;
 
 use crate::error::{CatalogError, CatalogResult};
@@ -30,6 +31,7 @@ use crate::error::{CatalogError, CatalogResult};
 #[derive(Debug, Clone)]
 pub struct Catalog {
     inner: Arc<DirectoryNamespace>,
+    manifest: Arc<ManifestNamespace>,
     root: String,
     session: Arc<Session>,
     storage_options: HashMap<String, String>,
@@ -38,11 +40,12 @@ pub struct Catalog {
 impl Catalog {
     /// Open (creating when needed) the catalog at `config.root`.
     pub async fn open(config: &StorageConfig) -> CatalogResult<Self> {
-        let (root, session, inner) = storage::open_directory_namespace(config).await?;
+        let opened = storage::open_directory_namespace(config).await?;
         Ok(Self {
-            inner: Arc::new(inner),
-            root,
-            session,
+            inner: Arc::new(opened.dir),
+            manifest: Arc::new(opened.manifest),
+            root: opened.root,
+            session: opened.session,
             storage_options: config.storage_options.clone(),
         })
     }

@@ -10,25 +10,94 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use lance::Result;
 use lance_namespace::models::{
-    AlterTableAddColumnsRequest, AlterTableAddColumnsResponse, AlterTableAlterColumnsRequest, AlterTableAlterColumnsResponse, AlterTableBackfillColumnsRequest, AlterTableBackfillColumnsResponse, AlterTableDropColumnsRequest, AlterTableDropColumnsResponse, AlterTransactionRequest, AlterTransactionResponse, AnalyzeTableQueryPlanRequest, BatchCommitTablesRequest, BatchCommitTablesResponse, BatchCreateTableVersionsRequest, BatchCreateTableVersionsResponse, BatchDeleteTableVersionsRequest, BatchDeleteTableVersionsResponse, CountTableRowsRequest, CreateMaterializedViewRequest, CreateMaterializedViewResponse, CreateNamespaceRequest, CreateNamespaceResponse, CreateTableBranchRequest, CreateTableBranchResponse, CreateTableIndexRequest, CreateTableIndexResponse, CreateTableRequest, CreateTableResponse, CreateTableScalarIndexResponse, CreateTableTagRequest, CreateTableTagResponse, CreateTableVersionRequest, CreateTableVersionResponse, DeclareTableRequest, DeclareTableResponse, DeleteFromTableRequest, DeleteFromTableResponse, DeleteTableBranchRequest, DeleteTableBranchResponse, DeleteTableTagRequest, DeleteTableTagResponse, DeregisterTableRequest, DeregisterTableResponse, DescribeNamespaceRequest, DescribeNamespaceResponse, DescribeTableIndexStatsRequest, DescribeTableIndexStatsResponse, DescribeTableRequest, DescribeTableResponse, DescribeTableVersionRequest, DescribeTableVersionResponse, DescribeTransactionRequest, DescribeTransactionResponse, DropNamespaceRequest, DropNamespaceResponse, DropTableIndexRequest, DropTableIndexResponse, DropTableRequest, DropTableResponse, ExplainTableQueryPlanRequest, GetTableStatsRequest, GetTableStatsResponse, GetTableTagVersionRequest, GetTableTagVersionResponse, InsertIntoTableRequest, InsertIntoTableResponse, ListNamespacesRequest, ListNamespacesResponse, ListTableBranchesRequest, ListTableBranchesResponse, ListTableIndicesRequest, ListTableIndicesResponse, ListTableTagsRequest, ListTableTagsResponse, ListTableVersionsRequest, ListTableVersionsResponse, ListTablesRequest, ListTablesResponse, MergeInsertIntoTableRequest, MergeInsertIntoTableResponse, NamespaceExistsRequest, QueryTableRequest, RefreshMaterializedViewRequest, RefreshMaterializedViewResponse, RegisterTableRequest, RegisterTableResponse, RenameTableRequest, RenameTableResponse, RestoreTableRequest, RestoreTableResponse, TableExistsRequest, UpdateFieldMetadataRequest, UpdateFieldMetadataResponse, UpdateTableRequest, UpdateTableResponse, UpdateTableSchemaMetadataRequest, UpdateTableSchemaMetadataResponse, UpdateTableTagRequest, UpdateTableTagResponse,
+    AlterTableAddColumnsRequest, AlterTableAddColumnsResponse, AlterTableAlterColumnsRequest,
+    AlterTableAlterColumnsResponse, AlterTableBackfillColumnsRequest,
+    AlterTableBackfillColumnsResponse, AlterTableDropColumnsRequest, AlterTableDropColumnsResponse,
+    AlterTransactionRequest, AlterTransactionResponse, AnalyzeTableQueryPlanRequest,
+    BatchCommitTablesRequest, BatchCommitTablesResponse, BatchCreateTableVersionsRequest,
+    BatchCreateTableVersionsResponse, BatchDeleteTableVersionsRequest,
+    BatchDeleteTableVersionsResponse, CountTableRowsRequest, CreateMaterializedViewRequest,
+    CreateMaterializedViewResponse, CreateNamespaceRequest, CreateNamespaceResponse,
+    CreateTableBranchRequest, CreateTableBranchResponse, CreateTableIndexRequest,
+    CreateTableIndexResponse, CreateTableRequest, CreateTableResponse,
+    CreateTableScalarIndexResponse, CreateTableTagRequest, CreateTableTagResponse,
+    CreateTableVersionRequest, CreateTableVersionResponse, DeclareTableRequest,
+    DeclareTableResponse, DeleteFromTableRequest, DeleteFromTableResponse,
+    DeleteTableBranchRequest, DeleteTableBranchResponse, DeleteTableTagRequest,
+    DeleteTableTagResponse, DeregisterTableRequest, DeregisterTableResponse,
+    DescribeNamespaceRequest, DescribeNamespaceResponse, DescribeTableIndexStatsRequest,
+    DescribeTableIndexStatsResponse, DescribeTableRequest, DescribeTableResponse,
+    DescribeTableVersionRequest, DescribeTableVersionResponse, DescribeTransactionRequest,
+    DescribeTransactionResponse, DropNamespaceRequest, DropNamespaceResponse,
+    DropTableIndexRequest, DropTableIndexResponse, DropTableRequest, DropTableResponse,
+    ExplainTableQueryPlanRequest, GetTableStatsRequest, GetTableStatsResponse,
+    GetTableTagVersionRequest, GetTableTagVersionResponse, InsertIntoTableRequest,
+    InsertIntoTableResponse, ListNamespacesRequest, ListNamespacesResponse,
+    ListTableBranchesRequest, ListTableBranchesResponse, ListTableIndicesRequest,
+    ListTableIndicesResponse, ListTableTagsRequest, ListTableTagsResponse,
+    ListTableVersionsRequest, ListTableVersionsResponse, ListTablesRequest, ListTablesResponse,
+    MergeInsertIntoTableRequest, MergeInsertIntoTableResponse, NamespaceExistsRequest,
+    QueryTableRequest, RefreshMaterializedViewRequest, RefreshMaterializedViewResponse,
+    RegisterTableRequest, RegisterTableResponse, RenameTableRequest, RenameTableResponse,
+    RestoreTableRequest, RestoreTableResponse, TableExistsRequest, UpdateFieldMetadataRequest,
+    UpdateFieldMetadataResponse, UpdateTableRequest, UpdateTableResponse,
+    UpdateTableSchemaMetadataRequest, UpdateTableSchemaMetadataResponse, UpdateTableTagRequest,
+    UpdateTableTagResponse,
 };
 use lance_namespace::LanceNamespace;
 
-use super::checks::{namespace_id, table_id};
+use super::checks::{display_id, namespace_id, table_id};
 use super::{engine, Catalog};
-use crate::error::{CatalogError, CatalogResult};
+use crate::error::{CatalogError, CatalogResult, Code};
 
 fn out<T>(r: CatalogResult<T>) -> Result<T> {
     r.map_err(CatalogError::into_lance)
 }
 
-/// Validate an id, then run the engine call.
+/// What an id names, for settling the engine's NamespaceNotFound.
+#[derive(Clone, Copy)]
+enum Names {
+    Namespace,
+    Table,
+    /// A table id plus a version or transaction id.
+    Transaction,
+}
+
+/// Validate an id, then run the engine call. The engine reports a missing
+/// parent namespace of a table as NamespaceNotFound with an internal message;
+/// for a table operation the table does not exist (4), and the message says
+/// which object is missing.
 async fn checked<T>(
     id: CatalogResult<Vec<String>>,
+    names: Names,
     call: impl Future<Output = Result<T>>,
 ) -> Result<T> {
-    out(id)?;
-    out(engine(call.await))
+    let id = out(id)?;
+    out(engine(call.await).map_err(|e| {
+        if e.code != Code::NAMESPACE_NOT_FOUND {
+            return e;
+        }
+        match names {
+            Names::Namespace => CatalogError::new(
+                Code::NAMESPACE_NOT_FOUND,
+                format!("namespace {} does not exist", display_id(&id)),
+            ),
+            Names::Table | Names::Transaction => {
+                let table = match names {
+                    Names::Transaction => &id[..id.len() - 1],
+                    _ => &id[..],
+                };
+                CatalogError::new(
+                    Code::TABLE_NOT_FOUND,
+                    format!(
+                        "table {} does not exist: its namespace {} does not exist",
+                        display_id(table),
+                        display_id(&table[..table.len() - 1])
+                    ),
+                )
+            }
+        }
+    }))
 }
 
 /// Transaction ids are a table id plus a version or transaction uuid.
@@ -43,10 +112,10 @@ fn transaction_id(id: &Option<Vec<String>>) -> CatalogResult<Vec<String>> {
 }
 
 fn not_yet(op: &str) -> Result<std::convert::Infallible> {
-    Err(CatalogError::unsupported(format!(
-        "{op} is not supported by this catalog yet"
-    ))
-    .into_lance())
+    Err(
+        CatalogError::unsupported(format!("{op} is not supported by this catalog yet"))
+            .into_lance(),
+    )
 }
 
 #[async_trait]
@@ -55,11 +124,17 @@ impl LanceNamespace for Catalog {
         format!("lance-catalog {{ root: {:?} }}", self.root)
     }
 
-    async fn list_namespaces(&self, request: ListNamespacesRequest) -> Result<ListNamespacesResponse> {
+    async fn list_namespaces(
+        &self,
+        request: ListNamespacesRequest,
+    ) -> Result<ListNamespacesResponse> {
         out(self.list_namespaces_op(request).await)
     }
 
-    async fn create_namespace(&self, request: CreateNamespaceRequest) -> Result<CreateNamespaceResponse> {
+    async fn create_namespace(
+        &self,
+        request: CreateNamespaceRequest,
+    ) -> Result<CreateNamespaceResponse> {
         out(self.create_namespace_op(request).await)
     }
 
@@ -83,7 +158,11 @@ impl LanceNamespace for Catalog {
         out(self.declare_table_op(request).await)
     }
 
-    async fn create_table(&self, request: CreateTableRequest, data: Bytes) -> Result<CreateTableResponse> {
+    async fn create_table(
+        &self,
+        request: CreateTableRequest,
+        data: Bytes,
+    ) -> Result<CreateTableResponse> {
         out(self.create_table_op(request, data).await)
     }
 
@@ -103,180 +182,469 @@ impl LanceNamespace for Catalog {
         out(self.merge_insert_op(request, data).await)
     }
 
-    async fn describe_namespace(&self, request: DescribeNamespaceRequest) -> Result<DescribeNamespaceResponse> {
-        checked(namespace_id(&request.id), self.inner.describe_namespace(request)).await
+    async fn describe_namespace(
+        &self,
+        request: DescribeNamespaceRequest,
+    ) -> Result<DescribeNamespaceResponse> {
+        checked(
+            namespace_id(&request.id),
+            Names::Namespace,
+            self.inner.describe_namespace(request),
+        )
+        .await
     }
 
     async fn namespace_exists(&self, request: NamespaceExistsRequest) -> Result<()> {
-        checked(namespace_id(&request.id), self.inner.namespace_exists(request)).await
+        checked(
+            namespace_id(&request.id),
+            Names::Namespace,
+            self.inner.namespace_exists(request),
+        )
+        .await
     }
 
     async fn describe_table(&self, request: DescribeTableRequest) -> Result<DescribeTableResponse> {
-        checked(table_id(&request.id), self.inner.describe_table(request)).await
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.describe_table(request),
+        )
+        .await
     }
 
     async fn table_exists(&self, request: TableExistsRequest) -> Result<()> {
-        checked(table_id(&request.id), self.inner.table_exists(request)).await
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.table_exists(request),
+        )
+        .await
     }
 
     async fn drop_table(&self, request: DropTableRequest) -> Result<DropTableResponse> {
-        checked(table_id(&request.id), self.inner.drop_table(request)).await
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.drop_table(request),
+        )
+        .await
     }
 
-    async fn deregister_table(&self, request: DeregisterTableRequest) -> Result<DeregisterTableResponse> {
-        checked(table_id(&request.id), self.inner.deregister_table(request)).await
+    async fn deregister_table(
+        &self,
+        request: DeregisterTableRequest,
+    ) -> Result<DeregisterTableResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.deregister_table(request),
+        )
+        .await
     }
 
     async fn count_table_rows(&self, request: CountTableRowsRequest) -> Result<i64> {
-        checked(table_id(&request.id), self.inner.count_table_rows(request)).await
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.count_table_rows(request),
+        )
+        .await
     }
 
     async fn update_table(&self, request: UpdateTableRequest) -> Result<UpdateTableResponse> {
-        checked(table_id(&request.id), self.inner.update_table(request)).await
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.update_table(request),
+        )
+        .await
     }
 
-    async fn delete_from_table(&self, request: DeleteFromTableRequest) -> Result<DeleteFromTableResponse> {
-        checked(table_id(&request.id), self.inner.delete_from_table(request)).await
+    async fn delete_from_table(
+        &self,
+        request: DeleteFromTableRequest,
+    ) -> Result<DeleteFromTableResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.delete_from_table(request),
+        )
+        .await
     }
 
     async fn query_table(&self, request: QueryTableRequest) -> Result<Bytes> {
-        checked(table_id(&request.id), self.inner.query_table(request)).await
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.query_table(request),
+        )
+        .await
     }
 
-    async fn create_table_index(&self, request: CreateTableIndexRequest) -> Result<CreateTableIndexResponse> {
-        checked(table_id(&request.id), self.inner.create_table_index(request)).await
+    async fn create_table_index(
+        &self,
+        request: CreateTableIndexRequest,
+    ) -> Result<CreateTableIndexResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.create_table_index(request),
+        )
+        .await
     }
 
-    async fn list_table_indices(&self, request: ListTableIndicesRequest) -> Result<ListTableIndicesResponse> {
-        checked(table_id(&request.id), self.inner.list_table_indices(request)).await
+    async fn list_table_indices(
+        &self,
+        request: ListTableIndicesRequest,
+    ) -> Result<ListTableIndicesResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.list_table_indices(request),
+        )
+        .await
     }
 
-    async fn describe_table_index_stats(&self, request: DescribeTableIndexStatsRequest) -> Result<DescribeTableIndexStatsResponse> {
-        checked(table_id(&request.id), self.inner.describe_table_index_stats(request)).await
+    async fn describe_table_index_stats(
+        &self,
+        request: DescribeTableIndexStatsRequest,
+    ) -> Result<DescribeTableIndexStatsResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.describe_table_index_stats(request),
+        )
+        .await
     }
 
-    async fn create_table_scalar_index(&self, request: CreateTableIndexRequest) -> Result<CreateTableScalarIndexResponse> {
-        checked(table_id(&request.id), self.inner.create_table_scalar_index(request)).await
+    async fn create_table_scalar_index(
+        &self,
+        request: CreateTableIndexRequest,
+    ) -> Result<CreateTableScalarIndexResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.create_table_scalar_index(request),
+        )
+        .await
     }
 
-    async fn drop_table_index(&self, request: DropTableIndexRequest) -> Result<DropTableIndexResponse> {
-        checked(table_id(&request.id), self.inner.drop_table_index(request)).await
+    async fn drop_table_index(
+        &self,
+        request: DropTableIndexRequest,
+    ) -> Result<DropTableIndexResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.drop_table_index(request),
+        )
+        .await
     }
 
     async fn restore_table(&self, request: RestoreTableRequest) -> Result<RestoreTableResponse> {
-        checked(table_id(&request.id), self.inner.restore_table(request)).await
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.restore_table(request),
+        )
+        .await
     }
 
-    async fn list_table_versions(&self, request: ListTableVersionsRequest) -> Result<ListTableVersionsResponse> {
-        checked(table_id(&request.id), self.inner.list_table_versions(request)).await
+    async fn list_table_versions(
+        &self,
+        request: ListTableVersionsRequest,
+    ) -> Result<ListTableVersionsResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.list_table_versions(request),
+        )
+        .await
     }
 
-    async fn create_table_version(&self, request: CreateTableVersionRequest) -> Result<CreateTableVersionResponse> {
-        checked(table_id(&request.id), self.inner.create_table_version(request)).await
+    async fn create_table_version(
+        &self,
+        request: CreateTableVersionRequest,
+    ) -> Result<CreateTableVersionResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.create_table_version(request),
+        )
+        .await
     }
 
-    async fn describe_table_version(&self, request: DescribeTableVersionRequest) -> Result<DescribeTableVersionResponse> {
-        checked(table_id(&request.id), self.inner.describe_table_version(request)).await
+    async fn describe_table_version(
+        &self,
+        request: DescribeTableVersionRequest,
+    ) -> Result<DescribeTableVersionResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.describe_table_version(request),
+        )
+        .await
     }
 
-    async fn batch_delete_table_versions(&self, request: BatchDeleteTableVersionsRequest) -> Result<BatchDeleteTableVersionsResponse> {
-        checked(table_id(&request.id), self.inner.batch_delete_table_versions(request)).await
+    async fn batch_delete_table_versions(
+        &self,
+        request: BatchDeleteTableVersionsRequest,
+    ) -> Result<BatchDeleteTableVersionsResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.batch_delete_table_versions(request),
+        )
+        .await
     }
 
-    async fn update_table_schema_metadata(&self, request: UpdateTableSchemaMetadataRequest) -> Result<UpdateTableSchemaMetadataResponse> {
-        checked(table_id(&request.id), self.inner.update_table_schema_metadata(request)).await
+    async fn update_table_schema_metadata(
+        &self,
+        request: UpdateTableSchemaMetadataRequest,
+    ) -> Result<UpdateTableSchemaMetadataResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.update_table_schema_metadata(request),
+        )
+        .await
     }
 
-    async fn get_table_stats(&self, request: GetTableStatsRequest) -> Result<GetTableStatsResponse> {
-        checked(table_id(&request.id), self.inner.get_table_stats(request)).await
+    async fn get_table_stats(
+        &self,
+        request: GetTableStatsRequest,
+    ) -> Result<GetTableStatsResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.get_table_stats(request),
+        )
+        .await
     }
 
-    async fn explain_table_query_plan(&self, request: ExplainTableQueryPlanRequest) -> Result<String> {
-        checked(table_id(&request.id), self.inner.explain_table_query_plan(request)).await
+    async fn explain_table_query_plan(
+        &self,
+        request: ExplainTableQueryPlanRequest,
+    ) -> Result<String> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.explain_table_query_plan(request),
+        )
+        .await
     }
 
-    async fn analyze_table_query_plan(&self, request: AnalyzeTableQueryPlanRequest) -> Result<String> {
-        checked(table_id(&request.id), self.inner.analyze_table_query_plan(request)).await
+    async fn analyze_table_query_plan(
+        &self,
+        request: AnalyzeTableQueryPlanRequest,
+    ) -> Result<String> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.analyze_table_query_plan(request),
+        )
+        .await
     }
 
-    async fn alter_table_add_columns(&self, request: AlterTableAddColumnsRequest) -> Result<AlterTableAddColumnsResponse> {
-        checked(table_id(&request.id), self.inner.alter_table_add_columns(request)).await
+    async fn alter_table_add_columns(
+        &self,
+        request: AlterTableAddColumnsRequest,
+    ) -> Result<AlterTableAddColumnsResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.alter_table_add_columns(request),
+        )
+        .await
     }
 
-    async fn alter_table_alter_columns(&self, request: AlterTableAlterColumnsRequest) -> Result<AlterTableAlterColumnsResponse> {
-        checked(table_id(&request.id), self.inner.alter_table_alter_columns(request)).await
+    async fn alter_table_alter_columns(
+        &self,
+        request: AlterTableAlterColumnsRequest,
+    ) -> Result<AlterTableAlterColumnsResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.alter_table_alter_columns(request),
+        )
+        .await
     }
 
-    async fn alter_table_drop_columns(&self, request: AlterTableDropColumnsRequest) -> Result<AlterTableDropColumnsResponse> {
-        checked(table_id(&request.id), self.inner.alter_table_drop_columns(request)).await
+    async fn alter_table_drop_columns(
+        &self,
+        request: AlterTableDropColumnsRequest,
+    ) -> Result<AlterTableDropColumnsResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.alter_table_drop_columns(request),
+        )
+        .await
     }
 
-    async fn list_table_tags(&self, request: ListTableTagsRequest) -> Result<ListTableTagsResponse> {
-        checked(table_id(&request.id), self.inner.list_table_tags(request)).await
+    async fn list_table_tags(
+        &self,
+        request: ListTableTagsRequest,
+    ) -> Result<ListTableTagsResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.list_table_tags(request),
+        )
+        .await
     }
 
-    async fn get_table_tag_version(&self, request: GetTableTagVersionRequest) -> Result<GetTableTagVersionResponse> {
-        checked(table_id(&request.id), self.inner.get_table_tag_version(request)).await
+    async fn get_table_tag_version(
+        &self,
+        request: GetTableTagVersionRequest,
+    ) -> Result<GetTableTagVersionResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.get_table_tag_version(request),
+        )
+        .await
     }
 
-    async fn create_table_tag(&self, request: CreateTableTagRequest) -> Result<CreateTableTagResponse> {
-        checked(table_id(&request.id), self.inner.create_table_tag(request)).await
+    async fn create_table_tag(
+        &self,
+        request: CreateTableTagRequest,
+    ) -> Result<CreateTableTagResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.create_table_tag(request),
+        )
+        .await
     }
 
-    async fn delete_table_tag(&self, request: DeleteTableTagRequest) -> Result<DeleteTableTagResponse> {
-        checked(table_id(&request.id), self.inner.delete_table_tag(request)).await
+    async fn delete_table_tag(
+        &self,
+        request: DeleteTableTagRequest,
+    ) -> Result<DeleteTableTagResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.delete_table_tag(request),
+        )
+        .await
     }
 
-    async fn update_table_tag(&self, request: UpdateTableTagRequest) -> Result<UpdateTableTagResponse> {
-        checked(table_id(&request.id), self.inner.update_table_tag(request)).await
+    async fn update_table_tag(
+        &self,
+        request: UpdateTableTagRequest,
+    ) -> Result<UpdateTableTagResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.update_table_tag(request),
+        )
+        .await
     }
 
-    async fn create_table_branch(&self, request: CreateTableBranchRequest) -> Result<CreateTableBranchResponse> {
-        checked(table_id(&request.id), self.inner.create_table_branch(request)).await
+    async fn create_table_branch(
+        &self,
+        request: CreateTableBranchRequest,
+    ) -> Result<CreateTableBranchResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.create_table_branch(request),
+        )
+        .await
     }
 
-    async fn list_table_branches(&self, request: ListTableBranchesRequest) -> Result<ListTableBranchesResponse> {
-        checked(table_id(&request.id), self.inner.list_table_branches(request)).await
+    async fn list_table_branches(
+        &self,
+        request: ListTableBranchesRequest,
+    ) -> Result<ListTableBranchesResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.list_table_branches(request),
+        )
+        .await
     }
 
-    async fn delete_table_branch(&self, request: DeleteTableBranchRequest) -> Result<DeleteTableBranchResponse> {
-        checked(table_id(&request.id), self.inner.delete_table_branch(request)).await
+    async fn delete_table_branch(
+        &self,
+        request: DeleteTableBranchRequest,
+    ) -> Result<DeleteTableBranchResponse> {
+        checked(
+            table_id(&request.id),
+            Names::Table,
+            self.inner.delete_table_branch(request),
+        )
+        .await
     }
 
-    async fn describe_transaction(&self, request: DescribeTransactionRequest) -> Result<DescribeTransactionResponse> {
-        checked(transaction_id(&request.id), self.inner.describe_transaction(request)).await
+    async fn describe_transaction(
+        &self,
+        request: DescribeTransactionRequest,
+    ) -> Result<DescribeTransactionResponse> {
+        checked(
+            transaction_id(&request.id),
+            Names::Transaction,
+            self.inner.describe_transaction(request),
+        )
+        .await
     }
 
-    async fn alter_transaction(&self, request: AlterTransactionRequest) -> Result<AlterTransactionResponse> {
-        checked(transaction_id(&request.id), self.inner.alter_transaction(request)).await
+    async fn alter_transaction(
+        &self,
+        request: AlterTransactionRequest,
+    ) -> Result<AlterTransactionResponse> {
+        checked(
+            transaction_id(&request.id),
+            Names::Transaction,
+            self.inner.alter_transaction(request),
+        )
+        .await
     }
 
     async fn rename_table(&self, _request: RenameTableRequest) -> Result<RenameTableResponse> {
         match not_yet("rename_table")? {}
     }
 
-    async fn batch_create_table_versions(&self, _request: BatchCreateTableVersionsRequest) -> Result<BatchCreateTableVersionsResponse> {
+    async fn batch_create_table_versions(
+        &self,
+        _request: BatchCreateTableVersionsRequest,
+    ) -> Result<BatchCreateTableVersionsResponse> {
         match not_yet("batch_create_table_versions")? {}
     }
 
-    async fn batch_commit_tables(&self, _request: BatchCommitTablesRequest) -> Result<BatchCommitTablesResponse> {
+    async fn batch_commit_tables(
+        &self,
+        _request: BatchCommitTablesRequest,
+    ) -> Result<BatchCommitTablesResponse> {
         match not_yet("batch_commit_tables")? {}
     }
 
-    async fn update_field_metadata(&self, _request: UpdateFieldMetadataRequest) -> Result<UpdateFieldMetadataResponse> {
+    async fn update_field_metadata(
+        &self,
+        _request: UpdateFieldMetadataRequest,
+    ) -> Result<UpdateFieldMetadataResponse> {
         match not_yet("update_field_metadata")? {}
     }
 
-    async fn alter_table_backfill_columns(&self, _request: AlterTableBackfillColumnsRequest) -> Result<AlterTableBackfillColumnsResponse> {
+    async fn alter_table_backfill_columns(
+        &self,
+        _request: AlterTableBackfillColumnsRequest,
+    ) -> Result<AlterTableBackfillColumnsResponse> {
         match not_yet("alter_table_backfill_columns")? {}
     }
 
-    async fn refresh_materialized_view(&self, _request: RefreshMaterializedViewRequest) -> Result<RefreshMaterializedViewResponse> {
+    async fn refresh_materialized_view(
+        &self,
+        _request: RefreshMaterializedViewRequest,
+    ) -> Result<RefreshMaterializedViewResponse> {
         match not_yet("refresh_materialized_view")? {}
     }
 
-    async fn create_materialized_view(&self, _request: CreateMaterializedViewRequest) -> Result<CreateMaterializedViewResponse> {
+    async fn create_materialized_view(
+        &self,
+        _request: CreateMaterializedViewRequest,
+    ) -> Result<CreateMaterializedViewResponse> {
         match not_yet("create_materialized_view")? {}
     }
-
 }

@@ -68,9 +68,16 @@ impl Catalog {
     ) -> CatalogResult<DropNamespaceResponse> {
         let id = namespace_id(&req.id)?;
         if id.is_empty() {
-            return Err(CatalogError::invalid("the root namespace cannot be dropped"));
+            return Err(CatalogError::invalid(
+                "the root namespace cannot be dropped",
+            ));
         }
-        let mode = parse_mode(req.mode.as_deref(), &["fail", "skip"], "fail", "drop_namespace")?;
+        let mode = parse_mode(
+            req.mode.as_deref(),
+            &["fail", "skip"],
+            "fail",
+            "drop_namespace",
+        )?;
         let behavior = parse_mode(
             req.behavior.as_deref(),
             &["restrict", "cascade"],
@@ -124,7 +131,10 @@ impl Catalog {
     }
 
     /// Every child namespace name and table name of a namespace (all pages).
-    pub(crate) async fn children(&self, id: &[String]) -> CatalogResult<(Vec<String>, Vec<String>)> {
+    pub(crate) async fn children(
+        &self,
+        id: &[String],
+    ) -> CatalogResult<(Vec<String>, Vec<String>)> {
         let mut namespaces = Vec::new();
         let mut token = None;
         loop {

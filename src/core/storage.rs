@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use lance::io::{ObjectStore, ObjectStoreParams, StorageOptionsAccessor};
 use lance::session::Session;
+use lance_namespace_impls::dir::manifest::ManifestNamespace;
 use lance_namespace_impls::{DirectoryNamespace, DirectoryNamespaceBuilder};
 
 use crate::error::{CatalogError, CatalogResult};
@@ -21,28 +23,69 @@ pub struct StorageConfig {
 
 /// Resolve the root to what Lance expects and open the namespace over it.
 /// A local root is created when missing, so `serve` works on a fresh machine.
-pub(super) async fn open_directory_namespace(
-    config: &StorageConfig,
-) -> CatalogResult<(String, Arc<Session>, DirectoryNamespace)> {
+pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogResult<Opened> {
     let root = resolve_root(&config.root)?;
     // One session for the namespace and every dataset it opens: it shares
     // caches, and `memory://` needs it so all of them see one in-memory store.
     let session = Arc::new(Session::default());
-    let ns = DirectoryNamespaceBuilder::new(root.clone())
+    let unavailable = |e: lance::Error| {
+        CatalogError::new(
+            crate::error::Code::SERVICE_UNAVAILABLE,
+            format!(
+                "cannot open storage root {root}: {}",
+                CatalogError::from_lance(&e).message
+            ),
+        )
+    };
+    let options = (!config.storage_options.is_empty()).then(|| config.storage_options.clone());
+    let params = ObjectStoreParams {
+        storage_options_accessor: options
+            .clone()
+            .map(|o| Arc::new(StorageOptionsAccessor::with_static_options(o))),
+        ..Default::default()
+    };
+    let (store, base) = ObjectStore::from_uri_and_params(session.store_registry(), &root, &params)
+        .await
+        .map_err(unavailable)?;
+    // The catalog's own handle on the `__manifest` table, created now rather
+    // than on the first write, so reads of a fresh root behave like reads of
+    // any other. Metadata-only changes (registration with properties, and
+    // later renames and batch commits) go through it; every read of the
+    // manifest reloads its latest version, so both handles stay consistent.
+    let manifest = ManifestNamespace::from_directory(
+        root.clone(),
+        options,
+        Some(session.clone()),
+        store,
+        base,
+        true,
+        false,
+        None,
+    )
+    .await
+    .map_err(unavailable)?;
+    let dir = DirectoryNamespaceBuilder::new(root.clone())
         .storage_options(config.storage_options.clone())
         .session(session.clone())
+        // Root-level tables are looked up in the manifest first, so a table
+        // registered at the root is visible like any other.
+        .dir_listing_to_manifest_migration_enabled(true)
         .build()
         .await
-        .map_err(|e| {
-            CatalogError::new(
-                crate::error::Code::SERVICE_UNAVAILABLE,
-                format!(
-                    "cannot open storage root {root}: {}",
-                    CatalogError::from_lance(&e).message
-                ),
-            )
-        })?;
-    Ok((root, session, ns))
+        .map_err(unavailable)?;
+    Ok(Opened {
+        root,
+        session,
+        dir,
+        manifest,
+    })
+}
+
+pub(super) struct Opened {
+    pub root: String,
+    pub session: Arc<Session>,
+    pub dir: DirectoryNamespace,
+    pub manifest: ManifestNamespace,
 }
 
 fn resolve_root(root: &str) -> CatalogResult<String> {

@@ -14,6 +14,7 @@ use lance_namespace::models::{
     RegisterTableResponse, TableExistsRequest,
 };
 use lance_namespace::LanceNamespace;
+use lance_namespace_impls::dir::manifest::{ManifestEntry, ObjectType};
 
 use super::checks::{display_id, table_id};
 use super::data::{decode_stream, encode_stream, parse_mode};
@@ -44,7 +45,9 @@ impl Catalog {
                     "x-lance-table-properties must be a JSON object of strings: {e}"
                 ))
             })?;
-            req.properties.get_or_insert_with(HashMap::new).extend(props);
+            req.properties
+                .get_or_insert_with(HashMap::new)
+                .extend(props);
         }
         let stream = decode_stream(&body, "create_table")?;
         self.require_parent(&id).await?;
@@ -55,7 +58,10 @@ impl Catalog {
         };
         req.id = Some(id.clone());
         req.mode = Some(mode.to_string());
-        let location = ctx.get(LOCATION_KEY).map(|s| s.trim()).filter(|s| !s.is_empty());
+        let location = ctx
+            .get(LOCATION_KEY)
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty());
         if let Some(location) = location {
             if !self.table_present(&id).await? {
                 return self.create_table_at(req, location, body).await;
@@ -87,23 +93,30 @@ impl Catalog {
             ..Default::default()
         };
         let ds = Dataset::write(reader, &uri, Some(params)).await?;
-        let reg = RegisterTableRequest {
-            id: req.id.clone(),
-            location: relative.clone(),
-            properties: req.properties.clone(),
-            ..Default::default()
+        let id = req.id.clone().unwrap_or_default();
+        let metadata = match req.properties.as_ref().filter(|p| !p.is_empty()) {
+            Some(p) => Some(serde_json::to_string(p).map_err(|e| {
+                CatalogError::internal(format!("cannot encode table properties: {e}"))
+            })?),
+            None => None,
         };
-        let registered = engine(self.inner.register_table(reg).await);
-        let registered = match registered {
-            Ok(r) => r,
-            Err(e) => {
-                // Leave no unregistered dataset behind.
-                self.remove_location(&relative).await;
-                return Err(e);
-            }
+        let entry = ManifestEntry {
+            object_id: id.join("$"),
+            object_type: ObjectType::Table,
+            location: Some(relative.clone()),
+            metadata,
         };
+        if let Err(e) = engine(
+            self.manifest
+                .insert_into_manifest_with_metadata(vec![entry], None)
+                .await,
+        ) {
+            // Leave no unregistered dataset behind.
+            self.remove_location(&relative).await;
+            return Err(e);
+        }
         Ok(CreateTableResponse {
-            location: registered.location.or(Some(uri)),
+            location: Some(uri),
             version: Some(ds.version().version as i64),
             properties: req.properties,
             storage_options: req.storage_options,
@@ -129,13 +142,19 @@ impl Catalog {
             stripped.to_string()
         };
         let rel = rel.trim_end_matches('/').to_string();
-        if rel.is_empty() || rel.split('/').any(|s| s.is_empty() || s == "." || s == "..") {
+        if rel.is_empty()
+            || rel
+                .split('/')
+                .any(|s| s.is_empty() || s == "." || s == "..")
+        {
             return Err(CatalogError::invalid(format!(
                 "table location {location:?} must name a directory under the storage root"
             )));
         }
         if rel == "__manifest" || rel.starts_with("__manifest/") {
-            return Err(CatalogError::invalid("table location may not be the catalog's manifest"));
+            return Err(CatalogError::invalid(
+                "table location may not be the catalog's manifest",
+            ));
         }
         Ok(rel)
     }
@@ -155,7 +174,12 @@ impl Catalog {
         mut req: RegisterTableRequest,
     ) -> CatalogResult<RegisterTableResponse> {
         let id = table_id(&req.id)?;
-        parse_mode(req.mode.as_deref(), &["create", "overwrite"], "create", "register_table")?;
+        parse_mode(
+            req.mode.as_deref(),
+            &["create", "overwrite"],
+            "create",
+            "register_table",
+        )?;
         self.require_parent(&id).await?;
         req.id = Some(id);
         engine(self.inner.register_table(req).await)
@@ -167,7 +191,12 @@ impl Catalog {
         body: Bytes,
     ) -> CatalogResult<InsertIntoTableResponse> {
         let id = table_id(&req.id)?;
-        let mode = parse_mode(req.mode.as_deref(), &["append", "overwrite"], "append", "insert")?;
+        let mode = parse_mode(
+            req.mode.as_deref(),
+            &["append", "overwrite"],
+            "append",
+            "insert",
+        )?;
         decode_stream(&body, "insert_into_table")?;
         self.require_table(&id).await?;
         req.id = Some(id);
@@ -200,7 +229,10 @@ impl Catalog {
             )));
         }
         let stream = decode_stream(&body, "merge_insert_into_table")?;
-        if let Some(missing) = on.iter().find(|c| stream.schema.field_with_name(c).is_err()) {
+        if let Some(missing) = on
+            .iter()
+            .find(|c| stream.schema.field_with_name(c).is_err())
+        {
             return Err(CatalogError::new(
                 Code(12),
                 format!("merge_insert `on` column {missing:?} is not in the data's schema"),
@@ -251,7 +283,9 @@ impl Catalog {
 fn schema_error(e: CatalogError) -> CatalogError {
     let m = e.message.to_ascii_lowercase();
     if e.code == Code::INTERNAL
-        && (m.contains("different schema") || m.contains("schemamismatch") || m.contains("schema mismatch"))
+        && (m.contains("different schema")
+            || m.contains("schemamismatch")
+            || m.contains("schema mismatch"))
     {
         CatalogError::new(Code::SCHEMA_VALIDATION, e.message)
     } else {

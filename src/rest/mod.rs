@@ -65,11 +65,10 @@ pub fn router(ns: Arc<dyn LanceNamespace>, config: RestConfig) -> Router {
     };
     let mut api = Router::new();
     for op in OPS.iter() {
-        let handler = move |state: State<AppState>,
-                            path: Option<Path<HashMap<String, String>>>,
-                            req: Request| async move {
-            handle(op, state, path, req).await
-        };
+        let handler =
+            move |state: State<AppState>,
+                  path: Option<Path<HashMap<String, String>>>,
+                  req: Request| async move { handle(op, state, path, req).await };
         let route: MethodRouter<AppState> = match op.method.as_str() {
             "GET" => get(handler),
             _ => post(handler),
@@ -172,7 +171,12 @@ async fn run(
         set_id(&mut obj, "id", Value::from(id), instance)?;
     }
     if let Some(index) = params.get("index_name") {
-        set_id(&mut obj, "index_name", Value::from(index.as_str()), instance)?;
+        set_id(
+            &mut obj,
+            "index_name",
+            Value::from(index.as_str()),
+            instance,
+        )?;
     }
     apply_query(&op.name, &query, &mut obj, instance)?;
     apply_headers(&headers, &mut obj);
@@ -207,7 +211,10 @@ fn render(op: &OpDef, reply: Reply, delimiter: &str) -> Response {
         Reply::Empty => (status, Body::empty()).into_response(),
         Reply::ArrowFile(bytes) => (
             status,
-            [(axum::http::header::CONTENT_TYPE, "application/vnd.apache.arrow.file")],
+            [(
+                axum::http::header::CONTENT_TYPE,
+                "application/vnd.apache.arrow.file",
+            )],
             bytes,
         )
             .into_response(),

@@ -25,11 +25,19 @@ impl Query {
     }
 
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.0
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     pub fn all(&self, key: &str) -> Vec<String> {
-        self.0.iter().filter(|(k, _)| k == key).map(|(_, v)| v.clone()).collect()
+        self.0
+            .iter()
+            .filter(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .collect()
     }
 
     /// The id delimiter: `?delimiter=`, `$` by default.
@@ -67,9 +75,11 @@ pub fn query_params(op: &str) -> &'static [(&'static str, Kind)] {
     use Kind::*;
     match op {
         "ListNamespaces" => &[("page_token", Str), ("limit", Int)],
-        "ListTables" | "ListAllTables" => {
-            &[("page_token", Str), ("limit", Int), ("include_declared", Bool)]
-        }
+        "ListTables" | "ListAllTables" => &[
+            ("page_token", Str),
+            ("limit", Int),
+            ("include_declared", Bool),
+        ],
         "DescribeTable" => &[
             ("with_table_uri", Bool),
             ("load_detailed_metadata", Bool),
@@ -83,7 +93,11 @@ pub fn query_params(op: &str) -> &'static [(&'static str, Kind)] {
         ],
         "ListTableTags" | "ListTableBranches" => &[("page_token", Str), ("limit", Int)],
         "UpdateTableSchemaMetadata" | "DropTableIndex" => &[("branch", Str)],
-        "CreateTable" => &[("mode", Str), ("properties", JsonMap), ("storage_options", JsonMap)],
+        "CreateTable" => &[
+            ("mode", Str),
+            ("properties", JsonMap),
+            ("storage_options", JsonMap),
+        ],
         "InsertIntoTable" => &[("branch", Str), ("mode", Str)],
         "MergeInsertIntoTable" => &[
             ("branch", Str),
@@ -167,15 +181,23 @@ pub fn json_body(
     if let Some(ct) = content_type(headers) {
         if !(ct.is_empty() || ct == "application/json" || ct.ends_with("+json")) {
             return Err(Problem::invalid(
-                format!("this operation takes a JSON body (Content-Type: application/json), not {ct}"),
+                format!(
+                    "this operation takes a JSON body (Content-Type: application/json), not {ct}"
+                ),
                 instance,
             ));
         }
     }
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err(Problem::invalid("the JSON body must be an object", instance)),
-        Err(e) => Err(Problem::invalid(format!("malformed JSON body: {e}"), instance)),
+        Ok(_) => Err(Problem::invalid(
+            "the JSON body must be an object",
+            instance,
+        )),
+        Err(e) => Err(Problem::invalid(
+            format!("malformed JSON body: {e}"),
+            instance,
+        )),
     }
 }
 
@@ -252,7 +274,10 @@ pub fn apply_headers(headers: &HeaderMap, obj: &mut Map<String, Value>) {
     if let Some(key) = headers.get("x-api-key").and_then(|v| v.to_str().ok()) {
         identity.insert("api_key".into(), Value::from(key));
     }
-    if let Some(auth) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
+    if let Some(auth) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    {
         let token = auth
             .strip_prefix("Bearer ")
             .or_else(|| auth.strip_prefix("bearer "))
@@ -278,7 +303,10 @@ pub fn apply_headers(headers: &HeaderMap, obj: &mut Map<String, Value>) {
         }
     }
     if !context.is_empty() {
-        obj.insert("context".into(), Value::Object(context.into_iter().collect()));
+        obj.insert(
+            "context".into(),
+            Value::Object(context.into_iter().collect()),
+        );
     }
 }
 

@@ -83,8 +83,12 @@ pub fn batch(start: i64, n: usize) -> RecordBatch {
         schema(),
         vec![
             Arc::new(Int64Array::from(ids.clone())),
-            Arc::new(Float64Array::from_iter_values(ids.iter().map(|i| *i as f64 * 0.5))),
-            Arc::new(StringArray::from_iter_values(ids.iter().map(|i| format!("s{i}")))),
+            Arc::new(Float64Array::from_iter_values(
+                ids.iter().map(|i| *i as f64 * 0.5),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                ids.iter().map(|i| format!("s{i}")),
+            )),
         ],
     )
     .unwrap()

@@ -36,7 +36,10 @@ fn spec_operations(yaml: &str) -> Vec<(String, String, String)> {
 
 #[test]
 fn inventory_matches_the_spec_file() {
-    let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/spec/lance-namespace-0.11.1.yaml");
+    let spec = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/spec/lance-namespace-0.11.1.yaml"
+    );
     let Ok(yaml) = std::fs::read_to_string(spec) else {
         eprintln!("{spec} is absent: checking the inventory alone");
         assert_eq!(OPS.len(), 54);
@@ -59,7 +62,10 @@ async fn every_operation_is_served() {
     let base = env.base.clone().unwrap();
     let c = Client::new();
     for op in OPS.iter() {
-        let path = op.path.replace("{id}", "x%24y").replace("{index_name}", "idx");
+        let path = op
+            .path
+            .replace("{id}", "x%24y")
+            .replace("{index_name}", "idx");
         let resp = c
             .request(method_of(op), format!("{base}{path}"))
             .send()
@@ -72,7 +78,16 @@ async fn every_operation_is_served() {
             resp.json().await.unwrap_or(Value::Null)
         };
         let routed = !(status == 405 || (status == 404 && body["code"] == 13));
-        assert!(routed, "{} {} is not served: {status} {body}", op.method, op.path);
-        assert!(status < 500, "{} {} answered {status}: {body}", op.method, op.path);
+        assert!(
+            routed,
+            "{} {} is not served: {status} {body}",
+            op.method, op.path
+        );
+        assert!(
+            status < 500,
+            "{} {} answered {status}: {body}",
+            op.method,
+            op.path
+        );
     }
 }

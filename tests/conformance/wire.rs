@@ -18,7 +18,9 @@ async fn problem(resp: Response, status: StatusCode, code: u64) -> Value {
     let ct = resp.headers()["content-type"].to_str().unwrap().to_string();
     assert_eq!(ct, "application/problem+json");
     let body: Value = resp.json().await.unwrap();
-    for key in ["type", "title", "status", "detail", "instance", "error", "code"] {
+    for key in [
+        "type", "title", "status", "detail", "instance", "error", "code",
+    ] {
         assert!(body.get(key).is_some(), "problem body lacks {key}: {body}");
     }
     assert_eq!(body["code"], code, "{body}");
@@ -46,7 +48,11 @@ async fn errors_are_problem_documents_with_spec_codes() {
 
     let r = c.get(format!("{base}/v1/nowhere")).send().await.unwrap();
     problem(r, StatusCode::NOT_FOUND, 13).await;
-    let r = c.get(format!("{base}/v1/namespace/a/create")).send().await.unwrap();
+    let r = c
+        .get(format!("{base}/v1/namespace/a/create"))
+        .send()
+        .await
+        .unwrap();
     problem(r, StatusCode::METHOD_NOT_ALLOWED, 13).await;
 
     let r = c
@@ -66,7 +72,12 @@ async fn errors_are_problem_documents_with_spec_codes() {
         .unwrap();
     problem(r, StatusCode::BAD_REQUEST, 13).await;
     // Path and body ids that disagree.
-    let r = post_json(&c, format!("{base}/v1/namespace/a/create"), json!({"id": ["b"]})).await;
+    let r = post_json(
+        &c,
+        format!("{base}/v1/namespace/a/create"),
+        json!({"id": ["b"]}),
+    )
+    .await;
     problem(r, StatusCode::BAD_REQUEST, 13).await;
     // A bad Arrow stream, and JSON sent where Arrow is expected.
     post_json(&c, format!("{base}/v1/namespace/a/create"), json!({})).await;
@@ -84,7 +95,12 @@ async fn errors_are_problem_documents_with_spec_codes() {
     let r = post_json(&c, format!("{base}/v1/table/a%24t/exists"), json!({})).await;
     problem(r, StatusCode::NOT_FOUND, 4).await;
     // Missing capability: code 0, 406.
-    let r = post_json(&c, format!("{base}/v1/table/batch-commit"), json!({"operations": []})).await;
+    let r = post_json(
+        &c,
+        format!("{base}/v1/table/batch-commit"),
+        json!({"operations": []}),
+    )
+    .await;
     problem(r, StatusCode::NOT_ACCEPTABLE, 0).await;
 }
 
@@ -97,7 +113,12 @@ async fn body_limits_answer_413_problems() {
     };
     let (_env, base, c) = server(config).await;
     let big = "x".repeat(4000);
-    let r = post_json(&c, format!("{base}/v1/namespace/a/create"), json!({"properties": {"k": big}})).await;
+    let r = post_json(
+        &c,
+        format!("{base}/v1/namespace/a/create"),
+        json!({"properties": {"k": big}}),
+    )
+    .await;
     problem(r, StatusCode::PAYLOAD_TOO_LARGE, 13).await;
     post_json(&c, format!("{base}/v1/namespace/a/create"), json!({})).await;
     let r = c
@@ -113,10 +134,17 @@ async fn body_limits_answer_413_problems() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bare_answers_and_delimiters() {
     let (_env, base, c) = server(RestConfig::default()).await;
-    let r = post_json(&c, format!("{base}/v1/namespace/w/create?delimiter=.",), json!({})).await;
+    let r = post_json(
+        &c,
+        format!("{base}/v1/namespace/w/create?delimiter=.",),
+        json!({}),
+    )
+    .await;
     assert_eq!(r.status(), 200);
     let r = c
-        .post(format!("{base}/v1/table/w.t/create?delimiter=.&mode=CREATE"))
+        .post(format!(
+            "{base}/v1/table/w.t/create?delimiter=.&mode=CREATE"
+        ))
         .header("content-type", ARROW)
         .body(rows(0, 7).to_vec())
         .send()
@@ -140,20 +168,45 @@ async fn bare_answers_and_delimiters() {
     .await;
     let plan: Value = r.json().await.unwrap();
     assert!(plan.is_string());
-    let r = post_json(&c, format!("{base}/v1/table/w%24t/query"), json!({"k": 10, "vector": {}})).await;
-    assert_eq!(r.headers()["content-type"], "application/vnd.apache.arrow.file");
-    let r = c.get(format!("{base}/v1/table?delimiter=.")).send().await.unwrap();
+    let r = post_json(
+        &c,
+        format!("{base}/v1/table/w%24t/query"),
+        json!({"k": 10, "vector": {}}),
+    )
+    .await;
+    assert_eq!(
+        r.headers()["content-type"],
+        "application/vnd.apache.arrow.file"
+    );
+    let r = c
+        .get(format!("{base}/v1/table?delimiter=."))
+        .send()
+        .await
+        .unwrap();
     let all: Value = r.json().await.unwrap();
     assert_eq!(all["tables"], json!(["w.t"]));
     // Root is the delimiter itself.
-    let r = c.get(format!("{base}/v1/namespace/%24/list")).send().await.unwrap();
+    let r = c
+        .get(format!("{base}/v1/namespace/%24/list"))
+        .send()
+        .await
+        .unwrap();
     let list: Value = r.json().await.unwrap();
     assert_eq!(list["namespaces"], json!(["w"]));
     // Bodiless POST (as Lance's client sends list versions).
-    let r = c.post(format!("{base}/v1/table/w%24t/version/list")).send().await.unwrap();
+    let r = c
+        .post(format!("{base}/v1/table/w%24t/version/list"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 200);
     // Schema metadata takes and answers a bare map.
-    let r = post_json(&c, format!("{base}/v1/table/w%24t/schema_metadata/update"), json!({"k": "v"})).await;
+    let r = post_json(
+        &c,
+        format!("{base}/v1/table/w%24t/schema_metadata/update"),
+        json!({"k": "v"}),
+    )
+    .await;
     let meta: Value = r.json().await.unwrap();
     assert_eq!(meta["k"], "v");
 }
@@ -165,11 +218,23 @@ async fn gravitino_prefix_and_headers() {
         ..Default::default()
     };
     let (_env, base, c) = server(config).await;
-    let r = post_json(&c, format!("{base}/lance/v1/namespace/cat/create"), json!({"mode": "exist_ok"})).await;
+    let r = post_json(
+        &c,
+        format!("{base}/lance/v1/namespace/cat/create"),
+        json!({"mode": "exist_ok"}),
+    )
+    .await;
     assert_eq!(r.status(), 200);
-    post_json(&c, format!("{base}/lance/v1/namespace/cat%24demo/create"), json!({"mode": "EXIST_OK"})).await;
+    post_json(
+        &c,
+        format!("{base}/lance/v1/namespace/cat%24demo/create"),
+        json!({"mode": "EXIST_OK"}),
+    )
+    .await;
     let r = c
-        .post(format!("{base}/lance/v1/table/cat%24demo%24articles/create"))
+        .post(format!(
+            "{base}/lance/v1/table/cat%24demo%24articles/create"
+        ))
         .header("content-type", ARROW)
         .header("x-lance-table-location", "custom/articles.lance")
         .header("x-lance-table-properties", r#"{"team": "news"}"#)
@@ -179,13 +244,35 @@ async fn gravitino_prefix_and_headers() {
         .unwrap();
     assert_eq!(r.status(), 200);
     let created: Value = r.json().await.unwrap();
-    assert!(created["location"].as_str().unwrap().ends_with("custom/articles.lance"), "{created}");
-    let r = post_json(&c, format!("{base}/lance/v1/table/cat%24demo%24articles/describe"), json!({})).await;
+    assert!(
+        created["location"]
+            .as_str()
+            .unwrap()
+            .ends_with("custom/articles.lance"),
+        "{created}"
+    );
+    let r = post_json(
+        &c,
+        format!("{base}/lance/v1/table/cat%24demo%24articles/describe"),
+        json!({}),
+    )
+    .await;
     let d: Value = r.json().await.unwrap();
-    assert!(d["location"].as_str().unwrap().ends_with("custom/articles.lance"), "{d}");
+    assert!(
+        d["location"]
+            .as_str()
+            .unwrap()
+            .ends_with("custom/articles.lance"),
+        "{d}"
+    );
     assert_eq!(d["properties"]["team"], "news");
     // Unprefixed routes are served too.
-    let r = post_json(&c, format!("{base}/v1/table/cat%24demo%24articles/count_rows"), json!({})).await;
+    let r = post_json(
+        &c,
+        format!("{base}/v1/table/cat%24demo%24articles/count_rows"),
+        json!({}),
+    )
+    .await;
     assert_eq!(r.text().await.unwrap(), "3");
     // A location outside the root is refused and leaves nothing behind.
     let r = c

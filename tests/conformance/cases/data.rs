@@ -61,7 +61,10 @@ pub async fn data_round_trip(ns: &dyn LanceNamespace) {
     assert_eq!(count(ns, &t, None).await, 15);
     assert_eq!(count(ns, &t, Some("id >= 12")).await, 3);
 
-    let answer = ns.query_table(query(&t, "id >= 12", &["id", "s"])).await.unwrap();
+    let answer = ns
+        .query_table(query(&t, "id >= 12", &["id", "s"]))
+        .await
+        .unwrap();
     let batches = read_file(&answer);
     let got: Vec<i64> = batches
         .iter()
@@ -377,7 +380,13 @@ pub async fn schema_evolution(ns: &dyn LanceNamespace) {
         })
         .await
         .unwrap();
-    let fields: Vec<String> = d.schema.unwrap().fields.iter().map(|f| f.name.clone()).collect();
+    let fields: Vec<String> = d
+        .schema
+        .unwrap()
+        .fields
+        .iter()
+        .map(|f| f.name.clone())
+        .collect();
     assert_eq!(fields, vec!["id", "label", "y"]);
     let meta = ns
         .update_table_schema_metadata(UpdateTableSchemaMetadataRequest {

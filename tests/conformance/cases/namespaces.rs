@@ -44,7 +44,10 @@ pub async fn namespaces_lifecycle(ns: &dyn LanceNamespace) {
         })
         .await
         .unwrap();
-    assert_eq!(d.properties.unwrap().get("owner").map(String::as_str), Some("data-team"));
+    assert_eq!(
+        d.properties.unwrap().get("owner").map(String::as_str),
+        Some("data-team")
+    );
     let missing = ns
         .describe_namespace(DescribeNamespaceRequest {
             id: ids(&["nope"]),
@@ -141,14 +144,23 @@ pub async fn namespace_modes_and_cascade(ns: &dyn LanceNamespace) {
     ns.create_namespace(create(&["m"], None)).await.unwrap();
     // exist_ok in any case spelling succeeds on an existing namespace.
     for mode in ["exist_ok", "ExistOk", "EXIST_OK"] {
-        ns.create_namespace(create(&["m"], Some(mode))).await.unwrap();
+        ns.create_namespace(create(&["m"], Some(mode)))
+            .await
+            .unwrap();
     }
-    assert_eq!(code(ns.create_namespace(create(&["m"], Some("bogus"))).await), 13);
+    assert_eq!(
+        code(ns.create_namespace(create(&["m"], Some("bogus"))).await),
+        13
+    );
     // Root always exists.
     assert_eq!(code(ns.create_namespace(create(&[], None)).await), 2);
 
-    ns.create_namespace(create(&["m", "a"], None)).await.unwrap();
-    ns.create_namespace(create(&["m", "a", "b"], None)).await.unwrap();
+    ns.create_namespace(create(&["m", "a"], None))
+        .await
+        .unwrap();
+    ns.create_namespace(create(&["m", "a", "b"], None))
+        .await
+        .unwrap();
     ns.create_table(
         CreateTableRequest {
             id: ids(&["m", "a", "b", "t"]),

@@ -13,7 +13,11 @@ async fn namespace(ns: &dyn LanceNamespace, id: &[&str]) {
     .unwrap();
 }
 
-async fn create(ns: &dyn LanceNamespace, id: &[&str], data: Bytes) -> lance::Result<CreateTableResponse> {
+async fn create(
+    ns: &dyn LanceNamespace,
+    id: &[&str],
+    data: Bytes,
+) -> lance::Result<CreateTableResponse> {
     ns.create_table(
         CreateTableRequest {
             id: ids(id),
@@ -52,7 +56,13 @@ pub async fn tables_lifecycle(ns: &dyn LanceNamespace) {
         .unwrap();
     assert!(d.location.is_some());
     assert_eq!(d.version, Some(1));
-    let fields: Vec<String> = d.schema.unwrap().fields.iter().map(|f| f.name.clone()).collect();
+    let fields: Vec<String> = d
+        .schema
+        .unwrap()
+        .fields
+        .iter()
+        .map(|f| f.name.clone())
+        .collect();
     assert_eq!(fields, vec!["id", "x", "s"]);
 
     ns.table_exists(TableExistsRequest {
@@ -169,7 +179,12 @@ pub async fn declare_register_deregister(ns: &dyn LanceNamespace) {
         .await;
     assert_eq!(code(r), 4);
     // Deregister keeps the bytes: registering the directory again brings the rows back.
-    let dir_name = location.trim_end_matches('/').rsplit('/').next().unwrap().to_string();
+    let dir_name = location
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string();
     ns.register_table(RegisterTableRequest {
         id: ids(&["dr", "back"]),
         location: dir_name.clone(),
@@ -198,7 +213,11 @@ pub async fn declare_register_deregister(ns: &dyn LanceNamespace) {
 pub async fn list_all_tables_pages(ns: &dyn LanceNamespace) {
     namespace(ns, &["p"]).await;
     namespace(ns, &["p", "q"]).await;
-    for id in [&["p", "t1"][..], &["p", "q", "t2"][..], &["p", "q", "t3"][..]] {
+    for id in [
+        &["p", "t1"][..],
+        &["p", "q", "t2"][..],
+        &["p", "q", "t3"][..],
+    ] {
         create(ns, id, rows(0, 1)).await.unwrap();
     }
     let mut seen = Vec::new();
@@ -227,7 +246,12 @@ pub async fn list_all_tables_pages(ns: &dyn LanceNamespace) {
 
 pub async fn malformed_input(ns: &dyn LanceNamespace) {
     namespace(ns, &["bad"]).await;
-    let r = create(ns, &["bad", "t"], Bytes::from_static(b"definitely not arrow")).await;
+    let r = create(
+        ns,
+        &["bad", "t"],
+        Bytes::from_static(b"definitely not arrow"),
+    )
+    .await;
     assert_eq!(code(r), 13);
     let r = create(ns, &["bad", "t"], Bytes::new()).await;
     assert_eq!(code(r), 13);
