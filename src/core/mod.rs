@@ -55,6 +55,16 @@ impl Catalog {
         &self.root
     }
 
+    /// The full URI of a directory under the root, in the form the engine
+    /// answers (`file:///…` for a local root).
+    pub(crate) fn location_uri(&self, relative: &str) -> String {
+        if self.root.contains("://") {
+            format!("{}/{}", self.root, relative)
+        } else {
+            format!("file://{}/{}", self.root, relative)
+        }
+    }
+
     /// Object-store parameters for a direct Lance write: the root's storage
     /// options, overlaid with the request's own.
     pub(crate) fn store_params(
@@ -73,7 +83,7 @@ impl Catalog {
     /// Best-effort removal of a directory under the root, used to undo a
     /// write whose registration failed.
     pub(crate) async fn remove_location(&self, relative: &str) {
-        let uri = format!("{}/{}", self.root, relative);
+        let uri = self.location_uri(relative);
         let params = self.store_params(None).unwrap_or_default();
         if let Ok((store, path)) =
             ObjectStore::from_uri_and_params(self.session.store_registry(), &uri, &params).await

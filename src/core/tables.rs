@@ -80,7 +80,7 @@ impl Catalog {
         body: Bytes,
     ) -> CatalogResult<CreateTableResponse> {
         let relative = self.relative_location(location)?;
-        let uri = format!("{}/{}", self.root, relative);
+        let uri = self.location_uri(&relative);
         let stream = decode_stream(&body, "create_table")?;
         let reader = arrow_array::RecordBatchIterator::new(
             stream.batches.into_iter().map(Ok),
@@ -132,31 +132,29 @@ impl Catalog {
             .strip_prefix("file://")
             .filter(|_| !root.contains("://"))
             .unwrap_or(location);
-        let rel = if let Some(rest) = stripped.strip_prefix(root) {
-            rest.trim_start_matches('/').to_string()
-        } else if stripped.contains("://") || stripped.starts_with('/') {
-            return Err(CatalogError::invalid(format!(
-                "table location {location:?} is outside the catalog's storage root {root}"
-            )));
-        } else {
-            stripped.to_string()
+        let rel = match stripped.strip_prefix(root) {
+            Some(rest) if rest.starts_with('/') => rest.trim_start_matches('/'),
+            _ if stripped.contains("://") || stripped.starts_with('/') => {
+                return Err(CatalogError::invalid(format!(
+                    "table location {location:?} is outside the catalog's storage root {root}"
+                )))
+            }
+            _ => stripped,
         };
-        let rel = rel.trim_end_matches('/').to_string();
-        if rel.is_empty()
-            || rel
-                .split('/')
-                .any(|s| s.is_empty() || s == "." || s == "..")
-        {
+        let rel = rel.trim_end_matches('/');
+        // The storage engine keeps a table's location as one directory name
+        // under the root; a nested path would be mangled into one segment.
+        if rel.is_empty() || rel.contains('/') || rel == "." || rel == ".." {
             return Err(CatalogError::invalid(format!(
-                "table location {location:?} must name a directory under the storage root"
+                "table location {location:?} must be a directory directly under the storage root {root}"
             )));
         }
-        if rel == "__manifest" || rel.starts_with("__manifest/") {
+        if rel == "__manifest" {
             return Err(CatalogError::invalid(
                 "table location may not be the catalog's manifest",
             ));
         }
-        Ok(rel)
+        Ok(rel.to_string())
     }
 
     pub(crate) async fn declare_table_op(

@@ -47,5 +47,6 @@ conformance!(
     schema_evolution,
     list_all_tables_pages,
     malformed_input,
+    transactions_and_version_cleanup,
     missing_capabilities_answer_unsupported,
 );

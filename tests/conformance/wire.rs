@@ -236,7 +236,7 @@ async fn gravitino_prefix_and_headers() {
             "{base}/lance/v1/table/cat%24demo%24articles/create"
         ))
         .header("content-type", ARROW)
-        .header("x-lance-table-location", "custom/articles.lance")
+        .header("x-lance-table-location", "custom_articles.lance")
         .header("x-lance-table-properties", r#"{"team": "news"}"#)
         .body(rows(0, 3).to_vec())
         .send()
@@ -248,7 +248,7 @@ async fn gravitino_prefix_and_headers() {
         created["location"]
             .as_str()
             .unwrap()
-            .ends_with("custom/articles.lance"),
+            .ends_with("custom_articles.lance"),
         "{created}"
     );
     let r = post_json(
@@ -262,7 +262,7 @@ async fn gravitino_prefix_and_headers() {
         d["location"]
             .as_str()
             .unwrap()
-            .ends_with("custom/articles.lance"),
+            .ends_with("custom_articles.lance"),
         "{d}"
     );
     assert_eq!(d["properties"]["team"], "news");
@@ -284,6 +284,30 @@ async fn gravitino_prefix_and_headers() {
         .await
         .unwrap();
     problem(r, StatusCode::BAD_REQUEST, 13).await;
+    let r = c
+        .post(format!("{base}/lance/v1/table/cat%24demo%24x/create"))
+        .header("content-type", ARROW)
+        .header("x-lance-table-location", "nested/dir")
+        .body(rows(0, 3).to_vec())
+        .send()
+        .await
+        .unwrap();
+    problem(r, StatusCode::BAD_REQUEST, 13).await;
+    // The table at its chosen location works like any other, to the drop.
+    let r = post_json(
+        &c,
+        format!("{base}/lance/v1/table/cat%24demo%24articles/drop"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    let r = post_json(
+        &c,
+        format!("{base}/lance/v1/table/cat%24demo%24articles/exists"),
+        json!({}),
+    )
+    .await;
+    problem(r, StatusCode::NOT_FOUND, 4).await;
 }
 
 /// A namespace that records the requests the gateway builds, to check what

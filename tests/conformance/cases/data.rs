@@ -398,3 +398,85 @@ pub async fn schema_evolution(ns: &dyn LanceNamespace) {
         .unwrap();
     assert_eq!(meta.metadata.unwrap()["owner"], "me");
 }
+
+pub async fn transactions_and_version_cleanup(ns: &dyn LanceNamespace) {
+    let t = ["x", "t"];
+    table(ns, &t, 3).await;
+    for start in [3, 6] {
+        ns.insert_into_table(
+            InsertIntoTableRequest {
+                id: ids(&t),
+                ..Default::default()
+            },
+            rows(start, 3),
+        )
+        .await
+        .unwrap();
+    }
+    // The transaction that made version 2.
+    let tx = ids(&["x", "t", "2"]);
+    let d = ns
+        .describe_transaction(DescribeTransactionRequest {
+            id: tx.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(d.status.to_ascii_uppercase(), "SUCCEEDED");
+    let altered = ns
+        .alter_transaction(AlterTransactionRequest {
+            id: tx.clone(),
+            actions: vec![AlterTransactionAction {
+                set_property_action: Some(Box::new(AlterTransactionSetProperty {
+                    key: Some("reviewed".into()),
+                    value: Some("yes".into()),
+                    ..Default::default()
+                })),
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(altered.properties.unwrap()["reviewed"], "yes");
+    let r = ns
+        .describe_transaction(DescribeTransactionRequest {
+            id: ids(&["x", "t", "99"]),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 10);
+
+    let plan = ns
+        .analyze_table_query_plan(AnalyzeTableQueryPlanRequest {
+            id: ids(&t),
+            filter: Some("id > 2".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(!plan.is_empty());
+
+    ns.batch_delete_table_versions(BatchDeleteTableVersionsRequest {
+        id: ids(&t),
+        ranges: vec![VersionRange {
+            // Start inclusive, end exclusive: deletes version 1.
+            start_version: 1,
+            end_version: 2,
+        }],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let versions = ns
+        .list_table_versions(ListTableVersionsRequest {
+            id: ids(&t),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut nums: Vec<i64> = versions.versions.iter().map(|v| v.version).collect();
+    nums.sort();
+    assert_eq!(nums, vec![2, 3]);
+    assert_eq!(count(ns, &t, None).await, 9);
+}
