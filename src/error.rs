@@ -174,19 +174,17 @@ impl From<arrow_schema::ArrowError> for CatalogError {
 /// (`, /path/to/file.rs:12:34`); callers need the message, not our internals.
 pub fn clean_message(msg: &str) -> String {
     let mut out = msg.to_string();
-    loop {
-        let Some(pos) = out.rfind(", ") else { break };
+    while let Some(pos) = out.rfind(", ") {
         let tail = &out[pos + 2..];
         let looks_like_location = tail.contains(".rs:")
             && tail
                 .rsplit(':')
                 .take(2)
                 .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
-        if looks_like_location {
-            out.truncate(pos);
-        } else {
+        if !looks_like_location {
             break;
         }
+        out.truncate(pos);
     }
     out.replace(
         "Encountered internal error. Please file a bug report at https://github.com/lance-format/lance/issues. ",

@@ -7,13 +7,19 @@
 //! The core checks shape and parents before it writes, normalises every error
 //! to a spec code, and fills the operations the engine leaves out.
 
+mod branch_ops;
 mod checks;
 mod data;
+mod manifest_tx;
+mod metadata;
 mod namespace_impl;
 mod namespaces;
+mod open;
+mod rename;
 mod storage;
 mod tables;
 
+pub use metadata::UNSET_KEYS;
 pub use storage::StorageConfig;
 pub use tables::{LOCATION_KEY, PROPERTIES_KEY};
 
@@ -35,6 +41,8 @@ pub struct Catalog {
     root: String,
     session: Arc<Session>,
     storage_options: HashMap<String, String>,
+    /// Serialises the core's own manifest transactions within this process.
+    manifest_lock: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Catalog {
@@ -47,6 +55,7 @@ impl Catalog {
             root: opened.root,
             session: opened.session,
             storage_options: config.storage_options.clone(),
+            manifest_lock: Arc::new(tokio::sync::Mutex::new(())),
         })
     }
 
@@ -92,6 +101,23 @@ impl Catalog {
                 tracing::warn!(location = %uri, error = %e, "could not remove an unregistered table");
             }
         }
+    }
+}
+
+/// The engine reports a table whose namespace is missing as
+/// NamespaceNotFound; for an operation on a table, the table does not exist.
+pub(crate) fn missing_table(e: CatalogError, id: &[String]) -> CatalogError {
+    if e.code == crate::error::Code::NAMESPACE_NOT_FOUND {
+        CatalogError::new(
+            crate::error::Code::TABLE_NOT_FOUND,
+            format!(
+                "table {} does not exist: its namespace {} does not exist",
+                checks::display_id(id),
+                checks::display_id(&id[..id.len() - 1])
+            ),
+        )
+    } else {
+        e
     }
 }
 

@@ -204,12 +204,7 @@ impl LanceNamespace for Catalog {
     }
 
     async fn describe_table(&self, request: DescribeTableRequest) -> Result<DescribeTableResponse> {
-        checked(
-            table_id(&request.id),
-            Names::Table,
-            self.inner.describe_table(request),
-        )
-        .await
+        out(self.describe_table_op(request).await)
     }
 
     async fn table_exists(&self, request: TableExistsRequest) -> Result<()> {
@@ -333,12 +328,7 @@ impl LanceNamespace for Catalog {
         &self,
         request: DropTableIndexRequest,
     ) -> Result<DropTableIndexResponse> {
-        checked(
-            table_id(&request.id),
-            Names::Table,
-            self.inner.drop_table_index(request),
-        )
-        .await
+        out(self.drop_table_index_op(request).await)
     }
 
     async fn restore_table(&self, request: RestoreTableRequest) -> Result<RestoreTableResponse> {
@@ -402,12 +392,7 @@ impl LanceNamespace for Catalog {
         &self,
         request: UpdateTableSchemaMetadataRequest,
     ) -> Result<UpdateTableSchemaMetadataResponse> {
-        checked(
-            table_id(&request.id),
-            Names::Table,
-            self.inner.update_table_schema_metadata(request),
-        )
-        .await
+        out(self.update_schema_metadata_op(request).await)
     }
 
     async fn get_table_stats(
@@ -602,8 +587,8 @@ impl LanceNamespace for Catalog {
         .await
     }
 
-    async fn rename_table(&self, _request: RenameTableRequest) -> Result<RenameTableResponse> {
-        match not_yet("rename_table")? {}
+    async fn rename_table(&self, request: RenameTableRequest) -> Result<RenameTableResponse> {
+        out(self.rename_table_op(request).await)
     }
 
     async fn batch_create_table_versions(
@@ -622,9 +607,9 @@ impl LanceNamespace for Catalog {
 
     async fn update_field_metadata(
         &self,
-        _request: UpdateFieldMetadataRequest,
+        request: UpdateFieldMetadataRequest,
     ) -> Result<UpdateFieldMetadataResponse> {
-        match not_yet("update_field_metadata")? {}
+        out(self.update_field_metadata_op(request).await)
     }
 
     async fn alter_table_backfill_columns(

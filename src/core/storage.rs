@@ -58,7 +58,7 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
         Some(session.clone()),
         store,
         base,
-        true,
+        false,
         false,
         None,
     )
@@ -67,9 +67,9 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
     let dir = DirectoryNamespaceBuilder::new(root.clone())
         .storage_options(config.storage_options.clone())
         .session(session.clone())
-        // Root-level tables are looked up in the manifest first, so a table
-        // registered at the root is visible like any other.
-        .dir_listing_to_manifest_migration_enabled(true)
+        // The manifest is the only authority on what exists: a table renamed
+        // or registered at the root must not be shadowed by a directory scan.
+        .dir_listing_enabled(false)
         .build()
         .await
         .map_err(unavailable)?;

@@ -18,6 +18,7 @@ use lance_namespace_impls::dir::manifest::{ManifestEntry, ObjectType};
 
 use super::checks::{display_id, table_id};
 use super::data::{decode_stream, encode_stream, parse_mode};
+use super::open::branch_of;
 use super::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -195,8 +196,14 @@ impl Catalog {
             "append",
             "insert",
         )?;
-        decode_stream(&body, "insert_into_table")?;
+        let stream = decode_stream(&body, "insert_into_table")?;
         self.require_table(&id).await?;
+        if let Some(branch) = branch_of(&req.branch) {
+            return self
+                .insert_on_branch(&id, branch, mode, stream)
+                .await
+                .map_err(schema_error);
+        }
         req.id = Some(id);
         req.mode = Some(mode.to_string());
         engine(self.inner.insert_into_table(req, body).await).map_err(schema_error)
@@ -237,6 +244,12 @@ impl Catalog {
             ));
         }
         self.require_table(&id).await?;
+        if let Some(branch) = branch_of(&req.branch) {
+            return self
+                .merge_insert_on_branch(&id, branch, &req, on, stream)
+                .await
+                .map_err(schema_error);
+        }
         req.id = Some(id);
         req.on = Some(on);
         engine(self.inner.merge_insert_into_table(req, body).await).map_err(schema_error)

@@ -70,19 +70,34 @@ pub async fn dispatch(
         "RenameTable" => call!(rename_table),
         "UpdateTableSchemaMetadata" => {
             // The spec sends and answers a bare `{key: value}` map here.
+            // A `null` value asks to delete the key: the model cannot carry
+            // that, so it travels in the context (see core::UNSET_KEYS).
             let mut req = Map::new();
             let mut metadata = Map::new();
+            let mut unset = Vec::new();
             for (k, v) in obj {
                 match k.as_str() {
                     "id" | "branch" | "identity" | "context" => {
                         req.insert(k, v);
                     }
+                    _ if v.is_null() => unset.push(k),
                     _ => {
                         metadata.insert(k, v);
                     }
                 }
             }
             req.insert("metadata".into(), Value::Object(metadata));
+            if !unset.is_empty() {
+                let ctx = req
+                    .entry("context")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(ctx) = ctx {
+                    ctx.insert(
+                        crate::core::UNSET_KEYS.into(),
+                        Value::from(Value::from(unset).to_string()),
+                    );
+                }
+            }
             let resp = ns.update_table_schema_metadata(model(req)?).await?;
             json(resp.metadata.unwrap_or_default())
         }

@@ -49,4 +49,7 @@ conformance!(
     malformed_input,
     transactions_and_version_cleanup,
     missing_capabilities_answer_unsupported,
+    rename_table,
+    field_metadata_and_schema_metadata,
+    branch_writes,
 );

@@ -209,6 +209,48 @@ async fn bare_answers_and_delimiters() {
     .await;
     let meta: Value = r.json().await.unwrap();
     assert_eq!(meta["k"], "v");
+    // A null value deletes the key; other keys merge.
+    let r = post_json(
+        &c,
+        format!("{base}/v1/table/w%24t/schema_metadata/update"),
+        json!({"k": null, "k2": "v2"}),
+    )
+    .await;
+    let meta: Value = r.json().await.unwrap();
+    assert!(meta.get("k").is_none(), "{meta}");
+    assert_eq!(meta["k2"], "v2");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_renames_one_wins() {
+    let (_env, base, c) = server(RestConfig::default()).await;
+    post_json(&c, format!("{base}/v1/namespace/cr/create"), json!({})).await;
+    let r = c
+        .post(format!("{base}/v1/table/cr%24t/create"))
+        .header("content-type", ARROW)
+        .body(rows(0, 3).to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let rename = |name: &'static str| {
+        let c = c.clone();
+        let url = format!("{base}/v1/table/cr%24t/rename");
+        async move { post_json(&c, url, json!({"new_table_name": name})).await }
+    };
+    let (a, b) = tokio::join!(rename("a"), rename("b"));
+    let mut statuses = vec![a.status().as_u16(), b.status().as_u16()];
+    statuses.sort();
+    assert_eq!(statuses, vec![200, 409]);
+    let loser = if a.status() == 200 { b } else { a };
+    problem(loser, StatusCode::CONFLICT, 14).await;
+    let r = c
+        .get(format!("{base}/v1/namespace/cr/table/list"))
+        .send()
+        .await
+        .unwrap();
+    let list: Value = r.json().await.unwrap();
+    assert_eq!(list["tables"].as_array().unwrap().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -480,3 +480,144 @@ pub async fn transactions_and_version_cleanup(ns: &dyn LanceNamespace) {
     assert_eq!(nums, vec![2, 3]);
     assert_eq!(count(ns, &t, None).await, 9);
 }
+
+pub async fn field_metadata_and_schema_metadata(ns: &dyn LanceNamespace) {
+    let t = ["f", "t"];
+    table(ns, &t, 2).await;
+    let r = ns
+        .update_field_metadata(UpdateFieldMetadataRequest {
+            id: ids(&t),
+            updates: vec![UpdateFieldMetadataEntry {
+                path: "x".into(),
+                metadata: [("unit".to_string(), "m".to_string())].into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(r.version, 2);
+    let r = ns
+        .update_field_metadata(UpdateFieldMetadataRequest {
+            id: ids(&t),
+            updates: vec![UpdateFieldMetadataEntry {
+                path: "x".into(),
+                metadata: [("precision".to_string(), "2".to_string())].into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    // Merge semantics: both keys are there.
+    let fields = r.fields.unwrap();
+    assert_eq!(fields["x"]["unit"], "m");
+    assert_eq!(fields["x"]["precision"], "2");
+    assert_eq!(r.version, 3);
+    let missing = ns
+        .update_field_metadata(UpdateFieldMetadataRequest {
+            id: ids(&t),
+            updates: vec![UpdateFieldMetadataEntry {
+                path: "nope".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(missing), 12);
+    let m = ns
+        .update_table_schema_metadata(UpdateTableSchemaMetadataRequest {
+            id: ids(&t),
+            metadata: Some([("a".to_string(), "1".to_string())].into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(m.metadata.unwrap()["a"], "1");
+}
+
+pub async fn branch_writes(ns: &dyn LanceNamespace) {
+    let t = ["br", "t"];
+    table(ns, &t, 3).await;
+    ns.create_table_branch(CreateTableBranchRequest {
+        id: ids(&t),
+        name: "dev".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let on_dev = |start, n| {
+        ns.insert_into_table(
+            InsertIntoTableRequest {
+                id: ids(&t),
+                branch: Some("dev".into()),
+                ..Default::default()
+            },
+            rows(start, n),
+        )
+    };
+    on_dev(3, 2).await.unwrap();
+    ns.merge_insert_into_table(
+        MergeInsertIntoTableRequest {
+            id: ids(&t),
+            branch: Some("dev".into()),
+            on: Some(vec!["id".into()]),
+            when_matched_update_all: Some(true),
+            when_not_matched_insert_all: Some(true),
+            ..Default::default()
+        },
+        rows(4, 3),
+    )
+    .await
+    .unwrap();
+    let count_on = |branch: Option<&str>| {
+        ns.count_table_rows(CountTableRowsRequest {
+            id: ids(&t),
+            branch: branch.map(str::to_string),
+            ..Default::default()
+        })
+    };
+    assert_eq!(count_on(Some("dev")).await.unwrap(), 7);
+    // The main line did not move.
+    assert_eq!(count_on(None).await.unwrap(), 3);
+    let d = ns
+        .describe_table(DescribeTableRequest {
+            id: ids(&t),
+            branch: Some("dev".into()),
+            load_detailed_metadata: Some(true),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(d.version.unwrap() >= 3);
+    let main = ns
+        .describe_table(DescribeTableRequest {
+            id: ids(&t),
+            load_detailed_metadata: Some(true),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(main.version, Some(1));
+    let r = ns
+        .insert_into_table(
+            InsertIntoTableRequest {
+                id: ids(&t),
+                branch: Some("nope".into()),
+                ..Default::default()
+            },
+            rows(0, 1),
+        )
+        .await;
+    assert_eq!(code(r), 22);
+    let m = ns
+        .update_table_schema_metadata(UpdateTableSchemaMetadataRequest {
+            id: ids(&t),
+            branch: Some("dev".into()),
+            metadata: Some([("on".to_string(), "dev".to_string())].into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(m.metadata.unwrap()["on"], "dev");
+}

@@ -297,25 +297,106 @@ pub async fn malformed_input(ns: &dyn LanceNamespace) {
 }
 
 pub async fn missing_capabilities_answer_unsupported(ns: &dyn LanceNamespace) {
-    namespace(ns, &["u"]).await;
-    create(ns, &["u", "t"], rows(0, 1)).await.unwrap();
-    let r = ns
-        .rename_table(RenameTableRequest {
-            id: ids(&["u", "t"]),
-            new_table_name: "t2".into(),
-            ..Default::default()
-        })
-        .await;
-    assert_eq!(code(r), 0);
     let r = ns
         .batch_commit_tables(BatchCommitTablesRequest::default())
         .await;
     assert_eq!(code(r), 0);
-    let r = ns
-        .update_field_metadata(UpdateFieldMetadataRequest {
-            id: ids(&["u", "t"]),
+}
+
+pub async fn rename_table(ns: &dyn LanceNamespace) {
+    namespace(ns, &["r"]).await;
+    namespace(ns, &["r2"]).await;
+    ns.create_table(
+        CreateTableRequest {
+            id: ids(&["r", "t"]),
+            properties: Some([("team".to_string(), "x".to_string())].into()),
+            ..Default::default()
+        },
+        rows(0, 4),
+    )
+    .await
+    .unwrap();
+    ns.create_table_tag(CreateTableTagRequest {
+        id: ids(&["r", "t"]),
+        tag: "v1".into(),
+        version: 1,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let rename = |id: &[&str], name: &str, to_ns: Option<&[&str]>| RenameTableRequest {
+        id: ids(id),
+        new_table_name: name.to_string(),
+        new_namespace_id: to_ns.and_then(ids),
+        ..Default::default()
+    };
+    // Same namespace, new name.
+    ns.rename_table(rename(&["r", "t"], "t2", None))
+        .await
+        .unwrap();
+    let gone = ns
+        .table_exists(TableExistsRequest {
+            id: ids(&["r", "t"]),
             ..Default::default()
         })
         .await;
-    assert_eq!(code(r), 0);
+    assert_eq!(code(gone), 4);
+    // Another namespace; the destination namespace must exist and the name be free.
+    assert_eq!(
+        code(
+            ns.rename_table(rename(&["r", "t2"], "t", Some(&["ghost"])))
+                .await
+        ),
+        1
+    );
+    create(ns, &["r2", "taken"], rows(0, 1)).await.unwrap();
+    assert_eq!(
+        code(
+            ns.rename_table(rename(&["r", "t2"], "taken", Some(&["r2"])))
+                .await
+        ),
+        5
+    );
+    assert_eq!(
+        code(ns.rename_table(rename(&["r", "nope"], "x", None)).await),
+        4
+    );
+    ns.rename_table(rename(&["r", "t2"], "moved", Some(&["r2"])))
+        .await
+        .unwrap();
+    // Data, versions, tags and properties came along.
+    let id = ids(&["r2", "moved"]);
+    let n = ns
+        .count_table_rows(CountTableRowsRequest {
+            id: id.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(n, 4);
+    let tag = ns
+        .get_table_tag_version(GetTableTagVersionRequest {
+            id: id.clone(),
+            tag: "v1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(tag.version, 1);
+    let d = ns
+        .describe_table(DescribeTableRequest {
+            id: id.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(d.properties.unwrap()["team"], "x");
+    let listed = ns
+        .list_tables(ListTablesRequest {
+            id: ids(&["r2"]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed.tables, vec!["moved", "taken"]);
 }

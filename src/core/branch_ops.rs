@@ -1,0 +1,201 @@
+//! Writes and reads on a branch, for the operations whose engine
+//! implementation ignores `branch`: the core opens the branch head and
+//! commits to it itself.
+
+use std::sync::Arc;
+
+use lance::dataset::{
+    InsertBuilder, MergeInsertBuilder, WhenMatched, WhenNotMatched, WhenNotMatchedBySource,
+    WriteMode, WriteParams,
+};
+use lance::index::DatasetIndexExt;
+use lance_namespace::models::{
+    DescribeTableRequest, DescribeTableResponse, DropTableIndexRequest, DropTableIndexResponse,
+    InsertIntoTableResponse, MergeInsertIntoTableRequest, MergeInsertIntoTableResponse,
+};
+
+use super::data::Stream;
+use super::Catalog;
+use crate::error::{CatalogError, CatalogResult, Code};
+
+impl Catalog {
+    pub(crate) async fn insert_on_branch(
+        &self,
+        id: &[String],
+        branch: &str,
+        mode: &str,
+        stream: Stream,
+    ) -> CatalogResult<InsertIntoTableResponse> {
+        let ds = self.open_table(id, Some(branch)).await?;
+        let rows: usize = stream.batches.iter().map(|b| b.num_rows()).sum();
+        let params = WriteParams {
+            mode: if mode == "overwrite" {
+                WriteMode::Overwrite
+            } else {
+                WriteMode::Append
+            },
+            session: Some(self.session.clone()),
+            ..Default::default()
+        };
+        let ds = InsertBuilder::new(Arc::new(ds))
+            .with_params(&params)
+            .execute(stream.batches)
+            .await?;
+        Ok(InsertIntoTableResponse {
+            version: Some(ds.version().version as i64),
+            num_inserted_rows: Some(rows as i64),
+            ..Default::default()
+        })
+    }
+
+    pub(crate) async fn merge_insert_on_branch(
+        &self,
+        id: &[String],
+        branch: &str,
+        req: &MergeInsertIntoTableRequest,
+        on: Vec<String>,
+        stream: Stream,
+    ) -> CatalogResult<MergeInsertIntoTableResponse> {
+        let ds = Arc::new(self.open_table(id, Some(branch)).await?);
+        let mut builder = MergeInsertBuilder::try_new(ds.clone(), on)?;
+        let matched = match (
+            req.when_matched_update_all,
+            &req.when_matched_update_all_filt,
+        ) {
+            (Some(true), Some(f)) if !f.is_empty() => WhenMatched::update_if(&ds, f)?,
+            (Some(true), _) => WhenMatched::UpdateAll,
+            _ => WhenMatched::DoNothing,
+        };
+        builder.when_matched(matched);
+        builder.when_not_matched(if req.when_not_matched_insert_all.unwrap_or(false) {
+            WhenNotMatched::InsertAll
+        } else {
+            WhenNotMatched::DoNothing
+        });
+        if req.when_not_matched_by_source_delete.unwrap_or(false) {
+            let by_source = match &req.when_not_matched_by_source_delete_filt {
+                Some(f) if !f.is_empty() => WhenNotMatchedBySource::delete_if(&ds, f)?,
+                _ => WhenNotMatchedBySource::Delete,
+            };
+            builder.when_not_matched_by_source(by_source);
+        }
+        let reader = arrow_array::RecordBatchIterator::new(
+            stream.batches.into_iter().map(Ok),
+            stream.schema.clone(),
+        );
+        let (ds, stats) = builder
+            .try_build()?
+            .execute_reader(Box::new(reader) as Box<dyn arrow_array::RecordBatchReader + Send>)
+            .await?;
+        Ok(MergeInsertIntoTableResponse {
+            version: Some(ds.version().version as i64),
+            num_inserted_rows: Some(stats.num_inserted_rows as i64),
+            num_updated_rows: Some(stats.num_updated_rows as i64),
+            num_deleted_rows: Some(stats.num_deleted_rows as i64),
+            ..Default::default()
+        })
+    }
+
+    pub(crate) async fn drop_index_on_branch(
+        &self,
+        id: &[String],
+        branch: &str,
+        req: &DropTableIndexRequest,
+    ) -> CatalogResult<DropTableIndexResponse> {
+        let name = req
+            .index_name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| CatalogError::invalid("drop_table_index needs an index name"))?;
+        let mut ds = self.open_table(id, Some(branch)).await?;
+        ds.drop_index(name).await.map_err(|e| {
+            let err = CatalogError::from_lance(&e);
+            if err.code == Code::INVALID_INPUT || err.code.0 == 4 {
+                CatalogError::new(
+                    Code(6),
+                    format!("no index named {name:?} on branch {branch:?}"),
+                )
+            } else {
+                err
+            }
+        })?;
+        Ok(DropTableIndexResponse::default())
+    }
+
+    /// Describe the table as of a branch head or a tag: its version and
+    /// schema there, the catalog's record for the rest.
+    pub(crate) async fn describe_ref(
+        &self,
+        id: &[String],
+        req: &DescribeTableRequest,
+        mut base: DescribeTableResponse,
+    ) -> CatalogResult<DescribeTableResponse> {
+        let branch = super::open::branch_of(&req.branch);
+        let mut ds = self.open_table(id, branch).await?;
+        if let Some(tag) = req.tag.as_deref().filter(|t| !t.is_empty()) {
+            ds = ds
+                .checkout_version(tag)
+                .await
+                .map_err(|_| CatalogError::new(Code(8), format!("table has no tag {tag:?}")))?;
+        } else if let Some(v) = req.version {
+            ds = ds.checkout_version(v as u64).await.map_err(|_| {
+                CatalogError::new(
+                    Code::TABLE_VERSION_NOT_FOUND,
+                    format!("table has no version {v}"),
+                )
+            })?;
+        }
+        base.version = Some(ds.version().version as i64);
+        if req.load_detailed_metadata.unwrap_or(false) {
+            let arrow = arrow_schema::Schema::from(ds.schema());
+            let json = lance_namespace::schema::arrow_schema_to_json(&arrow)?;
+            base.schema = Some(Box::new(json));
+        }
+        Ok(base)
+    }
+}
+
+impl Catalog {
+    pub(crate) async fn describe_table_op(
+        &self,
+        mut req: DescribeTableRequest,
+    ) -> CatalogResult<DescribeTableResponse> {
+        let id = super::checks::table_id(&req.id)?;
+        req.id = Some(id.clone());
+        let on_ref = super::open::branch_of(&req.branch).is_some()
+            || req.tag.as_deref().is_some_and(|t| !t.is_empty());
+        let mut plain = req.clone();
+        if on_ref {
+            // The engine ignores branch and tag: describe the record, then
+            // read version and schema at the reference.
+            plain.branch = None;
+            plain.tag = None;
+            plain.version = None;
+            plain.load_detailed_metadata = Some(false);
+        }
+        let base = super::engine(
+            lance_namespace::LanceNamespace::describe_table(self.inner.as_ref(), plain).await,
+        )
+        .map_err(|e| super::missing_table(e, &id))?;
+        if on_ref {
+            self.describe_ref(&id, &req, base).await
+        } else {
+            Ok(base)
+        }
+    }
+
+    pub(crate) async fn drop_table_index_op(
+        &self,
+        mut req: DropTableIndexRequest,
+    ) -> CatalogResult<DropTableIndexResponse> {
+        let id = super::checks::table_id(&req.id)?;
+        if let Some(branch) = super::open::branch_of(&req.branch) {
+            return self.drop_index_on_branch(&id, branch, &req).await;
+        }
+        req.id = Some(id.clone());
+        super::engine(
+            lance_namespace::LanceNamespace::drop_table_index(self.inner.as_ref(), req).await,
+        )
+        .map_err(|e| super::missing_table(e, &id))
+    }
+}
