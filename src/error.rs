@@ -42,6 +42,13 @@ pub const STATUS_TABLE: &[(u32, &str, u16)] = &[
     (23, "TableBranchAlreadyExists", 409),
 ];
 
+/// Control-plane codes, beside the spec's: (code, name, HTTP status).
+pub const CONTROL_TABLE: &[(u32, &str, u16)] = &[
+    (10000, "TaskNotFound", 404),
+    (10001, "TaskStateConflict", 409),
+    (10002, "TaskQuotaExceeded", 429),
+];
+
 impl Code {
     pub const UNSUPPORTED: Code = Code(0);
     pub const NAMESPACE_NOT_FOUND: Code = Code(1);
@@ -57,9 +64,13 @@ impl Code {
     pub const INTERNAL: Code = Code(18);
     pub const SCHEMA_VALIDATION: Code = Code(20);
     pub const THROTTLING: Code = Code(21);
+    pub const TASK_NOT_FOUND: Code = Code(10000);
 
     fn row(self) -> Option<&'static (u32, &'static str, u16)> {
-        STATUS_TABLE.iter().find(|r| r.0 == self.0)
+        STATUS_TABLE
+            .iter()
+            .chain(CONTROL_TABLE)
+            .find(|r| r.0 == self.0)
     }
 
     /// The code's name, e.g. `TableNotFound`; unknown codes are `Internal`.

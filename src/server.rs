@@ -28,7 +28,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     );
     // Also on stdout, unbuffered by the log filter, for scripts that wait on it.
     println!("lance-catalog listening on http://{addr}");
-    let app = rest::router(Arc::new(catalog), rest_config);
+    let app = rest::catalog_router(Arc::new(catalog), rest_config);
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await
@@ -42,7 +42,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
 pub async fn spawn(catalog: Catalog, config: RestConfig) -> std::io::Result<SocketAddr> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
-    let app = rest::router(Arc::new(catalog), config);
+    let app = rest::catalog_router(Arc::new(catalog), config);
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });

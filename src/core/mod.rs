@@ -9,7 +9,9 @@
 
 mod branch_ops;
 mod checks;
+mod computed;
 mod data;
+mod jobs;
 mod manifest_tx;
 mod metadata;
 mod namespace_impl;
@@ -19,6 +21,7 @@ mod rename;
 mod storage;
 mod tables;
 
+pub use jobs::{Job, JobState};
 pub use metadata::UNSET_KEYS;
 pub use storage::StorageConfig;
 pub use tables::{LOCATION_KEY, PROPERTIES_KEY};
@@ -41,6 +44,7 @@ pub struct Catalog {
     root: String,
     session: Arc<Session>,
     storage_options: HashMap<String, String>,
+    jobs: jobs::Jobs,
     /// Serialises the core's own manifest transactions within this process.
     manifest_lock: Arc<tokio::sync::Mutex<()>>,
 }
@@ -52,6 +56,7 @@ impl Catalog {
         Ok(Self {
             inner: Arc::new(opened.dir),
             manifest: Arc::new(opened.manifest),
+            jobs: opened.jobs,
             root: opened.root,
             session: opened.session,
             storage_options: config.storage_options.clone(),
@@ -62,6 +67,11 @@ impl Catalog {
     /// The storage root as the engine sees it (a path or URI).
     pub fn root(&self) -> &str {
         &self.root
+    }
+
+    /// A job's record (backfills, view refreshes).
+    pub async fn job(&self, job_id: &str) -> CatalogResult<Job> {
+        self.jobs.get(job_id).await
     }
 
     /// The full URI of a directory under the root, in the form the engine

@@ -435,12 +435,7 @@ impl LanceNamespace for Catalog {
         &self,
         request: AlterTableAddColumnsRequest,
     ) -> Result<AlterTableAddColumnsResponse> {
-        checked(
-            table_id(&request.id),
-            Names::Table,
-            self.inner.alter_table_add_columns(request),
-        )
-        .await
+        out(self.add_columns_op(request).await)
     }
 
     async fn alter_table_alter_columns(
@@ -614,9 +609,9 @@ impl LanceNamespace for Catalog {
 
     async fn alter_table_backfill_columns(
         &self,
-        _request: AlterTableBackfillColumnsRequest,
+        request: AlterTableBackfillColumnsRequest,
     ) -> Result<AlterTableBackfillColumnsResponse> {
-        match not_yet("alter_table_backfill_columns")? {}
+        out(self.backfill_op(request).await)
     }
 
     async fn refresh_materialized_view(

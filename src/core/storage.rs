@@ -9,6 +9,7 @@ use lance::session::Session;
 use lance_namespace_impls::dir::manifest::ManifestNamespace;
 use lance_namespace_impls::{DirectoryNamespace, DirectoryNamespaceBuilder};
 
+use super::jobs::Jobs;
 use crate::error::{CatalogError, CatalogResult};
 
 /// Where the catalog keeps its tables.
@@ -47,6 +48,7 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
     let (store, base) = ObjectStore::from_uri_and_params(session.store_registry(), &root, &params)
         .await
         .map_err(unavailable)?;
+    let jobs = Jobs::new(store.clone(), base.clone());
     // The catalog's own handle on the `__manifest` table, created now rather
     // than on the first write, so reads of a fresh root behave like reads of
     // any other. Metadata-only changes (registration with properties, and
@@ -74,6 +76,7 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
         .await
         .map_err(unavailable)?;
     Ok(Opened {
+        jobs,
         root,
         session,
         dir,
@@ -82,6 +85,7 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
 }
 
 pub(super) struct Opened {
+    pub jobs: Jobs,
     pub root: String,
     pub session: Arc<Session>,
     pub dir: DirectoryNamespace,

@@ -2,6 +2,7 @@
 //! It parses requests into spec models and renders answers; it decides
 //! nothing about what an operation means.
 
+mod control;
 mod dispatch;
 pub mod ops;
 mod problem;
@@ -20,6 +21,7 @@ use bytes::Bytes;
 use lance_namespace::LanceNamespace;
 use serde_json::{Map, Value};
 
+use crate::core::Catalog;
 use crate::error::CatalogError;
 use dispatch::{dispatch, Reply};
 pub use ops::{BodyKind, OpDef, OPS};
@@ -56,9 +58,21 @@ struct AppState {
     config: Arc<RestConfig>,
 }
 
-/// The gateway's router over any namespace implementation (normally the
-/// catalog core).
+/// The gateway's router over any namespace implementation: the 54 spec
+/// routes only.
 pub fn router(ns: Arc<dyn LanceNamespace>, config: RestConfig) -> Router {
+    let api = spec_routes(ns, &config);
+    finish(api, &config)
+}
+
+/// The catalog's full router: the spec routes and the catalog's own
+/// control-plane routes (see `control.rs`).
+pub fn catalog_router(catalog: Arc<Catalog>, config: RestConfig) -> Router {
+    let api = spec_routes(catalog.clone(), &config).merge(control::routes(catalog));
+    finish(api, &config)
+}
+
+fn spec_routes(ns: Arc<dyn LanceNamespace>, config: &RestConfig) -> Router {
     let state = AppState {
         ns,
         config: Arc::new(config.clone()),
@@ -75,7 +89,12 @@ pub fn router(ns: Arc<dyn LanceNamespace>, config: RestConfig) -> Router {
         };
         api = api.route(&op.path, route.fallback(method_not_allowed));
     }
-    let api = api.fallback(not_found).with_state(state);
+    api.with_state(state)
+}
+
+/// Serve `api` at the root and, when configured, under the prefix too.
+fn finish(api: Router, config: &RestConfig) -> Router {
+    let api = api.fallback(not_found);
     let mut app = Router::new().merge(api.clone());
     if let Some(prefix) = config.prefix.as_deref() {
         let prefix = format!("/{}", prefix.trim_matches('/'));
@@ -86,7 +105,7 @@ pub fn router(ns: Arc<dyn LanceNamespace>, config: RestConfig) -> Router {
     app.fallback(not_found)
 }
 
-async fn not_found(req: Request) -> Response {
+pub(crate) async fn not_found(req: Request) -> Response {
     let path = req.uri().path().to_string();
     Problem::invalid(
         format!(
@@ -99,7 +118,7 @@ async fn not_found(req: Request) -> Response {
     .into_response()
 }
 
-async fn method_not_allowed(req: Request) -> Response {
+pub(crate) async fn method_not_allowed(req: Request) -> Response {
     let path = req.uri().path().to_string();
     Problem::invalid(
         format!("{} is not the method of {path}", req.method()),

@@ -52,4 +52,5 @@ conformance!(
     rename_table,
     field_metadata_and_schema_metadata,
     branch_writes,
+    computed_column_backfill,
 );

@@ -414,3 +414,45 @@ async fn identity_and_context_travel_as_headers() {
     let ctx = d.context.unwrap();
     assert_eq!(ctx["header.x-served-by"], "recorder");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backfill_jobs_are_queryable() {
+    let (_env, base, c) = server(RestConfig::default()).await;
+    post_json(&c, format!("{base}/v1/namespace/j/create"), json!({})).await;
+    c.post(format!("{base}/v1/table/j%24t/create"))
+        .header("content-type", ARROW)
+        .body(rows(0, 5).to_vec())
+        .send()
+        .await
+        .unwrap();
+    let r = post_json(
+        &c,
+        format!("{base}/v1/table/j%24t/add_columns"),
+        json!({"new_columns": [{"name": "y", "computed": "id + 100"}]}),
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    let r = post_json(
+        &c,
+        format!("{base}/v1/table/j%24t/backfill_column"),
+        json!({"column": "y"}),
+    )
+    .await;
+    assert_eq!(r.status(), 202);
+    let job: Value = r.json().await.unwrap();
+    let job_id = job["job_id"].as_str().unwrap().to_string();
+    let mut state = Value::Null;
+    for _ in 0..200 {
+        let r = post_json(&c, format!("{base}/v1/job/{job_id}/describe"), json!({})).await;
+        state = r.json().await.unwrap();
+        if state["state"] == "succeeded" || state["state"] == "failed" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(state["state"], "succeeded", "{state}");
+    assert_eq!(state["rows_written"], 5);
+    assert_eq!(state["column"], "y");
+    let r = post_json(&c, format!("{base}/v1/job/0000/describe"), json!({})).await;
+    problem(r, StatusCode::NOT_FOUND, 10000).await;
+}

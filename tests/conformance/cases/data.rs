@@ -621,3 +621,112 @@ pub async fn branch_writes(ns: &dyn LanceNamespace) {
         .unwrap();
     assert_eq!(m.metadata.unwrap()["on"], "dev");
 }
+
+/// Wait (bounded) until `predicate` matches `want` rows.
+async fn eventually(ns: &dyn LanceNamespace, id: &[&str], predicate: &str, want: i64) {
+    for _ in 0..200 {
+        if count(ns, id, Some(predicate)).await == want {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{predicate} never matched {want} rows");
+}
+
+pub async fn computed_column_backfill(ns: &dyn LanceNamespace) {
+    let t = ["c", "t"];
+    table(ns, &t, 6).await;
+    let added = ns
+        .alter_table_add_columns(AlterTableAddColumnsRequest {
+            id: ids(&t),
+            new_columns: vec![AddColumnsEntry {
+                name: "twice".into(),
+                computed: Some(Some("id * 2".into())),
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(added.version, 2);
+    // The column starts all-null.
+    assert_eq!(count(ns, &t, Some("twice IS NULL")).await, 6);
+    let job = ns
+        .alter_table_backfill_columns(AlterTableBackfillColumnsRequest {
+            id: ids(&t),
+            column: "twice".into(),
+            r#where: Some(Some("id >= 2".into())),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(!job.job_id.is_empty());
+    eventually(ns, &t, "twice = id * 2", 4).await;
+    assert_eq!(count(ns, &t, Some("twice IS NULL")).await, 2);
+
+    // A bad binding is refused up front.
+    let r = ns
+        .alter_table_add_columns(AlterTableAddColumnsRequest {
+            id: ids(&t),
+            new_columns: vec![AddColumnsEntry {
+                name: "bad".into(),
+                computed: Some(Some("nope + 1".into())),
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 13);
+    // A column with no binding cannot be backfilled; a missing one is 12.
+    let r = ns
+        .alter_table_backfill_columns(AlterTableBackfillColumnsRequest {
+            id: ids(&t),
+            column: "x".into(),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 13);
+    let r = ns
+        .alter_table_backfill_columns(AlterTableBackfillColumnsRequest {
+            id: ids(&t),
+            column: "nope".into(),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 12);
+
+    // A Python UDF column is stored, but this server cannot run it.
+    ns.alter_table_add_columns(AlterTableAddColumnsRequest {
+        id: ids(&t),
+        new_columns: vec![AddColumnsEntry {
+            name: "emb".into(),
+            virtual_column: Some(Some(Box::new(AddVirtualColumnEntry {
+                input_columns: vec!["s".into()],
+                outputs: vec![AddVirtualColumnOutputEntry {
+                    column: "emb".into(),
+                    struct_field: "emb".into(),
+                    data_type: serde_json::json!({"type": "float64"}),
+                    nullable: true,
+                    ..Default::default()
+                }],
+                image: "registry.local/udf:1".into(),
+                udf: "def f(s): ...".into(),
+                udf_name: "embed".into(),
+                udf_version: "1".into(),
+                ..Default::default()
+            }))),
+            ..Default::default()
+        }],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let r = ns
+        .alter_table_backfill_columns(AlterTableBackfillColumnsRequest {
+            id: ids(&t),
+            column: "emb".into(),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 0);
+}

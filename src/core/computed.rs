@@ -1,0 +1,199 @@
+//! Computed and virtual columns, and their asynchronous backfill.
+//!
+//! A `computed` column is bound to a SQL expression: the column is added
+//! all-null and the expression is kept in its field metadata under
+//! [`COMPUTED_KEY`]. A backfill job later evaluates the binding for the
+//! existing rows (those matching `where`, reading `read_version` when given)
+//! and commits the values. A `virtual_column` is bound to a Python UDF in a
+//! container image; its definition is kept under [`VIRTUAL_KEY`], but this
+//! server cannot run it, so its backfill is refused with code 0.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Schema};
+use lance::dataset::NewColumnTransform;
+use lance::dataset::UpdateBuilder;
+use lance::Dataset;
+use lance_namespace::models::{
+    AddColumnsEntry, AlterTableAddColumnsRequest, AlterTableAddColumnsResponse,
+    AlterTableBackfillColumnsRequest, AlterTableBackfillColumnsResponse, JsonArrowDataType,
+};
+use lance_namespace::LanceNamespace;
+
+use super::checks::{display_id, table_id};
+use super::jobs::JobOutcome;
+use super::open::branch_of;
+use super::{engine, Catalog};
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// Field-metadata key holding a computed column's SQL binding.
+pub const COMPUTED_KEY: &str = "lance-catalog:computed";
+/// Field-metadata key holding a virtual column's UDF definition (JSON).
+pub const VIRTUAL_KEY: &str = "lance-catalog:virtual_column";
+
+fn bound(e: &AddColumnsEntry) -> bool {
+    e.computed.as_ref().is_some_and(|c| c.is_some())
+        || e.virtual_column.as_ref().is_some_and(|v| v.is_some())
+}
+
+impl Catalog {
+    pub(crate) async fn add_columns_op(
+        &self,
+        mut req: AlterTableAddColumnsRequest,
+    ) -> CatalogResult<AlterTableAddColumnsResponse> {
+        let id = table_id(&req.id)?;
+        if req.new_columns.is_empty() {
+            return Err(CatalogError::invalid(
+                "add_columns needs at least one new column",
+            ));
+        }
+        if !req.new_columns.iter().any(bound) {
+            req.id = Some(id.clone());
+            return engine(self.inner.alter_table_add_columns(req).await)
+                .map_err(|e| super::missing_table(e, &id));
+        }
+        let mut ds = self.open_table(&id, branch_of(&req.branch)).await?;
+        let mut expressions = Vec::new();
+        let mut null_fields = Vec::new();
+        for entry in &req.new_columns {
+            if entry.name.trim().is_empty() {
+                return Err(CatalogError::invalid("a new column needs a name"));
+            }
+            if ds.schema().field(&entry.name).is_some() {
+                return Err(CatalogError::invalid(format!(
+                    "table {} already has a column {:?}",
+                    display_id(&id),
+                    entry.name
+                )));
+            }
+            let expression = entry.expression.clone().flatten();
+            let computed = entry.computed.clone().flatten();
+            let virtual_column = entry.virtual_column.clone().flatten();
+            match (expression, computed, virtual_column) {
+                (Some(expr), None, None) => expressions.push((entry.name.clone(), expr)),
+                (None, Some(sql), None) => {
+                    let data_type = expression_type(&ds, &entry.name, &sql).await?;
+                    let meta = HashMap::from([(COMPUTED_KEY.to_string(), sql)]);
+                    null_fields.push(Field::new(&entry.name, data_type, true).with_metadata(meta));
+                }
+                (None, None, Some(v)) => {
+                    let definition = serde_json::to_string(&v).map_err(|e| {
+                        CatalogError::internal(format!("cannot encode the UDF definition: {e}"))
+                    })?;
+                    if v.outputs.is_empty() {
+                        return Err(CatalogError::invalid(format!(
+                            "virtual column {:?} declares no outputs",
+                            entry.name
+                        )));
+                    }
+                    for out in &v.outputs {
+                        let data_type = json_type(&out.data_type)?;
+                        let mut meta = v.field_metadata.clone().unwrap_or_default();
+                        meta.insert(VIRTUAL_KEY.to_string(), definition.clone());
+                        null_fields.push(Field::new(&out.column, data_type, true).with_metadata(meta));
+                    }
+                }
+                _ => {
+                    return Err(CatalogError::invalid(format!(
+                        "new column {:?} must have exactly one of expression, computed or virtual_column",
+                        entry.name
+                    )))
+                }
+            }
+        }
+        if !expressions.is_empty() {
+            ds.add_columns(NewColumnTransform::SqlExpressions(expressions), None, None)
+                .await?;
+        }
+        if !null_fields.is_empty() {
+            let schema = Arc::new(Schema::new(null_fields));
+            ds.add_columns(NewColumnTransform::AllNulls(schema), None, None)
+                .await?;
+        }
+        Ok(AlterTableAddColumnsResponse {
+            version: ds.version().version as i64,
+            ..Default::default()
+        })
+    }
+
+    pub(crate) async fn backfill_op(
+        &self,
+        req: AlterTableBackfillColumnsRequest,
+    ) -> CatalogResult<AlterTableBackfillColumnsResponse> {
+        let id = table_id(&req.id)?;
+        let column = req.column.trim().to_string();
+        let mut ds = self.open_table(&id, branch_of(&req.branch)).await?;
+        let field = ds.schema().field(&column).ok_or_else(|| {
+            CatalogError::new(
+                Code(12),
+                format!("table {} has no column {column:?}", display_id(&id)),
+            )
+        })?;
+        if let Some(def) = field.metadata.get(VIRTUAL_KEY) {
+            let udf: serde_json::Value = serde_json::from_str(def).unwrap_or_default();
+            return Err(CatalogError::unsupported(format!(
+                "column {column:?} is bound to the Python UDF {} in image {}; this server has no UDF runner, so it cannot backfill it: run the backfill with an external UDF runner",
+                udf["udf_name"], udf["image"]
+            )));
+        }
+        let sql = field.metadata.get(COMPUTED_KEY).cloned().ok_or_else(|| {
+            CatalogError::invalid(format!(
+                "column {column:?} has no computed binding to backfill; add it with `computed`"
+            ))
+        })?;
+        if let Some(v) = req.read_version.flatten() {
+            ds = ds.checkout_version(v as u64).await.map_err(|_| {
+                CatalogError::new(
+                    Code::TABLE_VERSION_NOT_FOUND,
+                    format!("table {} has no version {v}", display_id(&id)),
+                )
+            })?;
+        }
+        // Everything that can be wrong with the request is checked here,
+        // before a job exists.
+        let mut builder = UpdateBuilder::new(Arc::new(ds)).set(&column, &sql)?;
+        if let Some(w) = req
+            .r#where
+            .clone()
+            .flatten()
+            .filter(|w| !w.trim().is_empty())
+        {
+            builder = builder.update_where(&w)?;
+        }
+        let update = builder.build()?;
+        let work = async move {
+            let result = update.execute().await?;
+            Ok(JobOutcome {
+                rows_written: result.rows_updated,
+                version: result.new_dataset.version().version as i64,
+                ..Default::default()
+            })
+        };
+        let job_id = self.jobs.spawn("backfill", id, Some(column), work).await;
+        Ok(AlterTableBackfillColumnsResponse {
+            job_id,
+            ..Default::default()
+        })
+    }
+}
+
+/// The type a SQL expression yields over the table's columns.
+async fn expression_type(ds: &Dataset, name: &str, sql: &str) -> CatalogResult<DataType> {
+    let mut scan = ds.scan();
+    scan.project_with_transform(&[(name, sql)]).map_err(|e| {
+        CatalogError::invalid(format!(
+            "computed column {name:?}: {sql:?} is not a valid expression over the table: {}",
+            CatalogError::from_lance(&e).message
+        ))
+    })?;
+    let schema = scan.schema().await?;
+    Ok(schema.field(0).data_type().clone())
+}
+
+fn json_type(value: &serde_json::Value) -> CatalogResult<DataType> {
+    let parsed: JsonArrowDataType = serde_json::from_value(value.clone()).map_err(|e| {
+        CatalogError::invalid(format!("output data_type {value} is not a type: {e}"))
+    })?;
+    Ok(lance_namespace::schema::convert_json_arrow_type(&parsed)?)
+}

@@ -1,0 +1,180 @@
+//! Asynchronous jobs (column backfills, materialized-view refreshes): a
+//! record per job, written through to the storage root as JSON under
+//! `_catalog/jobs/`, so any replica can answer for it and it outlives the
+//! process that ran it. A job that was running when its process died stays
+//! `running` in its record; its `updated_at` shows it is stale.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use lance::io::ObjectStore;
+use object_store::path::Path;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// Where job records live, under the storage root.
+const JOBS_DIR: &str = "_catalog/jobs";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+}
+
+/// What a job did or is doing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    pub job_id: String,
+    /// `backfill` or `refresh`.
+    pub kind: String,
+    /// The table (or view) the job writes.
+    pub table: Vec<String>,
+    /// The column a backfill fills.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<String>,
+    pub state: JobState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows_written: Option<u64>,
+    /// The table version the job committed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<i64>,
+    /// Job-specific facts (e.g. the source versions a refresh read).
+    #[serde(default, skip_serializing_if = "HashMap::is_empty")]
+    pub details: HashMap<String, String>,
+    pub created_at_ms: u64,
+    pub updated_at_ms: u64,
+}
+
+/// What a finished job reports.
+#[derive(Debug, Default)]
+pub struct JobOutcome {
+    pub rows_written: u64,
+    pub version: i64,
+    pub details: HashMap<String, String>,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// The job registry.
+#[derive(Debug, Clone)]
+pub struct Jobs {
+    live: Arc<Mutex<HashMap<String, Job>>>,
+    store: Arc<ObjectStore>,
+    base: Path,
+}
+
+impl Jobs {
+    pub(crate) fn new(store: Arc<ObjectStore>, base: Path) -> Self {
+        Self {
+            live: Arc::default(),
+            store,
+            base,
+        }
+    }
+
+    fn path(&self, job_id: &str) -> Path {
+        JOBS_DIR
+            .split('/')
+            .fold(self.base.clone(), |p, part| p.join(part))
+            .join(format!("{job_id}.json").as_str())
+    }
+
+    async fn save(&self, job: &Job) {
+        self.live
+            .lock()
+            .expect("jobs lock")
+            .insert(job.job_id.clone(), job.clone());
+        let Ok(bytes) = serde_json::to_vec(job) else {
+            return;
+        };
+        if let Err(e) = self.store.put(&self.path(&job.job_id), &bytes).await {
+            tracing::warn!(job = %job.job_id, error = %e, "could not persist job record to {JOBS_DIR}");
+        }
+    }
+
+    /// Queue `work` as a job and run it in the background; returns the id.
+    pub(crate) async fn spawn<F>(
+        &self,
+        kind: &str,
+        table: Vec<String>,
+        column: Option<String>,
+        work: F,
+    ) -> String
+    where
+        F: Future<Output = CatalogResult<JobOutcome>> + Send + 'static,
+    {
+        let job_id = uuid::Uuid::new_v4().to_string();
+        let t = now_ms();
+        let mut job = Job {
+            job_id: job_id.clone(),
+            kind: kind.to_string(),
+            table,
+            column,
+            state: JobState::Queued,
+            error: None,
+            error_code: None,
+            rows_written: None,
+            version: None,
+            details: HashMap::new(),
+            created_at_ms: t,
+            updated_at_ms: t,
+        };
+        self.save(&job).await;
+        let jobs = self.clone();
+        tokio::spawn(async move {
+            job.state = JobState::Running;
+            job.updated_at_ms = now_ms();
+            jobs.save(&job).await;
+            match work.await {
+                Ok(outcome) => {
+                    job.state = JobState::Succeeded;
+                    job.rows_written = Some(outcome.rows_written);
+                    job.version = Some(outcome.version);
+                    job.details = outcome.details;
+                }
+                Err(e) => {
+                    job.state = JobState::Failed;
+                    job.error = Some(e.message);
+                    job.error_code = Some(e.code.0);
+                }
+            }
+            job.updated_at_ms = now_ms();
+            jobs.save(&job).await;
+        });
+        job_id
+    }
+
+    /// A job's record, from this process or from storage.
+    pub async fn get(&self, job_id: &str) -> CatalogResult<Job> {
+        if let Some(job) = self.live.lock().expect("jobs lock").get(job_id) {
+            return Ok(job.clone());
+        }
+        let not_found =
+            || CatalogError::new(Code::TASK_NOT_FOUND, format!("no job with id {job_id:?}"));
+        if job_id.is_empty() || !job_id.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+            return Err(not_found());
+        }
+        let bytes = self
+            .store
+            .read_one_all(&self.path(job_id))
+            .await
+            .map_err(|_| not_found())?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| CatalogError::internal(format!("job record {job_id} is unreadable: {e}")))
+    }
+}
