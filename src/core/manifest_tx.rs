@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, StringArray};
+use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
 use futures::TryStreamExt;
 use lance::dataset::builder::DatasetBuilder;
 use lance::dataset::{MergeInsertBuilder, WhenMatched, WhenNotMatched, WhenNotMatchedBySource};
@@ -24,6 +24,8 @@ use crate::error::{CatalogError, CatalogResult, Code};
 
 /// The manifest's key column.
 const OBJECT_ID: &str = "object_id";
+/// The manifest column holding an object's properties as JSON.
+const METADATA: &str = "metadata";
 
 /// A SQL string literal.
 pub(crate) fn literal(s: &str) -> String {
@@ -117,4 +119,70 @@ pub(crate) fn with_object_ids(batch: &RecordBatch, ids: Vec<String>) -> CatalogR
     let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
     columns[idx] = Arc::new(StringArray::from(ids)) as ArrayRef;
     Ok(RecordBatch::try_new(batch.schema(), columns)?)
+}
+
+impl Catalog {
+    /// Merge `updates` into a table's properties (its manifest metadata).
+    /// A property merge is safe to re-apply, so a conflict is retried.
+    pub(crate) async fn update_table_properties(
+        &self,
+        id: &[String],
+        updates: std::collections::HashMap<String, String>,
+    ) -> CatalogResult<()> {
+        let key = id.join("$");
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let ds = self.manifest_snapshot().await?;
+            let rows = self.manifest_rows(&ds, std::slice::from_ref(&key)).await?;
+            let Some(row) = rows.first().filter(|b| b.num_rows() == 1) else {
+                return Err(CatalogError::new(
+                    Code::TABLE_NOT_FOUND,
+                    format!("table {} does not exist", super::checks::display_id(id)),
+                ));
+            };
+            let idx = row
+                .schema()
+                .index_of(METADATA)
+                .map_err(|e| CatalogError::internal(format!("manifest has no {METADATA}: {e}")))?;
+            let current = row
+                .column(idx)
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .filter(|a| !a.is_null(0))
+                .map(|a| a.value(0).to_string());
+            let mut props: std::collections::HashMap<String, String> = current
+                .as_deref()
+                .and_then(|s| serde_json::from_str(s).ok())
+                .unwrap_or_default();
+            props.extend(updates.clone());
+            let encoded = serde_json::to_string(&props)
+                .map_err(|e| CatalogError::internal(format!("cannot encode properties: {e}")))?;
+            let mut columns: Vec<ArrayRef> = row.columns().to_vec();
+            columns[idx] = Arc::new(StringArray::from(vec![encoded])) as ArrayRef;
+            let updated = RecordBatch::try_new(row.schema(), columns)?;
+            match self.manifest_upsert(ds, updated).await {
+                Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < 5 => {
+                    tokio::time::sleep(std::time::Duration::from_millis(20 * attempt)).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Replace existing manifest rows (matched on `object_id`), in one commit.
+    async fn manifest_upsert(&self, ds: Arc<Dataset>, rows: RecordBatch) -> CatalogResult<()> {
+        let mut builder = MergeInsertBuilder::try_new(ds, vec![OBJECT_ID.to_string()])?;
+        builder
+            .when_matched(WhenMatched::UpdateAll)
+            .when_not_matched(WhenNotMatched::DoNothing)
+            .conflict_retries(0);
+        let reader = arrow_array::RecordBatchIterator::new(vec![Ok(rows.clone())], rows.schema());
+        builder
+            .try_build()?
+            .execute_reader(Box::new(reader) as Box<dyn arrow_array::RecordBatchReader + Send>)
+            .await
+            .map_err(|e| CatalogError::from_lance(&e))?;
+        Ok(())
+    }
 }

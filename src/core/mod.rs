@@ -20,6 +20,7 @@ mod open;
 mod rename;
 mod storage;
 mod tables;
+mod views;
 
 pub use jobs::{Job, JobState};
 pub use metadata::UNSET_KEYS;

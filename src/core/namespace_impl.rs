@@ -616,15 +616,15 @@ impl LanceNamespace for Catalog {
 
     async fn refresh_materialized_view(
         &self,
-        _request: RefreshMaterializedViewRequest,
+        request: RefreshMaterializedViewRequest,
     ) -> Result<RefreshMaterializedViewResponse> {
-        match not_yet("refresh_materialized_view")? {}
+        out(self.refresh_view_op(request).await)
     }
 
     async fn create_materialized_view(
         &self,
-        _request: CreateMaterializedViewRequest,
+        request: CreateMaterializedViewRequest,
     ) -> Result<CreateMaterializedViewResponse> {
-        match not_yet("create_materialized_view")? {}
+        out(self.create_view_op(request).await)
     }
 }

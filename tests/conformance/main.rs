@@ -53,4 +53,5 @@ conformance!(
     field_metadata_and_schema_metadata,
     branch_writes,
     computed_column_backfill,
+    materialized_views,
 );

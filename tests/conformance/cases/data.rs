@@ -730,3 +730,114 @@ pub async fn computed_column_backfill(ns: &dyn LanceNamespace) {
         .await;
     assert_eq!(code(r), 0);
 }
+
+pub async fn materialized_views(ns: &dyn LanceNamespace) {
+    let src = ["mv", "orders"];
+    table(ns, &src, 10).await;
+    let view = |sql: &str, kind, no_data| {
+        let mut r = CreateMaterializedViewRequest::new(kind, sql.to_string(), String::new());
+        r.id = ids(&["mv", "big_orders"]);
+        r.with_no_data = Some(no_data);
+        r
+    };
+    let sql = r#"SELECT id, x FROM "mv$orders" WHERE id >= 6"#;
+    let created = ns
+        .create_materialized_view(view(
+            sql,
+            create_materialized_view_request::Kind::Query,
+            false,
+        ))
+        .await
+        .unwrap();
+    assert!(created.job_id.flatten().is_some());
+    let v = ["mv", "big_orders"];
+    eventually(ns, &v, "id >= 6", 4).await;
+    assert_eq!(count(ns, &v, None).await, 4);
+
+    ns.insert_into_table(
+        InsertIntoTableRequest {
+            id: ids(&src),
+            ..Default::default()
+        },
+        rows(10, 5),
+    )
+    .await
+    .unwrap();
+    let refresh = ns
+        .refresh_materialized_view(RefreshMaterializedViewRequest {
+            id: ids(&v),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(!refresh.job_id.is_empty());
+    eventually(ns, &v, "id >= 6", 9).await;
+    // Describe shows the definition and the source versions it was built from.
+    let mut props = Default::default();
+    for _ in 0..100 {
+        let d = ns
+            .describe_table(DescribeTableRequest {
+                id: ids(&v),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        props = d.properties.unwrap_or_default();
+        if props
+            .get("lance-catalog.mv.source_versions")
+            .is_some_and(|s| s.contains("\"mv$orders\":2"))
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(props["lance-catalog.mv.source_query"], sql);
+    assert!(
+        props["lance-catalog.mv.source_versions"].contains("\"mv$orders\":2"),
+        "{props:?}"
+    );
+    assert!(props.contains_key("lance-catalog.mv.last_refresh"));
+
+    // Broken definitions are refused before anything is created.
+    let mut bad = view(
+        "SELEC nonsense",
+        create_materialized_view_request::Kind::Query,
+        true,
+    );
+    bad.id = ids(&["mv", "bad"]);
+    assert_eq!(code(ns.create_materialized_view(bad).await), 13);
+    let mut missing = view(
+        r#"SELECT * FROM "mv$nope""#,
+        create_materialized_view_request::Kind::Query,
+        true,
+    );
+    missing.id = ids(&["mv", "bad"]);
+    assert_eq!(code(ns.create_materialized_view(missing).await), 4);
+    // Refreshing a plain table is invalid.
+    let r = ns
+        .refresh_materialized_view(RefreshMaterializedViewRequest {
+            id: ids(&src),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 13);
+
+    // A UDTF view is stored, but refreshing it needs a UDF runner: code 0.
+    let schema_ipc = crate::harness::ipc(&crate::harness::schema(), &[]);
+    use base64::Engine;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(&schema_ipc);
+    let mut udtf = CreateMaterializedViewRequest::new(
+        create_materialized_view_request::Kind::Udtf,
+        r#"SELECT * FROM "mv$orders""#.into(),
+        encoded,
+    );
+    udtf.id = ids(&["mv", "chunks"]);
+    ns.create_materialized_view(udtf).await.unwrap();
+    let r = ns
+        .refresh_materialized_view(RefreshMaterializedViewRequest {
+            id: ids(&["mv", "chunks"]),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 0);
+}
