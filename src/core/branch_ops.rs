@@ -177,6 +177,11 @@ impl Catalog {
             lance_namespace::LanceNamespace::describe_table(self.inner.as_ref(), plain).await,
         )
         .map_err(|e| super::missing_table(e, &id))?;
+        let mut base = base;
+        if let Some(props) = base.properties.as_mut() {
+            // Catalog bookkeeping, not a property the caller set.
+            props.remove(super::versions::PENDING);
+        }
         if on_ref {
             self.describe_ref(&id, &req, base).await
         } else {

@@ -1,16 +1,17 @@
 //! Atomic changes to the `__manifest` table that the storage engine has no
-//! operation for (renames; later, batch commits).
+//! operation for: renames, property updates, version commits and batches.
 //!
-//! Mechanism: the rows to add and the ids to remove are applied as ONE Lance
-//! commit on the manifest (a merge-insert keyed on `object_id` that inserts the
-//! new rows and deletes the old ones), built against the manifest version the
-//! preconditions were checked on, with no automatic retry. Every other writer
-//! of the manifest (the engine's copy-on-write rewrites, another replica)
-//! commits the next version too, so a concurrent change makes this commit
-//! conflict and the caller gets ConcurrentModification (14): the change is
-//! applied whole against the state it was checked on, or not at all. Within one
-//! process the catalog also serialises these transactions behind a lock.
+//! Mechanism: the rows to add or replace and the ids to remove are applied as
+//! ONE Lance commit on the manifest (a merge-insert keyed on `object_id`),
+//! built against the manifest version the preconditions were checked on, with
+//! no automatic retry. Every other writer of the manifest (the engine's
+//! copy-on-write rewrites, another replica) commits the next version too, so
+//! a concurrent change makes this commit conflict and the caller gets
+//! ConcurrentModification (14): the change is applied whole, against the
+//! state it was checked on, or not at all. Within one process the catalog
+//! also serialises these transactions behind a lock.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
@@ -24,12 +25,101 @@ use crate::error::{CatalogError, CatalogResult, Code};
 
 /// The manifest's key column.
 const OBJECT_ID: &str = "object_id";
+/// The manifest column naming an object's kind (`namespace` or `table`).
+const OBJECT_TYPE: &str = "object_type";
 /// The manifest column holding an object's properties as JSON.
 const METADATA: &str = "metadata";
 
 /// A SQL string literal.
 pub(crate) fn literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
+}
+
+fn string_at(batch: &RecordBatch, column: &str) -> Option<String> {
+    batch
+        .column_by_name(column)
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned())
+        .filter(|a| !a.is_empty() && !a.is_null(0))
+        .map(|a| a.value(0).to_string())
+}
+
+/// The object id of a one-row manifest batch.
+pub(crate) fn row_object_id(row: &RecordBatch) -> Option<String> {
+    string_at(row, OBJECT_ID)
+}
+
+/// The object type of a one-row manifest batch.
+pub(crate) fn row_type(row: &RecordBatch) -> Option<String> {
+    string_at(row, OBJECT_TYPE)
+}
+
+/// The properties of a one-row manifest batch.
+pub(crate) fn row_properties(row: &RecordBatch) -> CatalogResult<HashMap<String, String>> {
+    Ok(string_at(row, METADATA)
+        .as_deref()
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or_default())
+}
+
+fn replace_column(
+    row: &RecordBatch,
+    column: &str,
+    value: Option<String>,
+) -> CatalogResult<RecordBatch> {
+    let idx = row
+        .schema()
+        .index_of(column)
+        .map_err(|e| CatalogError::internal(format!("manifest has no {column}: {e}")))?;
+    let mut columns: Vec<ArrayRef> = row.columns().to_vec();
+    columns[idx] = Arc::new(StringArray::from(vec![value; row.num_rows()])) as ArrayRef;
+    Ok(RecordBatch::try_new(row.schema(), columns)?)
+}
+
+/// A copy of a one-row manifest batch with its properties changed by `f`.
+pub(crate) fn with_properties(
+    row: &RecordBatch,
+    f: impl FnOnce(&mut HashMap<String, String>),
+) -> CatalogResult<RecordBatch> {
+    let mut props = row_properties(row)?;
+    f(&mut props);
+    let encoded = (!props.is_empty())
+        .then(|| serde_json::to_string(&props))
+        .transpose()
+        .map_err(|e| CatalogError::internal(format!("cannot encode properties: {e}")))?;
+    replace_column(row, METADATA, encoded)
+}
+
+/// A copy of a one-row manifest batch under another object id.
+pub(crate) fn with_object_id(row: &RecordBatch, id: String) -> CatalogResult<RecordBatch> {
+    replace_column(row, OBJECT_ID, Some(id))
+}
+
+/// A new table row in the manifest's schema.
+pub(crate) fn table_row(
+    schema: arrow_schema::SchemaRef,
+    object_id: &str,
+    location: &str,
+    properties: &HashMap<String, String>,
+) -> CatalogResult<RecordBatch> {
+    let metadata = (!properties.is_empty())
+        .then(|| serde_json::to_string(properties))
+        .transpose()
+        .map_err(|e| CatalogError::internal(format!("cannot encode properties: {e}")))?;
+    let columns: Vec<ArrayRef> = schema
+        .fields()
+        .iter()
+        .map(|f| -> ArrayRef {
+            let value = match f.name().as_str() {
+                OBJECT_ID => Some(object_id.to_string()),
+                OBJECT_TYPE => Some("table".to_string()),
+                "location" => Some(location.to_string()),
+                METADATA => metadata.clone(),
+                _ => return arrow_array::new_null_array(f.data_type(), 1),
+            };
+            Arc::new(StringArray::from(vec![value]))
+        })
+        .collect();
+    Ok(RecordBatch::try_new(schema, columns)?)
 }
 
 impl Catalog {
@@ -60,13 +150,16 @@ impl Catalog {
         Ok(batches.into_iter().filter(|b| b.num_rows() > 0).collect())
     }
 
-    /// Insert `rows` and delete the rows keyed `remove`, in one commit on
-    /// `ds` (the snapshot the caller checked its preconditions on).
-    pub(crate) async fn manifest_swap(
+    /// Write `rows` and delete the rows keyed `remove`, in one commit on `ds`
+    /// (the snapshot the caller checked its preconditions on). With
+    /// `replace_existing`, rows whose id exists replace it; otherwise an
+    /// existing id fails the commit.
+    pub(crate) async fn manifest_apply(
         &self,
         ds: Arc<Dataset>,
         rows: Vec<RecordBatch>,
         remove: &[String],
+        replace_existing: bool,
     ) -> CatalogResult<()> {
         let schema = Arc::new(arrow_schema::Schema::from(ds.schema()));
         let rows = if rows.is_empty() {
@@ -76,7 +169,11 @@ impl Catalog {
         };
         let mut builder = MergeInsertBuilder::try_new(ds.clone(), vec![OBJECT_ID.to_string()])?;
         builder
-            .when_matched(WhenMatched::Fail)
+            .when_matched(if replace_existing {
+                WhenMatched::UpdateAll
+            } else {
+                WhenMatched::Fail
+            })
             .when_not_matched(WhenNotMatched::InsertAll)
             .conflict_retries(0);
         if !remove.is_empty() {
@@ -84,9 +181,10 @@ impl Catalog {
             let expr = format!("{OBJECT_ID} IN ({})", list.join(", "));
             builder.when_not_matched_by_source(WhenNotMatchedBySource::delete_if(&ds, &expr)?);
         }
-        let job = builder.try_build()?;
         let reader = arrow_array::RecordBatchIterator::new(vec![Ok(rows.clone())], rows.schema());
-        job.execute_reader(Box::new(reader) as Box<dyn arrow_array::RecordBatchReader + Send>)
+        builder
+            .try_build()?
+            .execute_reader(Box::new(reader) as Box<dyn arrow_array::RecordBatchReader + Send>)
             .await
             .map_err(|e| {
                 let err = CatalogError::from_lance(&e);
@@ -95,7 +193,10 @@ impl Catalog {
                 {
                     CatalogError::new(
                         Code::CONCURRENT_MODIFICATION,
-                        format!("the catalog changed while this change was applied; nothing was changed: {}", err.message),
+                        format!(
+                            "the catalog changed while this change was applied; nothing was changed: {}",
+                            err.message
+                        ),
                     )
                 } else {
                     err
@@ -103,86 +204,33 @@ impl Catalog {
             })?;
         Ok(())
     }
-}
 
-/// A copy of `batch` with its `object_id` column replaced.
-pub(crate) fn with_object_ids(batch: &RecordBatch, ids: Vec<String>) -> CatalogResult<RecordBatch> {
-    let idx = batch
-        .schema()
-        .index_of(OBJECT_ID)
-        .map_err(|e| CatalogError::internal(format!("manifest has no {OBJECT_ID}: {e}")))?;
-    if ids.len() != batch.num_rows() {
-        return Err(CatalogError::internal(
-            "object id count does not match rows",
-        ));
-    }
-    let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
-    columns[idx] = Arc::new(StringArray::from(ids)) as ArrayRef;
-    Ok(RecordBatch::try_new(batch.schema(), columns)?)
-}
-
-impl Catalog {
     /// Merge `updates` into a table's properties (its manifest metadata).
     /// A property merge is safe to re-apply, so a conflict is retried.
     pub(crate) async fn update_table_properties(
         &self,
         id: &[String],
-        updates: std::collections::HashMap<String, String>,
+        updates: HashMap<String, String>,
     ) -> CatalogResult<()> {
-        let key = id.join("$");
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let ds = self.manifest_snapshot().await?;
-            let rows = self.manifest_rows(&ds, std::slice::from_ref(&key)).await?;
-            let Some(row) = rows.first().filter(|b| b.num_rows() == 1) else {
-                return Err(CatalogError::new(
-                    Code::TABLE_NOT_FOUND,
-                    format!("table {} does not exist", super::checks::display_id(id)),
-                ));
+            let result = {
+                let _serial = self.manifest_lock.lock().await;
+                let ds = self.manifest_snapshot().await?;
+                let row = self
+                    .table_rows(&ds, std::iter::once(id.to_vec()))
+                    .await?
+                    .remove(0);
+                let row = with_properties(&row, |p| p.extend(updates.clone()))?;
+                self.manifest_apply(ds, vec![row], &[], true).await
             };
-            let idx = row
-                .schema()
-                .index_of(METADATA)
-                .map_err(|e| CatalogError::internal(format!("manifest has no {METADATA}: {e}")))?;
-            let current = row
-                .column(idx)
-                .as_any()
-                .downcast_ref::<StringArray>()
-                .filter(|a| !a.is_null(0))
-                .map(|a| a.value(0).to_string());
-            let mut props: std::collections::HashMap<String, String> = current
-                .as_deref()
-                .and_then(|s| serde_json::from_str(s).ok())
-                .unwrap_or_default();
-            props.extend(updates.clone());
-            let encoded = serde_json::to_string(&props)
-                .map_err(|e| CatalogError::internal(format!("cannot encode properties: {e}")))?;
-            let mut columns: Vec<ArrayRef> = row.columns().to_vec();
-            columns[idx] = Arc::new(StringArray::from(vec![encoded])) as ArrayRef;
-            let updated = RecordBatch::try_new(row.schema(), columns)?;
-            match self.manifest_upsert(ds, updated).await {
+            match result {
                 Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < 5 => {
                     tokio::time::sleep(std::time::Duration::from_millis(20 * attempt)).await;
                 }
                 other => return other,
             }
         }
-    }
-
-    /// Replace existing manifest rows (matched on `object_id`), in one commit.
-    async fn manifest_upsert(&self, ds: Arc<Dataset>, rows: RecordBatch) -> CatalogResult<()> {
-        let mut builder = MergeInsertBuilder::try_new(ds, vec![OBJECT_ID.to_string()])?;
-        builder
-            .when_matched(WhenMatched::UpdateAll)
-            .when_not_matched(WhenNotMatched::DoNothing)
-            .conflict_retries(0);
-        let reader = arrow_array::RecordBatchIterator::new(vec![Ok(rows.clone())], rows.schema());
-        builder
-            .try_build()?
-            .execute_reader(Box::new(reader) as Box<dyn arrow_array::RecordBatchReader + Send>)
-            .await
-            .map_err(|e| CatalogError::from_lance(&e))?;
-        Ok(())
     }
 }

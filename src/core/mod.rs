@@ -20,6 +20,7 @@ mod open;
 mod rename;
 mod storage;
 mod tables;
+mod versions;
 mod views;
 
 pub use jobs::{Job, JobState};
@@ -46,6 +47,8 @@ pub struct Catalog {
     session: Arc<Session>,
     storage_options: HashMap<String, String>,
     jobs: jobs::Jobs,
+    /// The storage root's object store (version manifests, job records).
+    store: Arc<ObjectStore>,
     /// Serialises the core's own manifest transactions within this process.
     manifest_lock: Arc<tokio::sync::Mutex<()>>,
 }
@@ -58,6 +61,7 @@ impl Catalog {
             inner: Arc::new(opened.dir),
             manifest: Arc::new(opened.manifest),
             jobs: opened.jobs,
+            store: opened.store,
             root: opened.root,
             session: opened.session,
             storage_options: config.storage_options.clone(),

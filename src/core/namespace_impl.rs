@@ -344,36 +344,21 @@ impl LanceNamespace for Catalog {
         &self,
         request: ListTableVersionsRequest,
     ) -> Result<ListTableVersionsResponse> {
-        checked(
-            table_id(&request.id),
-            Names::Table,
-            self.inner.list_table_versions(request),
-        )
-        .await
+        out(self.list_versions_op(request).await)
     }
 
     async fn create_table_version(
         &self,
         request: CreateTableVersionRequest,
     ) -> Result<CreateTableVersionResponse> {
-        checked(
-            table_id(&request.id),
-            Names::Table,
-            self.inner.create_table_version(request),
-        )
-        .await
+        out(self.create_version_op(request).await)
     }
 
     async fn describe_table_version(
         &self,
         request: DescribeTableVersionRequest,
     ) -> Result<DescribeTableVersionResponse> {
-        checked(
-            table_id(&request.id),
-            Names::Table,
-            self.inner.describe_table_version(request),
-        )
-        .await
+        out(self.describe_version_op(request).await)
     }
 
     async fn batch_delete_table_versions(
@@ -588,9 +573,15 @@ impl LanceNamespace for Catalog {
 
     async fn batch_create_table_versions(
         &self,
-        _request: BatchCreateTableVersionsRequest,
+        request: BatchCreateTableVersionsRequest,
     ) -> Result<BatchCreateTableVersionsResponse> {
-        match not_yet("batch_create_table_versions")? {}
+        out(self
+            .create_versions(&request.entries)
+            .await
+            .map(|versions| BatchCreateTableVersionsResponse {
+                versions,
+                ..Default::default()
+            }))
     }
 
     async fn batch_commit_tables(

@@ -5,7 +5,7 @@
 use lance_namespace::models::{RenameTableRequest, RenameTableResponse};
 
 use super::checks::{display_id, namespace_id, table_id};
-use super::manifest_tx::with_object_ids;
+use super::manifest_tx::with_object_id;
 use super::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -57,8 +57,9 @@ impl Catalog {
                 ),
             ));
         };
-        let moved = with_object_ids(row, vec![new_key])?;
-        self.manifest_swap(ds, vec![moved], &[old_key]).await?;
+        let moved = with_object_id(row, new_key)?;
+        self.manifest_apply(ds, vec![moved], &[old_key], false)
+            .await?;
         Ok(RenameTableResponse::default())
     }
 }

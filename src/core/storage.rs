@@ -49,6 +49,7 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
         .await
         .map_err(unavailable)?;
     let jobs = Jobs::new(store.clone(), base.clone());
+    let root_store = store.clone();
     // The catalog's own handle on the `__manifest` table, created now rather
     // than on the first write, so reads of a fresh root behave like reads of
     // any other. Metadata-only changes (registration with properties, and
@@ -72,11 +73,15 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
         // The manifest is the only authority on what exists: a table renamed
         // or registered at the root must not be shadowed by a directory scan.
         .dir_listing_enabled(false)
+        // The catalog is the authority for table versions: Lance clients
+        // commit through create_table_version (see core/versions.rs).
+        .table_version_tracking_enabled(true)
         .build()
         .await
         .map_err(unavailable)?;
     Ok(Opened {
         jobs,
+        store: root_store,
         root,
         session,
         dir,
@@ -86,6 +91,7 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
 
 pub(super) struct Opened {
     pub jobs: Jobs,
+    pub store: Arc<ObjectStore>,
     pub root: String,
     pub session: Arc<Session>,
     pub dir: DirectoryNamespace,

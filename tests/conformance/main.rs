@@ -4,6 +4,7 @@
 //! `&dyn LanceNamespace` and run twice: in-process against the core, and
 //! through the real server with Lance's own `RestNamespace` client.
 
+mod batch;
 mod cases;
 mod harness;
 mod routes;

@@ -1,0 +1,354 @@
+//! Managed versioning: the catalog, not the dataset directory, decides which
+//! version of a table is current.
+//!
+//! Every table answers `managed_versioning: true`, so Lance clients write a
+//! new manifest to a staging path and ask the catalog to make it version N
+//! (`create_table_version`). The catalog checks N is the next version, then
+//! records the staged manifest in the table's manifest row (the property
+//! [`PENDING`]) — for a batch, all tables' rows in ONE manifest commit, which
+//! is the atomic point: before it no version of the batch is visible through
+//! the catalog, after it all are. Only then is each staged manifest published
+//! to its final `_versions/` name (idempotent), where plain Lance readers see
+//! it. Until a version is published (a crash between the two steps), the
+//! catalog's version listing and description serve it from its staging path.
+
+use std::collections::HashMap;
+
+use arrow_array::RecordBatch;
+use lance_namespace::models::{
+    CreateTableVersionEntry, DescribeTableRequest, DescribeTableVersionRequest,
+    DescribeTableVersionResponse, ListTableVersionsRequest, ListTableVersionsResponse,
+    TableVersion,
+};
+use lance_namespace::LanceNamespace;
+use lance_table::io::commit::ManifestNamingScheme;
+use object_store::path::Path;
+use object_store::ObjectStoreExt;
+use serde::{Deserialize, Serialize};
+
+use super::checks::{display_id, table_id};
+use super::manifest_tx::{row_properties, with_properties};
+use super::{engine, missing_table, Catalog};
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// Table property holding the last version the catalog committed.
+pub const PENDING: &str = "lance-catalog.committed_version";
+
+/// A version committed through the catalog.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Pending {
+    pub version: i64,
+    pub manifest_path: String,
+    pub manifest_size: Option<i64>,
+    pub e_tag: Option<String>,
+    pub naming_scheme: String,
+}
+
+impl Pending {
+    fn table_version(&self) -> TableVersion {
+        TableVersion {
+            version: self.version,
+            manifest_path: self.manifest_path.clone(),
+            manifest_size: self.manifest_size,
+            e_tag: self.e_tag.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+/// One planned version: the table, its updated manifest row, the paths.
+pub(crate) struct VersionPlan {
+    pub id: Vec<String>,
+    pub row: RecordBatch,
+    pub pending: Pending,
+    pub staging: Path,
+    pub final_path: Path,
+}
+
+fn scheme(name: Option<&str>) -> (ManifestNamingScheme, &'static str) {
+    match name {
+        Some(s) if s.eq_ignore_ascii_case("V1") => (ManifestNamingScheme::V1, "V1"),
+        _ => (ManifestNamingScheme::V2, "V2"),
+    }
+}
+
+impl Catalog {
+    /// The newest version in the table's `_versions/` directory (0 if none).
+    async fn published_latest(&self, id: &[String]) -> CatalogResult<i64> {
+        let listed = engine(
+            self.inner
+                .list_table_versions(ListTableVersionsRequest {
+                    id: Some(id.to_vec()),
+                    descending: Some(true),
+                    limit: Some(1),
+                    ..Default::default()
+                })
+                .await,
+        )
+        .map_err(|e| missing_table(e, id))?;
+        Ok(listed.versions.first().map(|v| v.version).unwrap_or(0))
+    }
+
+    /// The catalog-committed version not yet published, if any.
+    async fn unpublished(&self, id: &[String]) -> CatalogResult<Option<Pending>> {
+        let described = engine(
+            self.inner
+                .describe_table(DescribeTableRequest {
+                    id: Some(id.to_vec()),
+                    ..Default::default()
+                })
+                .await,
+        )
+        .map_err(|e| missing_table(e, id))?;
+        let Some(p) = described
+            .properties
+            .as_ref()
+            .and_then(|p| p.get(PENDING))
+            .and_then(|raw| serde_json::from_str::<Pending>(raw).ok())
+        else {
+            return Ok(None);
+        };
+        Ok((p.version > self.published_latest(id).await?).then_some(p))
+    }
+
+    /// Check one version entry against the table's state in `row` (its
+    /// manifest row in the snapshot being committed) and plan it.
+    pub(crate) async fn plan_version(
+        &self,
+        entry: &CreateTableVersionEntry,
+        row: &RecordBatch,
+    ) -> CatalogResult<VersionPlan> {
+        let id = table_id(&Some(entry.id.clone()))?;
+        let props = row_properties(row)?;
+        let committed = props
+            .get(PENDING)
+            .and_then(|raw| serde_json::from_str::<Pending>(raw).ok())
+            .map(|p| p.version)
+            .unwrap_or(0);
+        let latest = committed.max(self.published_latest(&id).await?);
+        if entry.version != latest + 1 {
+            return Err(CatalogError::new(
+                Code::CONCURRENT_MODIFICATION,
+                format!(
+                    "table {} is at version {latest}: version {} cannot be created",
+                    display_id(&id),
+                    entry.version
+                ),
+            ));
+        }
+        let staging = Path::parse(&entry.manifest_path).map_err(|e| {
+            CatalogError::invalid(format!(
+                "invalid staging manifest path {:?}: {e}",
+                entry.manifest_path
+            ))
+        })?;
+        if !self.store.exists(&staging).await? {
+            return Err(CatalogError::invalid(format!(
+                "staging manifest {:?} for version {} of table {} does not exist",
+                entry.manifest_path,
+                entry.version,
+                display_id(&id)
+            )));
+        }
+        let location = self.table_location(&id).await?;
+        let table_path = lance::io::ObjectStore::extract_path_from_uri(
+            self.session.store_registry(),
+            &location,
+        )?;
+        let (naming, naming_name) = scheme(entry.naming_scheme.as_deref());
+        let final_path = naming.manifest_path(&table_path, entry.version as u64);
+        let pending = Pending {
+            version: entry.version,
+            manifest_path: entry.manifest_path.clone(),
+            manifest_size: entry.manifest_size,
+            e_tag: entry.e_tag.clone(),
+            naming_scheme: naming_name.to_string(),
+        };
+        let encoded = serde_json::to_string(&pending)
+            .map_err(|e| CatalogError::internal(format!("cannot encode version: {e}")))?;
+        let row = with_properties(row, |p| {
+            p.insert(PENDING.to_string(), encoded);
+        })?;
+        Ok(VersionPlan {
+            id,
+            row,
+            pending,
+            staging,
+            final_path,
+        })
+    }
+
+    /// Publish a committed version to its final name (idempotent).
+    pub(crate) async fn publish(&self, plan: &VersionPlan) -> TableVersion {
+        match self
+            .store
+            .copy_if_not_exists(&plan.staging, &plan.final_path)
+            .await
+        {
+            Ok(_) => {
+                let meta = self.store.inner.head(&plan.final_path).await.ok();
+                if let Err(e) = self.store.delete(&plan.staging).await {
+                    tracing::debug!(error = %e, "staging manifest not removed");
+                }
+                TableVersion {
+                    version: plan.pending.version,
+                    manifest_path: plan.final_path.to_string(),
+                    manifest_size: meta.as_ref().map(|m| m.size as i64),
+                    e_tag: meta.and_then(|m| m.e_tag),
+                    ..Default::default()
+                }
+            }
+            Err(e) => {
+                tracing::warn!(table = %display_id(&plan.id), version = plan.pending.version, error = %e,
+                    "committed version not yet published; served from its staging path");
+                plan.pending.table_version()
+            }
+        }
+    }
+
+    /// Commit versions of several tables at once: all or nothing.
+    pub(crate) async fn create_versions(
+        &self,
+        entries: &[CreateTableVersionEntry],
+    ) -> CatalogResult<Vec<TableVersion>> {
+        if entries.is_empty() {
+            return Err(CatalogError::invalid("a batch needs at least one entry"));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for e in entries {
+            if super::open::branch_of(&e.branch).is_some() {
+                return Err(CatalogError::invalid(
+                    "versions on branches are committed one at a time, not in a batch",
+                ));
+            }
+            if !seen.insert(e.id.join("$")) {
+                return Err(CatalogError::invalid(format!(
+                    "table {} appears twice in one batch",
+                    display_id(&e.id)
+                )));
+            }
+        }
+        let _serial = self.manifest_lock.lock().await;
+        let ds = self.manifest_snapshot().await?;
+        let rows = self
+            .table_rows(&ds, entries.iter().map(|e| e.id.clone()))
+            .await?;
+        let mut plans = Vec::with_capacity(entries.len());
+        for (entry, row) in entries.iter().zip(rows.iter()) {
+            plans.push(self.plan_version(entry, row).await?);
+        }
+        let updated: Vec<RecordBatch> = plans.iter().map(|p| p.row.clone()).collect();
+        self.manifest_apply(ds, updated, &[], true).await?;
+        let mut out = Vec::with_capacity(plans.len());
+        for plan in &plans {
+            out.push(self.publish(plan).await);
+        }
+        Ok(out)
+    }
+
+    /// The manifest row of each table, in order; 4 for a missing one.
+    pub(crate) async fn table_rows(
+        &self,
+        ds: &lance::Dataset,
+        ids: impl Iterator<Item = Vec<String>>,
+    ) -> CatalogResult<Vec<RecordBatch>> {
+        let ids: Vec<Vec<String>> = ids.collect();
+        let keys: Vec<String> = ids.iter().map(|i| i.join("$")).collect();
+        let batches = self.manifest_rows(ds, &keys).await?;
+        let mut by_key: HashMap<String, RecordBatch> = HashMap::new();
+        for b in &batches {
+            for i in 0..b.num_rows() {
+                let row = b.slice(i, 1);
+                if super::manifest_tx::row_type(&row).as_deref() == Some("table") {
+                    if let Some(k) = super::manifest_tx::row_object_id(&row) {
+                        by_key.insert(k, row);
+                    }
+                }
+            }
+        }
+        ids.iter()
+            .zip(keys.iter())
+            .map(|(id, k)| {
+                by_key.remove(k).ok_or_else(|| {
+                    CatalogError::new(
+                        Code::TABLE_NOT_FOUND,
+                        format!("table {} does not exist", display_id(id)),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) async fn list_versions_op(
+        &self,
+        req: ListTableVersionsRequest,
+    ) -> CatalogResult<ListTableVersionsResponse> {
+        let id = table_id(&req.id)?;
+        let on_branch = super::open::branch_of(&req.branch).is_some();
+        let mut listed = engine(self.inner.list_table_versions(req.clone()).await)
+            .map_err(|e| missing_table(e, &id))?;
+        if on_branch {
+            return Ok(listed);
+        }
+        if let Some(p) = self.unpublished(&id).await? {
+            let limit = req.limit.filter(|l| *l >= 0).map(|l| l as usize);
+            if req.descending.unwrap_or(false) {
+                listed.versions.insert(0, p.table_version());
+                if let Some(l) = limit {
+                    listed.versions.truncate(l);
+                }
+            } else if limit.is_none_or(|l| listed.versions.len() < l) {
+                listed.versions.push(p.table_version());
+            }
+        }
+        Ok(listed)
+    }
+
+    pub(crate) async fn describe_version_op(
+        &self,
+        req: DescribeTableVersionRequest,
+    ) -> CatalogResult<DescribeTableVersionResponse> {
+        let id = table_id(&req.id)?;
+        if super::open::branch_of(&req.branch).is_none() {
+            if let Some(p) = self.unpublished(&id).await? {
+                if req.version.is_none_or(|v| v == p.version) {
+                    return Ok(DescribeTableVersionResponse {
+                        version: Box::new(p.table_version()),
+                        ..Default::default()
+                    });
+                }
+            }
+        }
+        engine(self.inner.describe_table_version(req).await).map_err(|e| missing_table(e, &id))
+    }
+}
+
+impl Catalog {
+    pub(crate) async fn create_version_op(
+        &self,
+        req: lance_namespace::models::CreateTableVersionRequest,
+    ) -> CatalogResult<lance_namespace::models::CreateTableVersionResponse> {
+        let id = table_id(&req.id)?;
+        if super::open::branch_of(&req.branch).is_some() {
+            // Branch heads live in the branch's own directory; the engine
+            // commits them with its per-table compare-and-swap.
+            return engine(self.inner.create_table_version(req).await)
+                .map_err(|e| missing_table(e, &id));
+        }
+        let entry = CreateTableVersionEntry {
+            id,
+            version: req.version,
+            branch: None,
+            manifest_path: req.manifest_path,
+            manifest_size: req.manifest_size,
+            e_tag: req.e_tag,
+            metadata: req.metadata,
+            naming_scheme: req.naming_scheme,
+        };
+        let version = self.create_versions(&[entry]).await?.remove(0);
+        Ok(lance_namespace::models::CreateTableVersionResponse {
+            version: Some(Box::new(version)),
+            ..Default::default()
+        })
+    }
+}

@@ -1,0 +1,194 @@
+//! Managed versioning and the all-or-nothing batch: real Lance writes stage
+//! new manifests, and the catalog commits them together or not at all.
+
+use std::sync::{Arc, Mutex};
+
+use lance::dataset::builder::DatasetBuilder;
+use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
+use lance_catalog::rest::RestConfig;
+use lance_catalog::Catalog;
+use lance_namespace::models::*;
+use lance_namespace::LanceNamespace;
+use lance_namespace_impls::RestNamespaceBuilder;
+
+use crate::harness::{batch, code, ids, rows, Env};
+
+/// Forwards to the catalog but keeps `create_table_version` requests instead
+/// of committing them, the way a client assembling a batch holds its staged
+/// manifests.
+#[derive(Debug)]
+struct Stage {
+    catalog: Arc<Catalog>,
+    staged: Mutex<Vec<CreateTableVersionRequest>>,
+}
+
+#[async_trait::async_trait]
+impl LanceNamespace for Stage {
+    fn namespace_id(&self) -> String {
+        "stage".into()
+    }
+    async fn describe_table(
+        &self,
+        r: DescribeTableRequest,
+    ) -> lance::Result<DescribeTableResponse> {
+        self.catalog.describe_table(r).await
+    }
+    async fn list_table_versions(
+        &self,
+        r: ListTableVersionsRequest,
+    ) -> lance::Result<ListTableVersionsResponse> {
+        self.catalog.list_table_versions(r).await
+    }
+    async fn describe_table_version(
+        &self,
+        r: DescribeTableVersionRequest,
+    ) -> lance::Result<DescribeTableVersionResponse> {
+        self.catalog.describe_table_version(r).await
+    }
+    async fn create_table_version(
+        &self,
+        r: CreateTableVersionRequest,
+    ) -> lance::Result<CreateTableVersionResponse> {
+        let version = TableVersion {
+            version: r.version,
+            manifest_path: r.manifest_path.clone(),
+            manifest_size: r.manifest_size,
+            e_tag: r.e_tag.clone(),
+            ..Default::default()
+        };
+        self.staged.lock().unwrap().push(r);
+        Ok(CreateTableVersionResponse {
+            version: Some(Box::new(version)),
+            ..Default::default()
+        })
+    }
+}
+
+async fn append_staged(stage: &Arc<Stage>, id: &[&str], start: i64) {
+    let ns: Arc<dyn LanceNamespace> = stage.clone();
+    let ds = DatasetBuilder::from_namespace(ns, ids(id).unwrap())
+        .await
+        .unwrap()
+        .load()
+        .await
+        .unwrap();
+    let params = WriteParams {
+        mode: WriteMode::Append,
+        ..Default::default()
+    };
+    InsertBuilder::new(Arc::new(ds))
+        .with_params(&params)
+        .execute(vec![batch(start, 3)])
+        .await
+        .unwrap();
+}
+
+fn entry(r: &CreateTableVersionRequest) -> CreateTableVersionEntry {
+    CreateTableVersionEntry {
+        id: r.id.clone().unwrap(),
+        version: r.version,
+        manifest_path: r.manifest_path.clone(),
+        manifest_size: r.manifest_size,
+        e_tag: r.e_tag.clone(),
+        naming_scheme: r.naming_scheme.clone(),
+        ..Default::default()
+    }
+}
+
+async fn count(ns: &dyn LanceNamespace, id: &[&str]) -> i64 {
+    ns.count_table_rows(CountTableRowsRequest {
+        id: ids(id),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_versions_are_all_or_nothing() {
+    let (catalog, _dir) = Env::catalog().await;
+    let catalog = Arc::new(catalog);
+    let addr = lance_catalog::server::spawn((*catalog).clone(), RestConfig::default())
+        .await
+        .unwrap();
+    let rest = RestNamespaceBuilder::new(format!("http://{addr}")).build();
+    rest.create_namespace(CreateNamespaceRequest {
+        id: ids(&["b"]),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    for t in ["t1", "t2"] {
+        rest.create_table(
+            CreateTableRequest {
+                id: ids(&["b", t]),
+                ..Default::default()
+            },
+            rows(0, 3),
+        )
+        .await
+        .unwrap();
+    }
+    let d = rest
+        .describe_table(DescribeTableRequest {
+            id: ids(&["b", "t1"]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(d.managed_versioning, Some(true));
+
+    let stage = Arc::new(Stage {
+        catalog: catalog.clone(),
+        staged: Mutex::default(),
+    });
+    append_staged(&stage, &["b", "t1"], 3).await;
+    append_staged(&stage, &["b", "t2"], 3).await;
+    let staged = stage.staged.lock().unwrap().clone();
+    assert_eq!(staged.len(), 2);
+    assert!(staged.iter().all(|r| r.version == 2));
+
+    // One entry conflicts (a version that is not next): nothing changes.
+    let mut bad = entry(&staged[1]);
+    bad.version = 7;
+    let r = rest
+        .batch_create_table_versions(BatchCreateTableVersionsRequest {
+            entries: vec![entry(&staged[0]), bad],
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 14);
+    for t in ["t1", "t2"] {
+        assert_eq!(count(&rest, &["b", t]).await, 3);
+        let v = rest
+            .describe_table_version(DescribeTableVersionRequest {
+                id: ids(&["b", t]),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(v.version.version, 1);
+    }
+
+    // The whole batch commits.
+    let done = rest
+        .batch_create_table_versions(BatchCreateTableVersionsRequest {
+            entries: staged.iter().map(entry).collect(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(done.versions.len(), 2);
+    assert!(done.versions.iter().all(|v| v.version == 2));
+    for t in ["t1", "t2"] {
+        assert_eq!(count(&rest, &["b", t]).await, 6);
+    }
+    // Replaying the batch conflicts: version 2 exists now.
+    let again = rest
+        .batch_create_table_versions(BatchCreateTableVersionsRequest {
+            entries: staged.iter().map(entry).collect(),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(again), 14);
+}
