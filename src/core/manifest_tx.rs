@@ -48,6 +48,11 @@ pub(crate) fn row_object_id(row: &RecordBatch) -> Option<String> {
     string_at(row, OBJECT_ID)
 }
 
+/// The location (directory under the root) of a one-row manifest batch.
+pub(crate) fn row_location(row: &RecordBatch) -> Option<String> {
+    string_at(row, "location")
+}
+
 /// The object type of a one-row manifest batch.
 pub(crate) fn row_type(row: &RecordBatch) -> Option<String> {
     string_at(row, OBJECT_TYPE)

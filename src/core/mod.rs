@@ -7,6 +7,7 @@
 //! The core checks shape and parents before it writes, normalises every error
 //! to a spec code, and fills the operations the engine leaves out.
 
+mod batch_commit;
 mod branch_ops;
 mod checks;
 mod computed;

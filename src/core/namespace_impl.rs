@@ -111,13 +111,6 @@ fn transaction_id(id: &Option<Vec<String>>) -> CatalogResult<Vec<String>> {
     Ok(id)
 }
 
-fn not_yet(op: &str) -> Result<std::convert::Infallible> {
-    Err(
-        CatalogError::unsupported(format!("{op} is not supported by this catalog yet"))
-            .into_lance(),
-    )
-}
-
 #[async_trait]
 impl LanceNamespace for Catalog {
     fn namespace_id(&self) -> String {
@@ -586,9 +579,9 @@ impl LanceNamespace for Catalog {
 
     async fn batch_commit_tables(
         &self,
-        _request: BatchCommitTablesRequest,
+        request: BatchCommitTablesRequest,
     ) -> Result<BatchCommitTablesResponse> {
-        match not_yet("batch_commit_tables")? {}
+        out(self.batch_commit_op(request).await)
     }
 
     async fn update_field_metadata(

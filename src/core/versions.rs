@@ -113,10 +113,13 @@ impl Catalog {
 
     /// Check one version entry against the table's state in `row` (its
     /// manifest row in the snapshot being committed) and plan it.
+    /// `fresh`: the table is declared in the same batch, so it has no
+    /// published versions yet.
     pub(crate) async fn plan_version(
         &self,
         entry: &CreateTableVersionEntry,
         row: &RecordBatch,
+        fresh: bool,
     ) -> CatalogResult<VersionPlan> {
         let id = table_id(&Some(entry.id.clone()))?;
         let props = row_properties(row)?;
@@ -125,7 +128,12 @@ impl Catalog {
             .and_then(|raw| serde_json::from_str::<Pending>(raw).ok())
             .map(|p| p.version)
             .unwrap_or(0);
-        let latest = committed.max(self.published_latest(&id).await?);
+        let published = if fresh {
+            0
+        } else {
+            self.published_latest(&id).await?
+        };
+        let latest = committed.max(published);
         if entry.version != latest + 1 {
             return Err(CatalogError::new(
                 Code::CONCURRENT_MODIFICATION,
@@ -150,7 +158,10 @@ impl Catalog {
                 display_id(&id)
             )));
         }
-        let location = self.table_location(&id).await?;
+        let dir = super::manifest_tx::row_location(row).ok_or_else(|| {
+            CatalogError::internal(format!("table {} has no location", display_id(&id)))
+        })?;
+        let location = self.location_uri(&dir);
         let table_path = lance::io::ObjectStore::extract_path_from_uri(
             self.session.store_registry(),
             &location,
@@ -235,7 +246,7 @@ impl Catalog {
             .await?;
         let mut plans = Vec::with_capacity(entries.len());
         for (entry, row) in entries.iter().zip(rows.iter()) {
-            plans.push(self.plan_version(entry, row).await?);
+            plans.push(self.plan_version(entry, row, false).await?);
         }
         let updated: Vec<RecordBatch> = plans.iter().map(|p| p.row.clone()).collect();
         self.manifest_apply(ds, updated, &[], true).await?;

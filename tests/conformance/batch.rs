@@ -192,3 +192,102 @@ async fn batch_versions_are_all_or_nothing() {
         .await;
     assert_eq!(code(again), 14);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_commit_mixes_operations_atomically() {
+    let (catalog, _dir) = Env::catalog().await;
+    let catalog = Arc::new(catalog);
+    let addr = lance_catalog::server::spawn((*catalog).clone(), RestConfig::default())
+        .await
+        .unwrap();
+    let rest = RestNamespaceBuilder::new(format!("http://{addr}")).build();
+    rest.create_namespace(CreateNamespaceRequest {
+        id: ids(&["m"]),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    for t in ["keep", "drop"] {
+        rest.create_table(
+            CreateTableRequest {
+                id: ids(&["m", t]),
+                ..Default::default()
+            },
+            rows(0, 3),
+        )
+        .await
+        .unwrap();
+    }
+    let stage = Arc::new(Stage {
+        catalog: catalog.clone(),
+        staged: Mutex::default(),
+    });
+    append_staged(&stage, &["m", "keep"], 3).await;
+    let staged = stage.staged.lock().unwrap().clone();
+    let declare = |name: &str| CommitTableOperation {
+        declare_table: Some(Box::new(DeclareTableRequest {
+            id: ids(&["m", name]),
+            ..Default::default()
+        })),
+        ..Default::default()
+    };
+    let version = |r: &CreateTableVersionRequest, v: i64| CommitTableOperation {
+        create_table_version: Some(Box::new(CreateTableVersionRequest {
+            version: v,
+            ..r.clone()
+        })),
+        ..Default::default()
+    };
+    let deregister = CommitTableOperation {
+        deregister_table: Some(Box::new(DeregisterTableRequest {
+            id: ids(&["m", "drop"]),
+            ..Default::default()
+        })),
+        ..Default::default()
+    };
+    let exists = |name: &'static str| {
+        let rest = &rest;
+        async move {
+            rest.table_exists(TableExistsRequest {
+                id: ids(&["m", name]),
+                ..Default::default()
+            })
+            .await
+            .is_ok()
+        }
+    };
+
+    // A conflicting version anywhere: nothing is declared, deregistered or versioned.
+    let r = rest
+        .batch_commit_tables(BatchCommitTablesRequest {
+            operations: vec![declare("fresh"), deregister.clone(), version(&staged[0], 9)],
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 14);
+    assert!(!exists("fresh").await);
+    assert!(exists("drop").await);
+    assert_eq!(count(&rest, &["m", "keep"]).await, 3);
+
+    // The same batch with the right version applies whole.
+    let done = rest
+        .batch_commit_tables(BatchCommitTablesRequest {
+            operations: vec![declare("fresh"), deregister, version(&staged[0], 2)],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(done.results.len(), 3);
+    assert!(done.results[0].declare_table.is_some());
+    assert!(exists("fresh").await);
+    assert!(!exists("drop").await);
+    assert_eq!(count(&rest, &["m", "keep"]).await, 6);
+    let listed = rest
+        .list_tables(ListTablesRequest {
+            id: ids(&["m"]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed.tables, vec!["fresh", "keep"]);
+}

@@ -49,7 +49,7 @@ conformance!(
     list_all_tables_pages,
     malformed_input,
     transactions_and_version_cleanup,
-    missing_capabilities_answer_unsupported,
+    empty_batches_are_invalid,
     rename_table,
     field_metadata_and_schema_metadata,
     branch_writes,

@@ -94,14 +94,14 @@ async fn errors_are_problem_documents_with_spec_codes() {
     // Still nothing there.
     let r = post_json(&c, format!("{base}/v1/table/a%24t/exists"), json!({})).await;
     problem(r, StatusCode::NOT_FOUND, 4).await;
-    // Missing capability: code 0, 406.
+    // An empty batch.
     let r = post_json(
         &c,
         format!("{base}/v1/table/batch-commit"),
         json!({"operations": []}),
     )
     .await;
-    problem(r, StatusCode::NOT_ACCEPTABLE, 0).await;
+    problem(r, StatusCode::BAD_REQUEST, 13).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -455,4 +455,34 @@ async fn backfill_jobs_are_queryable() {
     assert_eq!(state["column"], "y");
     let r = post_json(&c, format!("{base}/v1/job/0000/describe"), json!({})).await;
     problem(r, StatusCode::NOT_FOUND, 10000).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_capability_is_406_code_0() {
+    let (_env, base, c) = server(RestConfig::default()).await;
+    post_json(&c, format!("{base}/v1/namespace/u/create"), json!({})).await;
+    c.post(format!("{base}/v1/table/u%24t/create"))
+        .header("content-type", ARROW)
+        .body(rows(0, 2).to_vec())
+        .send()
+        .await
+        .unwrap();
+    let udf = json!({"new_columns": [{"name": "e", "virtual_column": {
+        "input_columns": ["s"], "image": "img:1", "udf": "def f(): ...", "udf_name": "f",
+        "udf_version": "1",
+        "outputs": [{"column": "e", "struct_field": "e", "data_type": {"type": "int64"}, "nullable": true}]
+    }}]});
+    let r = post_json(&c, format!("{base}/v1/table/u%24t/add_columns"), udf).await;
+    assert_eq!(r.status(), 200);
+    let r = post_json(
+        &c,
+        format!("{base}/v1/table/u%24t/backfill_column"),
+        json!({"column": "e"}),
+    )
+    .await;
+    let body = problem(r, StatusCode::NOT_ACCEPTABLE, 0).await;
+    assert!(
+        body["detail"].as_str().unwrap().contains("UDF runner"),
+        "{body}"
+    );
 }

@@ -118,3 +118,44 @@ def test_sql_materialized_view(ns, server):
     props = ns.describe_table(DescribeTableRequest(id=[top, "thirds"])).properties
     assert props["lance-catalog.mv.source_query"] == sql
     assert json.loads(props["lance-catalog.mv.source_versions"]) == {f"{top}$orders": 2}
+
+
+def test_batch_commit_is_all_or_nothing(ns, server):
+    import lance_namespace_urllib3_client as u
+    from lance_namespace_urllib3_client.exceptions import ApiException
+    from lance_namespace_urllib3_client.models import (
+        BatchCommitTablesRequest, BatchCreateTableVersionsRequest, CommitTableOperation,
+        CreateTableVersionEntry, DeclareTableRequest, DeregisterTableRequest)
+
+    top = fresh(ns)
+    ns.create_table(CreateTableRequest(id=[top, "old"]), ipc(sample(0, 3)))
+    api = u.TableApi(u.ApiClient(u.Configuration(host=server["url"])))
+
+    def declare(name):
+        return CommitTableOperation(declare_table=DeclareTableRequest(id=[top, name]))
+
+    deregister_old = CommitTableOperation(deregister_table=DeregisterTableRequest(id=[top, "old"]))
+    # Declaring a table that exists fails the whole batch: nothing happens.
+    with pytest.raises(ApiException) as err:
+        api.batch_commit_tables(BatchCommitTablesRequest(
+            operations=[declare("new"), declare("old")]))
+    assert err.value.status == 409
+    assert json.loads(err.value.body)["code"] == 5
+    ns.table_exists(TableExistsRequest(id=[top, "old"]))
+    with pytest.raises(TableNotFoundError):
+        ns.table_exists(TableExistsRequest(id=[top, "new"]))
+
+    done = api.batch_commit_tables(BatchCommitTablesRequest(
+        operations=[declare("new"), deregister_old]))
+    assert len(done.results) == 2
+    ns.table_exists(TableExistsRequest(id=[top, "new"]))
+    with pytest.raises(TableNotFoundError):
+        ns.table_exists(TableExistsRequest(id=[top, "old"]))
+
+    # A version that is not the next one conflicts (14), and nothing changes.
+    ns.create_table(CreateTableRequest(id=[top, "v"]), ipc(sample(0, 2)))
+    with pytest.raises(ApiException) as err:
+        api.batch_create_table_versions(BatchCreateTableVersionsRequest(entries=[
+            CreateTableVersionEntry(id=[top, "v"], version=5, manifest_path="nowhere")]))
+    assert json.loads(err.value.body)["code"] == 14
+    assert ns.count_table_rows(CountTableRowsRequest(id=[top, "v"])).count == 2

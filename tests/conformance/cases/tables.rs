@@ -296,11 +296,15 @@ pub async fn malformed_input(ns: &dyn LanceNamespace) {
     assert_eq!(n, 3);
 }
 
-pub async fn missing_capabilities_answer_unsupported(ns: &dyn LanceNamespace) {
+pub async fn empty_batches_are_invalid(ns: &dyn LanceNamespace) {
     let r = ns
         .batch_commit_tables(BatchCommitTablesRequest::default())
         .await;
-    assert_eq!(code(r), 0);
+    assert_eq!(code(r), 13);
+    let r = ns
+        .batch_create_table_versions(BatchCreateTableVersionsRequest::default())
+        .await;
+    assert_eq!(code(r), 13);
 }
 
 pub async fn rename_table(ns: &dyn LanceNamespace) {

@@ -1,0 +1,213 @@
+//! BatchCommitTables: declare, create-version, delete-versions and
+//! deregister operations over several tables, applied as one manifest commit
+//! (see `manifest_tx.rs`). Every operation is checked against one snapshot of
+//! the catalog first; a failure or conflict anywhere leaves every table as it
+//! was. Deleting version files is the one step that follows the commit (the
+//! versions are checked to exist beforehand; the deletes are idempotent).
+
+use std::collections::{HashMap, HashSet};
+
+use arrow_array::RecordBatch;
+use lance_namespace::models::{
+    BatchCommitTablesRequest, BatchCommitTablesResponse, BatchDeleteTableVersionsRequest,
+    BatchDeleteTableVersionsResponse, CommitTableResult, CreateTableVersionEntry,
+    CreateTableVersionResponse, DeclareTableResponse, DeregisterTableResponse,
+};
+use lance_namespace::LanceNamespace;
+use lance_namespace_impls::dir::manifest::ManifestNamespace;
+
+use super::checks::{display_id, table_id};
+use super::manifest_tx::{row_location, row_properties, table_row};
+use super::versions::VersionPlan;
+use super::{engine, Catalog};
+use crate::error::{CatalogError, CatalogResult, Code};
+
+impl Catalog {
+    pub(crate) async fn batch_commit_op(
+        &self,
+        req: BatchCommitTablesRequest,
+    ) -> CatalogResult<BatchCommitTablesResponse> {
+        if req.operations.is_empty() {
+            return Err(CatalogError::invalid(
+                "a batch needs at least one operation",
+            ));
+        }
+        let _serial = self.manifest_lock.lock().await;
+        let ds = self.manifest_snapshot().await?;
+        let schema = std::sync::Arc::new(arrow_schema::Schema::from(ds.schema()));
+        // The batch's view of each table it touches: its row to write, or
+        // removal; `fresh` marks tables declared by this batch.
+        let mut rows: HashMap<String, RecordBatch> = HashMap::new();
+        let mut fresh: HashSet<String> = HashSet::new();
+        let mut removed: HashSet<String> = HashSet::new();
+        let mut plans: Vec<(usize, VersionPlan)> = Vec::new();
+        let mut deletes: Vec<(usize, BatchDeleteTableVersionsRequest)> = Vec::new();
+        let mut results = Vec::with_capacity(req.operations.len());
+
+        for (i, op) in req.operations.iter().enumerate() {
+            let set = [
+                op.declare_table.is_some(),
+                op.create_table_version.is_some(),
+                op.delete_table_versions.is_some(),
+                op.deregister_table.is_some(),
+            ];
+            if set.iter().filter(|s| **s).count() != 1 {
+                return Err(CatalogError::invalid(format!(
+                    "operation {i} must name exactly one of declare_table, create_table_version, delete_table_versions, deregister_table"
+                )));
+            }
+            let mut result = CommitTableResult::default();
+            if let Some(d) = &op.declare_table {
+                let id = table_id(&d.id)?;
+                let key = id.join("$");
+                self.require_parent(&id).await?;
+                let exists = rows.contains_key(&key)
+                    || (!removed.contains(&key)
+                        && !self
+                            .manifest_rows(&ds, std::slice::from_ref(&key))
+                            .await?
+                            .is_empty());
+                if exists {
+                    return Err(CatalogError::new(
+                        Code::TABLE_ALREADY_EXISTS,
+                        format!("table {} already exists", display_id(&id)),
+                    ));
+                }
+                let dir = ManifestNamespace::generate_dir_name(&key);
+                let location = self.location_uri(&dir);
+                if let Some(wanted) = d.location.as_deref() {
+                    if wanted.trim_end_matches('/') != location {
+                        return Err(CatalogError::invalid(format!(
+                            "table {} would be declared at {location}, not {wanted}",
+                            display_id(&id)
+                        )));
+                    }
+                }
+                let props = d.properties.clone().unwrap_or_default();
+                rows.insert(key.clone(), table_row(schema.clone(), &key, &dir, &props)?);
+                fresh.insert(key.clone());
+                removed.remove(&key);
+                result.declare_table = Some(Box::new(DeclareTableResponse {
+                    location: Some(location),
+                    properties: d.properties.clone(),
+                    managed_versioning: Some(true),
+                    ..Default::default()
+                }));
+            } else if let Some(c) = &op.create_table_version {
+                let id = table_id(&c.id)?;
+                let key = id.join("$");
+                let row = self.batch_row(&ds, &id, &rows, &removed).await?;
+                let entry = CreateTableVersionEntry {
+                    id: id.clone(),
+                    version: c.version,
+                    branch: c.branch.clone(),
+                    manifest_path: c.manifest_path.clone(),
+                    manifest_size: c.manifest_size,
+                    e_tag: c.e_tag.clone(),
+                    metadata: c.metadata.clone(),
+                    naming_scheme: c.naming_scheme.clone(),
+                };
+                if super::open::branch_of(&entry.branch).is_some() {
+                    return Err(CatalogError::invalid(
+                        "versions on branches are committed one at a time, not in a batch",
+                    ));
+                }
+                let plan = self
+                    .plan_version(&entry, &row, fresh.contains(&key))
+                    .await?;
+                rows.insert(key, plan.row.clone());
+                plans.push((i, plan));
+            } else if let Some(d) = &op.delete_table_versions {
+                let id = table_id(&d.id)?;
+                if fresh.contains(&id.join("$")) {
+                    return Err(CatalogError::invalid(format!(
+                        "table {} is declared in this batch and has no versions to delete",
+                        display_id(&id)
+                    )));
+                }
+                self.batch_row(&ds, &id, &rows, &removed).await?;
+                if d.ranges.is_empty()
+                    || d.ranges.iter().any(|r| {
+                        r.start_version < 0
+                            || (r.end_version >= 0 && r.end_version <= r.start_version)
+                    })
+                {
+                    return Err(CatalogError::invalid(format!(
+                        "delete_table_versions for {} needs ranges with start < end",
+                        display_id(&id)
+                    )));
+                }
+                let mut d = d.clone();
+                d.id = Some(id);
+                deletes.push((i, *d));
+            } else if let Some(d) = &op.deregister_table {
+                let id = table_id(&d.id)?;
+                let key = id.join("$");
+                let row = self.batch_row(&ds, &id, &rows, &removed).await?;
+                let props = row_properties(&row)?;
+                result.deregister_table = Some(Box::new(DeregisterTableResponse {
+                    id: Some(id),
+                    location: row_location(&row).map(|l| self.location_uri(&l)),
+                    properties: (!props.is_empty()).then_some(props),
+                    ..Default::default()
+                }));
+                rows.remove(&key);
+                if !fresh.remove(&key) {
+                    removed.insert(key);
+                }
+            }
+            results.push(result);
+        }
+        let removed: Vec<String> = removed.into_iter().collect();
+        self.manifest_apply(ds, rows.into_values().collect(), &removed, true)
+            .await?;
+
+        // Committed: publish the versions and delete what was asked.
+        for (i, plan) in &plans {
+            let version = self.publish(plan).await;
+            results[*i].create_table_version = Some(Box::new(CreateTableVersionResponse {
+                version: Some(Box::new(version)),
+                ..Default::default()
+            }));
+        }
+        for (i, d) in deletes {
+            let deleted = engine(self.inner.batch_delete_table_versions(d).await)
+                .unwrap_or_else(|e| {
+                    tracing::warn!(error = %e.message, "version deletion after a batch commit failed");
+                    BatchDeleteTableVersionsResponse::default()
+                });
+            results[i].delete_table_versions = Some(Box::new(deleted));
+        }
+        Ok(BatchCommitTablesResponse {
+            results,
+            ..Default::default()
+        })
+    }
+
+    /// A table's row as the batch sees it so far.
+    async fn batch_row(
+        &self,
+        ds: &lance::Dataset,
+        id: &[String],
+        rows: &HashMap<String, RecordBatch>,
+        removed: &HashSet<String>,
+    ) -> CatalogResult<RecordBatch> {
+        let key = id.join("$");
+        if let Some(row) = rows.get(&key) {
+            return Ok(row.clone());
+        }
+        if removed.contains(&key) {
+            return Err(CatalogError::new(
+                Code::TABLE_NOT_FOUND,
+                format!(
+                    "table {} is deregistered earlier in this batch",
+                    display_id(id)
+                ),
+            ));
+        }
+        Ok(self
+            .table_rows(ds, std::iter::once(id.to_vec()))
+            .await?
+            .remove(0))
+    }
+}
