@@ -204,3 +204,96 @@ impl Catalog {
         .map_err(|e| super::missing_table(e, &id))
     }
 }
+
+impl Catalog {
+    pub(crate) async fn update_table_op(
+        &self,
+        mut req: lance_namespace::models::UpdateTableRequest,
+    ) -> CatalogResult<lance_namespace::models::UpdateTableResponse> {
+        let id = super::checks::table_id(&req.id)?;
+        let Some(branch) = super::open::branch_of(&req.branch) else {
+            req.id = Some(id.clone());
+            return super::engine(
+                lance_namespace::LanceNamespace::update_table(self.inner.as_ref(), req).await,
+            )
+            .map_err(|e| super::missing_table(e, &id));
+        };
+        if req.updates.is_empty() {
+            return Err(CatalogError::invalid(
+                "update needs at least one [column, expression] pair",
+            ));
+        }
+        let ds = self.open_table(&id, Some(branch)).await?;
+        let mut builder = lance::dataset::UpdateBuilder::new(Arc::new(ds));
+        if let Some(p) = req.predicate.as_deref().filter(|p| !p.trim().is_empty()) {
+            builder = builder.update_where(p)?;
+        }
+        for pair in &req.updates {
+            let [column, expr] = pair.as_slice() else {
+                return Err(CatalogError::invalid(format!(
+                    "each update is a [column, expression] pair, got {pair:?}"
+                )));
+            };
+            builder = builder.set(column, expr)?;
+        }
+        let result = builder.build()?.execute().await?;
+        Ok(lance_namespace::models::UpdateTableResponse {
+            updated_rows: result.rows_updated as i64,
+            version: result.new_dataset.version().version as i64,
+            ..Default::default()
+        })
+    }
+
+    pub(crate) async fn delete_op(
+        &self,
+        mut req: lance_namespace::models::DeleteFromTableRequest,
+    ) -> CatalogResult<lance_namespace::models::DeleteFromTableResponse> {
+        let id = super::checks::table_id(&req.id)?;
+        let Some(branch) = super::open::branch_of(&req.branch) else {
+            req.id = Some(id.clone());
+            return super::engine(
+                lance_namespace::LanceNamespace::delete_from_table(self.inner.as_ref(), req).await,
+            )
+            .map_err(|e| super::missing_table(e, &id));
+        };
+        if req.predicate.trim().is_empty() {
+            return Err(CatalogError::invalid("delete needs a predicate"));
+        }
+        let mut ds = self.open_table(&id, Some(branch)).await?;
+        ds.delete(&req.predicate).await?;
+        Ok(lance_namespace::models::DeleteFromTableResponse {
+            version: Some(ds.version().version as i64),
+            ..Default::default()
+        })
+    }
+
+    pub(crate) async fn create_index_op(
+        &self,
+        mut req: lance_namespace::models::CreateTableIndexRequest,
+        scalar_only: bool,
+    ) -> CatalogResult<lance_namespace::models::CreateTableIndexResponse> {
+        let id = super::checks::table_id(&req.id)?;
+        if let Some(branch) = super::open::branch_of(&req.branch) {
+            let kind = req.index_type.trim().to_ascii_uppercase();
+            if scalar_only && (kind.starts_with("IVF") || kind == "VECTOR") {
+                return Err(CatalogError::invalid(format!(
+                    "{} is not a scalar index type",
+                    req.index_type
+                )));
+            }
+            return self.create_index_on_branch(&id, branch, &req).await;
+        }
+        req.id = Some(id.clone());
+        let r = if scalar_only {
+            lance_namespace::LanceNamespace::create_table_scalar_index(self.inner.as_ref(), req)
+                .await
+                .map(|r| lance_namespace::models::CreateTableIndexResponse {
+                    transaction_id: r.transaction_id,
+                    ..Default::default()
+                })
+        } else {
+            lance_namespace::LanceNamespace::create_table_index(self.inner.as_ref(), req).await
+        };
+        super::engine(r).map_err(|e| super::missing_table(e, &id))
+    }
+}

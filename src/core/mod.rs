@@ -8,7 +8,9 @@
 //! to a spec code, and fills the operations the engine leaves out.
 
 mod batch_commit;
+mod branch_index;
 mod branch_ops;
+mod branch_query;
 mod checks;
 mod computed;
 mod data;

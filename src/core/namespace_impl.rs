@@ -240,45 +240,25 @@ impl LanceNamespace for Catalog {
     }
 
     async fn update_table(&self, request: UpdateTableRequest) -> Result<UpdateTableResponse> {
-        checked(
-            table_id(&request.id),
-            Names::Table,
-            self.inner.update_table(request),
-        )
-        .await
+        out(self.update_table_op(request).await)
     }
 
     async fn delete_from_table(
         &self,
         request: DeleteFromTableRequest,
     ) -> Result<DeleteFromTableResponse> {
-        checked(
-            table_id(&request.id),
-            Names::Table,
-            self.inner.delete_from_table(request),
-        )
-        .await
+        out(self.delete_op(request).await)
     }
 
     async fn query_table(&self, request: QueryTableRequest) -> Result<Bytes> {
-        checked(
-            table_id(&request.id),
-            Names::Table,
-            self.inner.query_table(request),
-        )
-        .await
+        out(self.query_op(request).await)
     }
 
     async fn create_table_index(
         &self,
         request: CreateTableIndexRequest,
     ) -> Result<CreateTableIndexResponse> {
-        checked(
-            table_id(&request.id),
-            Names::Table,
-            self.inner.create_table_index(request),
-        )
-        .await
+        out(self.create_index_op(request, false).await)
     }
 
     async fn list_table_indices(
@@ -309,12 +289,13 @@ impl LanceNamespace for Catalog {
         &self,
         request: CreateTableIndexRequest,
     ) -> Result<CreateTableScalarIndexResponse> {
-        checked(
-            table_id(&request.id),
-            Names::Table,
-            self.inner.create_table_scalar_index(request),
-        )
-        .await
+        out(self
+            .create_index_op(request, true)
+            .await
+            .map(|r| CreateTableScalarIndexResponse {
+                transaction_id: r.transaction_id,
+                ..Default::default()
+            }))
     }
 
     async fn drop_table_index(

@@ -183,6 +183,13 @@ async fn batch_versions_are_all_or_nothing() {
     for t in ["t1", "t2"] {
         assert_eq!(count(&rest, &["b", t]).await, 6);
     }
+    // One staged version committed on its own, as Lance's commit handler does.
+    append_staged(&stage, &["b", "t1"], 6).await;
+    let single = stage.staged.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(single.version, 3);
+    let v = rest.create_table_version(single).await.unwrap();
+    assert_eq!(v.version.unwrap().version, 3);
+    assert_eq!(count(&rest, &["b", "t1"]).await, 9);
     // Replaying the batch conflicts: version 2 exists now.
     let again = rest
         .batch_create_table_versions(BatchCreateTableVersionsRequest {

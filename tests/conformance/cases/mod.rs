@@ -2,9 +2,13 @@
 //! answers and spec error codes, whichever transport is underneath.
 
 mod data;
+mod jobs;
 mod namespaces;
 mod tables;
+mod versions;
 
 pub use data::*;
+pub use jobs::*;
 pub use namespaces::*;
 pub use tables::*;
+pub use versions::*;
