@@ -181,26 +181,26 @@ impl From<arrow_schema::ArrowError> for CatalogError {
     }
 }
 
-/// Lance messages end with the source location that raised them
-/// (`, /path/to/file.rs:12:34`); callers need the message, not our internals.
+/// Lance messages carry the source locations that raised them
+/// (`, /path/to/file.rs:12:34`), at the end or in the middle; callers need
+/// the message, not our internals.
 pub fn clean_message(msg: &str) -> String {
-    let mut out = msg.to_string();
-    while let Some(pos) = out.rfind(", ") {
-        let tail = &out[pos + 2..];
-        let looks_like_location = tail.contains(".rs:")
-            && tail
+    let is_location = |part: &str| {
+        let part = part.trim();
+        part.contains(".rs:")
+            && part
                 .rsplit(':')
                 .take(2)
-                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
-        if !looks_like_location {
-            break;
-        }
-        out.truncate(pos);
-    }
-    out.replace(
-        "Encountered internal error. Please file a bug report at https://github.com/lance-format/lance/issues. ",
-        "",
-    )
+                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+    };
+    msg.split(", ")
+        .filter(|part| !is_location(part))
+        .collect::<Vec<_>>()
+        .join(", ")
+        .replace(
+            "Encountered internal error. Please file a bug report at https://github.com/lance-format/lance/issues. ",
+            "",
+        )
 }
 
 #[cfg(test)]
@@ -235,5 +235,9 @@ mod tests {
     fn lance_locations_are_stripped() {
         let m = clean_message("Not found: foo, /root/.cargo/x/src/a.rs:12:34");
         assert_eq!(m, "Not found: foo");
+        let m = clean_message(
+            "open failed: Not found: t/_versions, /x/commit.rs:653:26, /x/builder.rs:921:29",
+        );
+        assert_eq!(m, "open failed: Not found: t/_versions");
     }
 }

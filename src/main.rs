@@ -31,9 +31,12 @@ struct DefaultServe {
 fn main() {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("LANCE_CATALOG_LOG")
-                .unwrap_or_else(|_| "info,lance=warn,lance_namespace_impls=warn".into()),
+            tracing_subscriber::EnvFilter::try_from_env("LANCE_CATALOG_LOG").unwrap_or_else(|_| {
+                // Targets match by prefix: `lance=` would also cover `lance_catalog`.
+                "warn,lance_catalog=info".into()
+            }),
         )
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
         .init();
     let cli = Cli::parse();
     let args = match cli.command {

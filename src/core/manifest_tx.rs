@@ -16,7 +16,6 @@ use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
 use futures::TryStreamExt;
-use lance::dataset::builder::DatasetBuilder;
 use lance::dataset::{MergeInsertBuilder, WhenMatched, WhenNotMatched, WhenNotMatchedBySource};
 use lance::Dataset;
 
@@ -131,11 +130,7 @@ impl Catalog {
     /// The manifest at its latest version.
     pub(crate) async fn manifest_snapshot(&self) -> CatalogResult<Arc<Dataset>> {
         let uri = self.location_uri("__manifest");
-        let ds = DatasetBuilder::from_uri(&uri)
-            .with_session(self.session.clone())
-            .with_storage_options(self.storage_options.clone())
-            .load()
-            .await?;
+        let ds = self.dataset_builder(&uri).load().await?;
         Ok(Arc::new(ds))
     }
 

@@ -92,6 +92,20 @@ impl Catalog {
         }
     }
 
+    /// A dataset builder for `uri` sharing the catalog's session and storage
+    /// options. Options are only set when there are some: an empty map would
+    /// key a different object store than the one the engine uses, which for
+    /// `memory://` means a different (empty) store.
+    pub(crate) fn dataset_builder(&self, uri: &str) -> lance::dataset::builder::DatasetBuilder {
+        let builder = lance::dataset::builder::DatasetBuilder::from_uri(uri)
+            .with_session(self.session.clone());
+        if self.storage_options.is_empty() {
+            builder
+        } else {
+            builder.with_storage_options(self.storage_options.clone())
+        }
+    }
+
     /// Object-store parameters for a direct Lance write: the root's storage
     /// options, overlaid with the request's own.
     pub(crate) fn store_params(

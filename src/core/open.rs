@@ -1,7 +1,6 @@
 //! Opening a table's Lance dataset directly, for the operations the core
 //! performs itself (branch-aware writes, metadata updates).
 
-use lance::dataset::builder::DatasetBuilder;
 use lance::Dataset;
 use lance_namespace::models::DescribeTableRequest;
 use lance_namespace::LanceNamespace;
@@ -50,9 +49,7 @@ impl Catalog {
         branch: Option<&str>,
     ) -> CatalogResult<Dataset> {
         let location = self.table_location(id).await?;
-        let mut builder = DatasetBuilder::from_uri(&location)
-            .with_session(self.session.clone())
-            .with_storage_options(self.storage_options.clone());
+        let mut builder = self.dataset_builder(&location);
         if let Some(b) = branch {
             builder = builder.with_branch(b, None);
         }

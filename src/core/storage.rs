@@ -67,8 +67,11 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
     )
     .await
     .map_err(unavailable)?;
-    let dir = DirectoryNamespaceBuilder::new(root.clone())
-        .storage_options(config.storage_options.clone())
+    let mut dir = DirectoryNamespaceBuilder::new(root.clone());
+    if !config.storage_options.is_empty() {
+        dir = dir.storage_options(config.storage_options.clone());
+    }
+    let dir = dir
         .session(session.clone())
         // The manifest is the only authority on what exists: a table renamed
         // or registered at the root must not be shadowed by a directory scan.

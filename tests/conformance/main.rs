@@ -8,6 +8,7 @@ mod batch;
 mod cases;
 mod harness;
 mod routes;
+mod storage;
 mod wire;
 
 /// Run each named case in every mode.
