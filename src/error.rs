@@ -175,9 +175,11 @@ impl From<CatalogError> for lance::Error {
     }
 }
 
+/// Arrow failures inside the catalog's own processing are internal; request
+/// data is decoded (and its errors classified) in `core/data.rs`.
 impl From<arrow_schema::ArrowError> for CatalogError {
     fn from(err: arrow_schema::ArrowError) -> Self {
-        Self::invalid(format!("invalid Arrow data: {err}"))
+        Self::internal(format!("Arrow: {err}"))
     }
 }
 

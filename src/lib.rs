@@ -8,6 +8,7 @@
 pub mod config;
 pub mod core;
 pub mod error;
+pub mod grpc;
 pub mod rest;
 pub mod server;
 

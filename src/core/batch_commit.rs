@@ -2,8 +2,9 @@
 //! deregister operations over several tables, applied as one manifest commit
 //! (see `manifest_tx.rs`). Every operation is checked against one snapshot of
 //! the catalog first; a failure or conflict anywhere leaves every table as it
-//! was. Deleting version files is the one step that follows the commit (the
-//! versions are checked to exist beforehand; the deletes are idempotent).
+//! was. Deleting version files is the one step that follows the commit: it is
+//! idempotent, and a failure there is logged and leaves `deleted_count` unset
+//! in that operation's result.
 
 use std::collections::{HashMap, HashSet};
 
@@ -73,16 +74,14 @@ impl Catalog {
                         format!("table {} already exists", display_id(&id)),
                     ));
                 }
-                let dir = ManifestNamespace::generate_dir_name(&key);
+                // A caller-chosen location must be a directory directly
+                // under the root; otherwise the catalog picks one.
+                let dir = match d.location.as_deref().filter(|l| !l.trim().is_empty()) {
+                    Some(wanted) => self.relative_location(wanted)?,
+                    None => ManifestNamespace::generate_dir_name(&key),
+                };
                 let location = self.location_uri(&dir);
-                if let Some(wanted) = d.location.as_deref() {
-                    if wanted.trim_end_matches('/') != location {
-                        return Err(CatalogError::invalid(format!(
-                            "table {} would be declared at {location}, not {wanted}",
-                            display_id(&id)
-                        )));
-                    }
-                }
+                super::checks::check_properties(d.properties.as_ref())?;
                 let props = d.properties.clone().unwrap_or_default();
                 rows.insert(key.clone(), table_row(schema.clone(), &key, &dir, &props)?);
                 fresh.insert(key.clone());
@@ -144,7 +143,8 @@ impl Catalog {
                 let id = table_id(&d.id)?;
                 let key = id.join("$");
                 let row = self.batch_row(&ds, &id, &rows, &removed).await?;
-                let props = row_properties(&row)?;
+                let mut props = row_properties(&row)?;
+                props.remove(super::versions::PENDING);
                 result.deregister_table = Some(Box::new(DeregisterTableResponse {
                     id: Some(id),
                     location: row_location(&row).map(|l| self.location_uri(&l)),

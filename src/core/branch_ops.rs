@@ -178,10 +178,7 @@ impl Catalog {
         )
         .map_err(|e| super::missing_table(e, &id))?;
         let mut base = base;
-        if let Some(props) = base.properties.as_mut() {
-            // Catalog bookkeeping, not a property the caller set.
-            props.remove(super::versions::PENDING);
-        }
+        super::checks::public_properties(&mut base.properties);
         if on_ref {
             self.describe_ref(&id, &req, base).await
         } else {
@@ -211,6 +208,7 @@ impl Catalog {
         mut req: lance_namespace::models::UpdateTableRequest,
     ) -> CatalogResult<lance_namespace::models::UpdateTableResponse> {
         let id = super::checks::table_id(&req.id)?;
+        super::checks::check_properties(req.properties.as_ref())?;
         let Some(branch) = super::open::branch_of(&req.branch) else {
             req.id = Some(id.clone());
             return super::engine(

@@ -64,6 +64,28 @@ fn check_segments(id: &[String]) -> CatalogResult<()> {
     Ok(())
 }
 
+/// Property keys under this prefix are the catalog's own bookkeeping.
+pub(crate) const RESERVED_PREFIX: &str = "lance-catalog.";
+
+/// Refuse caller-set properties that would forge the catalog's bookkeeping.
+pub(crate) fn check_properties(
+    props: Option<&std::collections::HashMap<String, String>>,
+) -> CatalogResult<()> {
+    match props.and_then(|p| p.keys().find(|k| k.starts_with(RESERVED_PREFIX))) {
+        Some(k) => Err(CatalogError::invalid(format!(
+            "property {k:?} is reserved: keys starting with {RESERVED_PREFIX:?} are the catalog's own"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Remove internal bookkeeping from properties shown to callers.
+pub(crate) fn public_properties(props: &mut Option<std::collections::HashMap<String, String>>) {
+    if let Some(p) = props.as_mut() {
+        p.remove(super::versions::PENDING);
+    }
+}
+
 impl Catalog {
     /// Whether the namespace exists; the root always does.
     pub(crate) async fn namespace_present(&self, id: &[String]) -> CatalogResult<bool> {

@@ -56,16 +56,22 @@ impl Catalog {
         let mut ds = self.open_table(&id, branch_of(&req.branch)).await?;
         let mut expressions = Vec::new();
         let mut null_fields = Vec::new();
+        let mut names = std::collections::HashSet::new();
+        let mut new_name = |name: &str| -> CatalogResult<()> {
+            if ds.schema().field(name).is_some() || !names.insert(name.to_string()) {
+                return Err(CatalogError::invalid(format!(
+                    "table {} already has, or is given twice, a column {name:?}",
+                    display_id(&id)
+                )));
+            }
+            Ok(())
+        };
         for entry in &req.new_columns {
             if entry.name.trim().is_empty() {
                 return Err(CatalogError::invalid("a new column needs a name"));
             }
-            if ds.schema().field(&entry.name).is_some() {
-                return Err(CatalogError::invalid(format!(
-                    "table {} already has a column {:?}",
-                    display_id(&id),
-                    entry.name
-                )));
+            if entry.virtual_column.as_ref().is_none_or(|v| v.is_none()) {
+                new_name(&entry.name)?;
             }
             let expression = entry.expression.clone().flatten();
             let computed = entry.computed.clone().flatten();
@@ -88,6 +94,7 @@ impl Catalog {
                         )));
                     }
                     for out in &v.outputs {
+                        new_name(&out.column)?;
                         let data_type = json_type(&out.data_type)?;
                         let mut meta = v.field_metadata.clone().unwrap_or_default();
                         meta.insert(VIRTUAL_KEY.to_string(), definition.clone());

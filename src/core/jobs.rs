@@ -15,6 +15,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CatalogError, CatalogResult, Code};
 
+/// How many job records to keep in memory before dropping finished ones.
+const MAX_LIVE: usize = 1024;
+
 /// Where job records live, under the storage root.
 const JOBS_DIR: &str = "_catalog/jobs";
 
@@ -95,10 +98,14 @@ impl Jobs {
     }
 
     async fn save(&self, job: &Job) {
-        self.live
-            .lock()
-            .expect("jobs lock")
-            .insert(job.job_id.clone(), job.clone());
+        {
+            let mut live = self.live.lock().expect("jobs lock");
+            live.insert(job.job_id.clone(), job.clone());
+            // Finished jobs are on storage; keep the in-memory view bounded.
+            if live.len() > MAX_LIVE {
+                live.retain(|_, j| matches!(j.state, JobState::Queued | JobState::Running));
+            }
+        }
         let Ok(bytes) = serde_json::to_vec(job) else {
             return;
         };

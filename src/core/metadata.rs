@@ -108,3 +108,45 @@ impl Catalog {
         })
     }
 }
+
+impl Catalog {
+    /// Fail with TableColumnNotFound (12) unless every column exists.
+    pub(crate) async fn require_columns<'a>(
+        &self,
+        id: &[String],
+        branch: Option<&str>,
+        columns: impl IntoIterator<Item = &'a str>,
+    ) -> CatalogResult<()> {
+        let ds = self.open_table(id, branch).await?;
+        for c in columns {
+            if ds.schema().field(c).is_none() {
+                return Err(CatalogError::new(
+                    Code(12),
+                    format!("table {} has no column {c:?}", display_id(id)),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Explain why a predicate does not apply to the table, if it does not.
+    pub(crate) async fn check_predicate(
+        &self,
+        id: &[String],
+        predicate: &str,
+    ) -> CatalogResult<()> {
+        let ds = self.open_table(id, None).await?;
+        let invalid = |e: lance::Error| {
+            CatalogError::invalid(format!(
+                "predicate {predicate:?} does not apply to table {}: {}",
+                display_id(id),
+                CatalogError::from_lance(&e).message
+            ))
+        };
+        let mut scan = ds.scan();
+        scan.filter(predicate).map_err(invalid)?;
+        // Parsing may be deferred to planning: plan, without running it.
+        scan.explain_plan(false).await.map_err(invalid)?;
+        Ok(())
+    }
+}

@@ -222,21 +222,36 @@ impl LanceNamespace for Catalog {
         &self,
         request: DeregisterTableRequest,
     ) -> Result<DeregisterTableResponse> {
-        checked(
+        let mut r = checked(
             table_id(&request.id),
             Names::Table,
             self.inner.deregister_table(request),
         )
-        .await
+        .await?;
+        super::checks::public_properties(&mut r.properties);
+        Ok(r)
     }
 
     async fn count_table_rows(&self, request: CountTableRowsRequest) -> Result<i64> {
-        checked(
-            table_id(&request.id),
+        let id = out(table_id(&request.id))?;
+        let predicate = request.predicate.clone();
+        match checked(
+            Ok(id.clone()),
             Names::Table,
             self.inner.count_table_rows(request),
         )
         .await
+        {
+            Err(e) if CatalogError::from_lance(&e).code == Code::INTERNAL => {
+                // The engine reports a predicate that does not parse as
+                // Internal; say what is wrong with it instead.
+                if let Some(p) = predicate.as_deref().filter(|p| !p.trim().is_empty()) {
+                    out(self.check_predicate(&id, p).await)?;
+                }
+                Err(e)
+            }
+            other => other,
+        }
     }
 
     async fn update_table(&self, request: UpdateTableRequest) -> Result<UpdateTableResponse> {
@@ -401,8 +416,14 @@ impl LanceNamespace for Catalog {
         &self,
         request: AlterTableAlterColumnsRequest,
     ) -> Result<AlterTableAlterColumnsResponse> {
+        let id = out(table_id(&request.id))?;
+        let branch = super::open::branch_of(&request.branch).map(str::to_string);
+        let paths: Vec<String> = request.alterations.iter().map(|a| a.path.clone()).collect();
+        out(self
+            .require_columns(&id, branch.as_deref(), paths.iter().map(String::as_str))
+            .await)?;
         checked(
-            table_id(&request.id),
+            Ok(id),
             Names::Table,
             self.inner.alter_table_alter_columns(request),
         )
@@ -413,8 +434,14 @@ impl LanceNamespace for Catalog {
         &self,
         request: AlterTableDropColumnsRequest,
     ) -> Result<AlterTableDropColumnsResponse> {
+        let id = out(table_id(&request.id))?;
+        let branch = super::open::branch_of(&request.branch).map(str::to_string);
+        let columns: Vec<String> = request.columns.clone();
+        out(self
+            .require_columns(&id, branch.as_deref(), columns.iter().map(String::as_str))
+            .await)?;
         checked(
-            table_id(&request.id),
+            Ok(id),
             Names::Table,
             self.inner.alter_table_drop_columns(request),
         )

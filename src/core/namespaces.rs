@@ -135,6 +135,16 @@ impl Catalog {
         &self,
         id: &[String],
     ) -> CatalogResult<(Vec<String>, Vec<String>)> {
+        self.children_with(id, true).await
+    }
+
+    /// Child namespaces and tables; `include_declared` keeps tables that are
+    /// declared but not yet written.
+    pub(crate) async fn children_with(
+        &self,
+        id: &[String],
+        include_declared: bool,
+    ) -> CatalogResult<(Vec<String>, Vec<String>)> {
         let mut namespaces = Vec::new();
         let mut token = None;
         loop {
@@ -160,7 +170,7 @@ impl Catalog {
                     .list_tables(ListTablesRequest {
                         id: Some(id.to_vec()),
                         page_token: token.take(),
-                        include_declared: Some(true),
+                        include_declared: Some(include_declared),
                         ..Default::default()
                     })
                     .await,
@@ -209,7 +219,9 @@ impl Catalog {
         let mut all = Vec::new();
         let mut pending = vec![Vec::<String>::new()];
         while let Some(ns) = pending.pop() {
-            let (children, tables) = self.children(&ns).await?;
+            let (children, tables) = self
+                .children_with(&ns, req.include_declared.unwrap_or(true))
+                .await?;
             for t in tables {
                 let mut id = ns.clone();
                 id.push(t);

@@ -56,10 +56,15 @@ impl Catalog {
         builder.load().await.map_err(|e| {
             let err = CatalogError::from_lance(&e);
             match branch {
-                Some(b) if matches!(err.code.0, 4 | 8 | 11 | 13 | 18) => CatalogError::new(
-                    Code(22),
-                    format!("table {} has no branch {b:?}", display_id(id)),
-                ),
+                Some(b)
+                    if matches!(err.code.0, 4 | 8 | 11)
+                        || err.message.to_ascii_lowercase().contains("not found") =>
+                {
+                    CatalogError::new(
+                        Code(22),
+                        format!("table {} has no branch {b:?}", display_id(id)),
+                    )
+                }
                 _ => err,
             }
         })

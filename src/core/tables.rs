@@ -50,6 +50,7 @@ impl Catalog {
                 .get_or_insert_with(HashMap::new)
                 .extend(props);
         }
+        super::checks::check_properties(req.properties.as_ref())?;
         let stream = decode_stream(&body, "create_table")?;
         self.require_parent(&id).await?;
         let body = if stream.batches.is_empty() {
@@ -68,7 +69,9 @@ impl Catalog {
                 return self.create_table_at(req, location, body).await;
             }
         }
-        engine(self.inner.create_table(req, body).await)
+        let mut created = engine(self.inner.create_table(req, body).await)?;
+        super::checks::public_properties(&mut created.properties);
+        Ok(created)
     }
 
     /// Create a table at a caller-chosen location inside the storage root:
@@ -127,7 +130,7 @@ impl Catalog {
 
     /// A location relative to the root, from a relative path, an absolute
     /// path or a URI under the root.
-    fn relative_location(&self, location: &str) -> CatalogResult<String> {
+    pub(crate) fn relative_location(&self, location: &str) -> CatalogResult<String> {
         let root = self.root.trim_end_matches('/');
         let stripped = location
             .strip_prefix("file://")
@@ -163,6 +166,7 @@ impl Catalog {
         mut req: DeclareTableRequest,
     ) -> CatalogResult<DeclareTableResponse> {
         let id = table_id(&req.id)?;
+        super::checks::check_properties(req.properties.as_ref())?;
         self.require_parent(&id).await?;
         req.id = Some(id);
         engine(self.inner.declare_table(req).await)
@@ -179,6 +183,7 @@ impl Catalog {
             "create",
             "register_table",
         )?;
+        super::checks::check_properties(req.properties.as_ref())?;
         self.require_parent(&id).await?;
         req.id = Some(id);
         engine(self.inner.register_table(req).await)

@@ -144,20 +144,6 @@ impl Catalog {
                 ),
             ));
         }
-        let staging = Path::parse(&entry.manifest_path).map_err(|e| {
-            CatalogError::invalid(format!(
-                "invalid staging manifest path {:?}: {e}",
-                entry.manifest_path
-            ))
-        })?;
-        if !self.store.exists(&staging).await? {
-            return Err(CatalogError::invalid(format!(
-                "staging manifest {:?} for version {} of table {} does not exist",
-                entry.manifest_path,
-                entry.version,
-                display_id(&id)
-            )));
-        }
         let dir = super::manifest_tx::row_location(row).ok_or_else(|| {
             CatalogError::internal(format!("table {} has no location", display_id(&id)))
         })?;
@@ -168,6 +154,36 @@ impl Catalog {
         )?;
         let (naming, naming_name) = scheme(entry.naming_scheme.as_deref());
         let final_path = naming.manifest_path(&table_path, entry.version as u64);
+        let staging = Path::parse(&entry.manifest_path).map_err(|e| {
+            CatalogError::invalid(format!(
+                "invalid staging manifest path {:?}: {e}",
+                entry.manifest_path
+            ))
+        })?;
+        // A staged manifest is the final name of this very version plus a
+        // suffix (`<final>-<uuid>`), in this table's `_versions/`: anything
+        // else could make the catalog copy, and then delete, a foreign object.
+        let staged_name_ok = staging
+            .as_ref()
+            .strip_prefix(final_path.as_ref())
+            .is_some_and(|rest| rest.len() > 1 && rest.starts_with('-') && !rest.contains('/'));
+        if !staged_name_ok {
+            return Err(CatalogError::invalid(format!(
+                "staging manifest {:?} is not a staged manifest for version {} of table {} (expected {}-<suffix>)",
+                entry.manifest_path,
+                entry.version,
+                display_id(&id),
+                final_path
+            )));
+        }
+        if !self.store.exists(&staging).await? {
+            return Err(CatalogError::invalid(format!(
+                "staging manifest {:?} for version {} of table {} does not exist",
+                entry.manifest_path,
+                entry.version,
+                display_id(&id)
+            )));
+        }
         let pending = Pending {
             version: entry.version,
             manifest_path: entry.manifest_path.clone(),
@@ -217,6 +233,35 @@ impl Catalog {
         }
     }
 
+    /// Publish a committed-but-unpublished version (after a crash between
+    /// a batch's commit and its publication).
+    async fn publish_pending(&self, id: &[String], p: &Pending) -> CatalogResult<()> {
+        let location = self.table_location(id).await?;
+        let table_path = lance::io::ObjectStore::extract_path_from_uri(
+            self.session.store_registry(),
+            &location,
+        )?;
+        let (naming, _) = scheme(Some(&p.naming_scheme));
+        let final_path = naming.manifest_path(&table_path, p.version as u64);
+        let staging = Path::parse(&p.manifest_path)
+            .map_err(|e| CatalogError::internal(format!("bad recorded staging path: {e}")))?;
+        self.store
+            .copy_if_not_exists(&staging, &final_path)
+            .await
+            .map_err(|e| {
+                CatalogError::new(
+                    Code::CONCURRENT_MODIFICATION,
+                    format!(
+                        "version {} of table {} is committed but cannot be published: {e}",
+                        p.version,
+                        display_id(id)
+                    ),
+                )
+            })?;
+        let _ = self.store.delete(&staging).await;
+        Ok(())
+    }
+
     /// Commit versions of several tables at once: all or nothing.
     pub(crate) async fn create_versions(
         &self,
@@ -227,6 +272,7 @@ impl Catalog {
         }
         let mut seen = std::collections::HashSet::new();
         for e in entries {
+            table_id(&Some(e.id.clone()))?;
             if super::open::branch_of(&e.branch).is_some() {
                 return Err(CatalogError::invalid(
                     "versions on branches are committed one at a time, not in a batch",
@@ -346,20 +392,16 @@ impl Catalog {
             return engine(self.inner.create_table_version(req).await)
                 .map_err(|e| missing_table(e, &id));
         }
-        let entry = CreateTableVersionEntry {
-            id,
-            version: req.version,
-            branch: None,
-            manifest_path: req.manifest_path,
-            manifest_size: req.manifest_size,
-            e_tag: req.e_tag,
-            metadata: req.metadata,
-            naming_scheme: req.naming_scheme,
-        };
-        let version = self.create_versions(&[entry]).await?.remove(0);
-        Ok(lance_namespace::models::CreateTableVersionResponse {
-            version: Some(Box::new(version)),
-            ..Default::default()
-        })
+        // One table: the engine's compare-and-swap on the version file is the
+        // commit, and it reports a lost race as a conflict. A version a batch
+        // committed but has not yet published is published first, so the two
+        // paths never hand out the same number.
+        let _serial = self.manifest_lock.lock().await;
+        if let Some(p) = self.unpublished(&id).await? {
+            self.publish_pending(&id, &p).await?;
+        }
+        let mut req = req;
+        req.id = Some(id.clone());
+        engine(self.inner.create_table_version(req).await).map_err(|e| missing_table(e, &id))
     }
 }

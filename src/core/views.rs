@@ -67,7 +67,10 @@ impl Catalog {
         let mut source_versions = HashMap::new();
         for reference in references {
             let name = reference.table().to_string();
-            let id: Vec<String> = name.split('$').map(str::to_string).collect();
+            let id = super::checks::table_id(&Some(name.split('$').map(str::to_string).collect()))
+                .map_err(|e| {
+                    CatalogError::invalid(format!("source_query names {name:?}: {}", e.message))
+                })?;
             let ds = self.open_table(&id, None).await.map_err(|e| {
                 if e.code == Code::TABLE_NOT_FOUND {
                     CatalogError::new(

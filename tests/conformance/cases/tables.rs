@@ -285,6 +285,50 @@ pub async fn malformed_input(ns: &dyn LanceNamespace) {
         )
         .await;
     assert_eq!(code(r), 4);
+    // The catalog's own property keys cannot be set by callers.
+    let r = ns
+        .create_table(
+            CreateTableRequest {
+                id: ids(&["bad", "forged"]),
+                properties: Some(
+                    [("lance-catalog.mv.kind".to_string(), "query".to_string())].into(),
+                ),
+                ..Default::default()
+            },
+            rows(0, 1),
+        )
+        .await;
+    assert_eq!(code(r), 13);
+    // A missing column is 12, a predicate that does not parse is 13.
+    let r = ns
+        .alter_table_drop_columns(AlterTableDropColumnsRequest {
+            id: ids(&["bad", "t"]),
+            columns: vec!["nope".into()],
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 12);
+    let r = ns
+        .count_table_rows(CountTableRowsRequest {
+            id: ids(&["bad", "t"]),
+            predicate: Some("id >>> ((".into()),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 13);
+    // A version whose "staged manifest" is some other object is refused.
+    let r = ns
+        .batch_create_table_versions(BatchCreateTableVersionsRequest {
+            entries: vec![CreateTableVersionEntry {
+                id: vec!["bad".into(), "t".into()],
+                version: 2,
+                manifest_path: "somewhere/else.manifest".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 13);
     // Nothing was written by the rejected calls.
     let n = ns
         .count_table_rows(CountTableRowsRequest {

@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""Write proto/lance_catalog.proto from the Lance Namespace spec YAML.
+
+The messages mirror the spec's schemas field for field (same snake_case
+names as the JSON), so one mechanism -- proto3 JSON with proto field names --
+converts every message to its spec model and back. Run it when the spec
+changes:  python3 scripts/gen_proto.py ../shared/spec/lance-namespace-0.11.1.yaml
+"""
+import re
+import sys
+
+import yaml
+
+spec_path = sys.argv[1] if len(sys.argv) > 1 else "../shared/spec/lance-namespace-0.11.1.yaml"
+out_path = sys.argv[2] if len(sys.argv) > 2 else "proto/lance_catalog.proto"
+spec = yaml.safe_load(open(spec_path))
+schemas = spec["components"]["schemas"]
+
+messages = {}      # name -> list of field lines
+order = []
+
+
+def ref_name(ref):
+    return ref.rsplit("/", 1)[-1]
+
+
+def scalar(p):
+    t = p.get("type")
+    f = p.get("format")
+    if t == "string":
+        return "bytes" if f == "binary" else "string"
+    if t == "integer":
+        return "int32" if f == "int32" else "int64"
+    if t == "number":
+        return "float" if f == "float" else "double"
+    if t == "boolean":
+        return "bool"
+    return None
+
+
+def camel(s):
+    return "".join(w[:1].upper() + w[1:] for w in re.split(r"[_\W]+", s) if w)
+
+
+def field_type(owner, name, p):
+    """(type, repeated?) of a property; may define nested messages."""
+    if "$ref" in p:
+        target = ref_name(p["$ref"])
+        sch = schemas[target]
+        if target == "Context":
+            return "map<string, string>", False
+        if sch.get("type") != "object" or "properties" not in sch and "additionalProperties" in sch:
+            s = scalar(sch)
+            if s:
+                return s, False
+        define(target)
+        return target, False
+    for k in ("oneOf", "anyOf"):
+        if k in p:
+            options = [o for o in p[k] if o.get("type") != "null"]
+            if len(options) == 1:
+                return field_type(owner, name, options[0])
+            return "google.protobuf.Value", False
+    t = p.get("type")
+    if t == "array":
+        items = p["items"]
+        if items.get("type") == "array":
+            return "google.protobuf.ListValue", True
+        it, _ = field_type(owner, name, items)
+        return it, True
+    if t == "object":
+        ap = p.get("additionalProperties")
+        if "properties" in p:
+            nested = owner + camel(name)
+            define(nested, p)
+            return nested, False
+        if isinstance(ap, dict):
+            if "$ref" in ap:
+                vt, _ = field_type(owner, name, ap)
+                return f"map<string, {vt}>", False
+            if ap.get("type") == "object":
+                return "map<string, google.protobuf.Struct>", False
+            return f"map<string, {scalar(ap) or 'string'}>", False
+        return "google.protobuf.Value", False
+    s = scalar(p)
+    if s:
+        return s, False
+    return "google.protobuf.Value", False
+
+
+def define(name, sch=None):
+    if name in messages:
+        return
+    messages[name] = None
+    sch = sch or schemas[name]
+    required = set(sch.get("required", []))
+    lines = []
+    for i, (pname, p) in enumerate((sch.get("properties") or {}).items(), start=1):
+        ft, repeated = field_type(name, pname, p)
+        if repeated:
+            label = "repeated "
+        elif ft.startswith("map<") or pname in required and not p.get("nullable"):
+            label = ""
+        else:
+            label = "optional "
+        if ft.startswith("map<"):
+            label = ""
+        lines.append(f"  {label}{ft} {pname} = {i};")
+    messages[name] = lines
+    order.append(name)
+
+
+ops = []
+for path, item in spec["paths"].items():
+    for method, op in item.items():
+        if method not in ("get", "post"):
+            continue
+        op_id = op["operationId"]
+        body = (op.get("requestBody") or {}).get("content", {})
+        arrow = "application/vnd.apache.arrow.stream" in body
+        req = f"{op_id}Request"
+        if op_id == "CreateTableScalarIndex":
+            req = "CreateTableIndexRequest"
+        if op_id == "ListAllTables":
+            req = "ListTablesRequest"
+        if op_id == "UpdateTableSchemaMetadata":
+            req = "UpdateTableSchemaMetadataRequest"
+        resp = f"{op_id}Response"
+        if op_id == "ListAllTables":
+            resp = "ListTablesResponse"
+        if req not in schemas:
+            raise SystemExit(f"{op_id}: no schema {req}")
+        if resp not in schemas:
+            raise SystemExit(f"{op_id}: no schema {resp}")
+        define(req)
+        define(resp)
+        if arrow and messages[req] is not None and not any(" data = " in l for l in messages[req]):
+            n = len(messages[req]) + 1
+            messages[req] = messages[req] + [
+                f"  // The Arrow IPC stream the REST route takes as its body.",
+                f"  bytes data = {n};",
+            ]
+        ops.append((op_id, req, resp, method.upper(), path))
+
+out = []
+out.append('''// The gRPC contract of lance-catalog: a protobuf mirror of the Lance
+// Namespace spec (0.11.1). Generated by scripts/gen_proto.py from the spec;
+// edit the generator, not this file.
+//
+// Every message mirrors the spec schema of the same name field for field,
+// with the same snake_case names, so its proto3 JSON form (with proto field
+// names) IS the spec's JSON model. Arrow payloads travel as bytes: an IPC
+// stream in the `data` field of create / insert / merge-insert requests, an
+// IPC file in QueryTableResponse.data (QueryTableStream streams IPC stream
+// chunks instead).
+//
+// Errors: every failed call carries the exact spec error code and message in
+// the response metadata -- `lance-error-code` (the numeric code, e.g. "4")
+// and `lance-error-name` (e.g. "TableNotFound") -- beside a gRPC status
+// chosen from one table: not found -> NOT_FOUND; already exists ->
+// ALREADY_EXISTS; not empty, concurrent modification, invalid state ->
+// ABORTED / FAILED_PRECONDITION; invalid input and schema validation ->
+// INVALID_ARGUMENT; unsupported -> UNIMPLEMENTED; permission -> PERMISSION_DENIED;
+// unauthenticated -> UNAUTHENTICATED; throttling -> RESOURCE_EXHAUSTED;
+// unavailable -> UNAVAILABLE; internal -> INTERNAL.
+//
+// Identity and context travel in request metadata as they do in REST
+// headers: `x-api-key`, `authorization: Bearer <token>`, and any other
+// metadata entry becomes context `header.<name>`.
+syntax = "proto3";
+
+package lance.catalog.v1;
+
+import "google/protobuf/struct.proto";
+''')
+out.append("service LanceNamespaceService {")
+for op_id, req, resp, method, path in ops:
+    out.append(f"  // {method} {path}")
+    out.append(f"  rpc {op_id}({req}) returns ({resp});")
+out.append("  // POST /v1/table/{id}/query, streamed: Arrow IPC stream chunks.")
+out.append("  rpc QueryTableStream(QueryTableRequest) returns (stream ArrowChunk);")
+out.append("}")
+out.append("")
+out.append('''// The catalog's control plane.
+service CatalogControlService {
+  // Server facts: version, storage roots, features.
+  rpc GetServerInfo(GetServerInfoRequest) returns (ServerInfo);
+  // POST /v1/job/{id}/describe
+  rpc DescribeJob(DescribeJobRequest) returns (JobRecord);
+}
+
+message GetServerInfoRequest {}
+
+message ServerInfo {
+  string version = 1;
+  repeated string storage_roots = 2;
+  repeated string features = 3;
+}
+
+message DescribeJobRequest {
+  string job_id = 1;
+}
+
+message JobRecord {
+  string job_id = 1;
+  string kind = 2;
+  repeated string table = 3;
+  optional string column = 4;
+  string state = 5;
+  optional string error = 6;
+  optional uint32 error_code = 7;
+  optional uint64 rows_written = 8;
+  optional int64 version = 9;
+  map<string, string> details = 10;
+  uint64 created_at_ms = 11;
+  uint64 updated_at_ms = 12;
+}
+
+// A piece of a streamed query answer: consecutive chunks concatenate to one
+// Arrow IPC stream.
+message ArrowChunk {
+  bytes data = 1;
+}
+''')
+for name in order:
+    sch = schemas.get(name, {})
+    desc = (sch.get("description") or "").strip().splitlines()
+    if desc:
+        out.append(f"// {desc[0]}")
+    out.append(f"message {name} {{")
+    out.extend(messages[name])
+    out.append("}")
+    out.append("")
+open(out_path, "w").write("\n".join(out))
+print(f"{out_path}: {len(ops)} operations, {len(order)} messages")
