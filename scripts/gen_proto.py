@@ -88,6 +88,12 @@ def field_type(owner, name, p):
     return "google.protobuf.Value", False
 
 
+# Where the Rust client models (lance-namespace 0.13.0) deviate from the
+# spec YAML, the contract follows the models (the wire clients speak):
+# merge-insert's `on` is a list of columns.
+OVERRIDES = {("MergeInsertIntoTableRequest", "on"): ("string", True)}
+
+
 def define(name, sch=None):
     if name in messages:
         return
@@ -96,7 +102,7 @@ def define(name, sch=None):
     required = set(sch.get("required", []))
     lines = []
     for i, (pname, p) in enumerate((sch.get("properties") or {}).items(), start=1):
-        ft, repeated = field_type(name, pname, p)
+        ft, repeated = OVERRIDES.get((name, pname)) or field_type(name, pname, p)
         if repeated:
             label = "repeated "
         elif ft.startswith("map<") or pname in required and not p.get("nullable"):

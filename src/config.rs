@@ -22,6 +22,10 @@ pub struct ServeArgs {
     #[arg(long, env = "LANCE_CATALOG_LISTEN", default_value = "127.0.0.1:2333")]
     pub listen: String,
 
+    /// Serve gRPC on this address instead of on the REST port.
+    #[arg(long, env = "LANCE_CATALOG_GRPC_LISTEN")]
+    pub grpc_listen: Option<String>,
+
     /// Also serve the API under this path prefix, e.g. /lance.
     #[arg(long, env = "LANCE_CATALOG_PREFIX")]
     pub prefix: Option<String>,

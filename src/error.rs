@@ -12,41 +12,44 @@ use lance_namespace::{ErrorCode, NamespaceError};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Code(pub u32);
 
-/// One row per code: (code, name, HTTP status).
+/// One row per code: (code, name, HTTP status, gRPC status code).
+/// gRPC codes: 3 INVALID_ARGUMENT, 5 NOT_FOUND, 6 ALREADY_EXISTS,
+/// 7 PERMISSION_DENIED, 8 RESOURCE_EXHAUSTED, 9 FAILED_PRECONDITION,
+/// 10 ABORTED, 12 UNIMPLEMENTED, 13 INTERNAL, 14 UNAVAILABLE, 16 UNAUTHENTICATED.
 /// Pinned against `lance_namespace::ErrorCode` by a test, so a new upstream
 /// code fails a test rather than a client.
-pub const STATUS_TABLE: &[(u32, &str, u16)] = &[
-    (0, "Unsupported", 406),
-    (1, "NamespaceNotFound", 404),
-    (2, "NamespaceAlreadyExists", 409),
-    (3, "NamespaceNotEmpty", 409),
-    (4, "TableNotFound", 404),
-    (5, "TableAlreadyExists", 409),
-    (6, "TableIndexNotFound", 404),
-    (7, "TableIndexAlreadyExists", 409),
-    (8, "TableTagNotFound", 404),
-    (9, "TableTagAlreadyExists", 409),
-    (10, "TransactionNotFound", 404),
-    (11, "TableVersionNotFound", 404),
-    (12, "TableColumnNotFound", 404),
-    (13, "InvalidInput", 400),
-    (14, "ConcurrentModification", 409),
-    (15, "PermissionDenied", 403),
-    (16, "Unauthenticated", 401),
-    (17, "ServiceUnavailable", 503),
-    (18, "Internal", 500),
-    (19, "InvalidTableState", 409),
-    (20, "TableSchemaValidationError", 400),
-    (21, "Throttling", 429),
-    (22, "TableBranchNotFound", 404),
-    (23, "TableBranchAlreadyExists", 409),
+pub const STATUS_TABLE: &[(u32, &str, u16, i32)] = &[
+    (0, "Unsupported", 406, 12),
+    (1, "NamespaceNotFound", 404, 5),
+    (2, "NamespaceAlreadyExists", 409, 6),
+    (3, "NamespaceNotEmpty", 409, 9),
+    (4, "TableNotFound", 404, 5),
+    (5, "TableAlreadyExists", 409, 6),
+    (6, "TableIndexNotFound", 404, 5),
+    (7, "TableIndexAlreadyExists", 409, 6),
+    (8, "TableTagNotFound", 404, 5),
+    (9, "TableTagAlreadyExists", 409, 6),
+    (10, "TransactionNotFound", 404, 5),
+    (11, "TableVersionNotFound", 404, 5),
+    (12, "TableColumnNotFound", 404, 5),
+    (13, "InvalidInput", 400, 3),
+    (14, "ConcurrentModification", 409, 10),
+    (15, "PermissionDenied", 403, 7),
+    (16, "Unauthenticated", 401, 16),
+    (17, "ServiceUnavailable", 503, 14),
+    (18, "Internal", 500, 13),
+    (19, "InvalidTableState", 409, 9),
+    (20, "TableSchemaValidationError", 400, 3),
+    (21, "Throttling", 429, 8),
+    (22, "TableBranchNotFound", 404, 5),
+    (23, "TableBranchAlreadyExists", 409, 6),
 ];
 
-/// Control-plane codes, beside the spec's: (code, name, HTTP status).
-pub const CONTROL_TABLE: &[(u32, &str, u16)] = &[
-    (10000, "TaskNotFound", 404),
-    (10001, "TaskStateConflict", 409),
-    (10002, "TaskQuotaExceeded", 429),
+/// Control-plane codes, beside the spec's: (code, name, HTTP, gRPC).
+pub const CONTROL_TABLE: &[(u32, &str, u16, i32)] = &[
+    (10000, "TaskNotFound", 404, 5),
+    (10001, "TaskStateConflict", 409, 9),
+    (10002, "TaskQuotaExceeded", 429, 8),
 ];
 
 impl Code {
@@ -66,7 +69,7 @@ impl Code {
     pub const THROTTLING: Code = Code(21);
     pub const TASK_NOT_FOUND: Code = Code(10000);
 
-    fn row(self) -> Option<&'static (u32, &'static str, u16)> {
+    fn row(self) -> Option<&'static (u32, &'static str, u16, i32)> {
         STATUS_TABLE
             .iter()
             .chain(CONTROL_TABLE)
@@ -81,6 +84,11 @@ impl Code {
     /// The HTTP status for this code; unknown codes are 500.
     pub fn http_status(self) -> u16 {
         self.row().map(|r| r.2).unwrap_or(500)
+    }
+
+    /// The gRPC status code for this code; unknown codes are INTERNAL (13).
+    pub fn grpc_status(self) -> i32 {
+        self.row().map(|r| r.3).unwrap_or(13)
     }
 }
 
@@ -231,6 +239,10 @@ mod tests {
         assert_eq!(Code(0).http_status(), 406);
         assert_eq!(Code(18).http_status(), 500);
         assert_eq!(Code(999).http_status(), 500);
+        assert_eq!(Code(4).grpc_status(), 5);
+        assert_eq!(Code(5).grpc_status(), 6);
+        assert_eq!(Code(14).grpc_status(), 10);
+        assert_eq!(Code(0).grpc_status(), 12);
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod config;
 pub mod core;
 pub mod error;
 pub mod grpc;
+pub mod identity;
 pub mod rest;
 pub mod server;
 

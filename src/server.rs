@@ -1,4 +1,5 @@
-//! Running the server: bind, log where it serves, stop gracefully.
+//! Running the server: REST and gRPC on one port (or gRPC on its own),
+//! log where it serves, stop gracefully.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -7,6 +8,7 @@ use tokio::net::TcpListener;
 
 use crate::config::ServeArgs;
 use crate::core::Catalog;
+use crate::grpc;
 use crate::rest::{self, RestConfig};
 
 /// Serve until SIGINT or SIGTERM; in-flight requests finish first.
@@ -28,7 +30,27 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     );
     // Also on stdout, unbuffered by the log filter, for scripts that wait on it.
     println!("lance-catalog listening on http://{addr}");
-    let app = rest::catalog_router(Arc::new(catalog), rest_config);
+    let catalog = Arc::new(catalog);
+    let grpc = grpc::router(catalog.clone(), rest_config.max_arrow_body);
+    let rest = rest::catalog_router(catalog, rest_config);
+    let app = match &args.grpc_listen {
+        // gRPC on its own port.
+        Some(grpc_addr) => {
+            let grpc_listener = TcpListener::bind(grpc_addr)
+                .await
+                .map_err(|e| format!("cannot listen on {grpc_addr}: {e}"))?;
+            let grpc_at = grpc_listener.local_addr().map_err(|e| e.to_string())?;
+            println!("lance-catalog gRPC listening on http://{grpc_at}");
+            tokio::spawn(async move {
+                let _ = axum::serve(grpc_listener, grpc)
+                    .with_graceful_shutdown(shutdown_signal())
+                    .await;
+            });
+            rest
+        }
+        // One port: gRPC paths go to tonic, everything else to REST.
+        None => grpc.fallback_service(rest),
+    };
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await
@@ -42,7 +64,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
 pub async fn spawn(catalog: Catalog, config: RestConfig) -> std::io::Result<SocketAddr> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
-    let app = rest::catalog_router(Arc::new(catalog), config);
+    let catalog = Arc::new(catalog);
+    let app = grpc::router(catalog.clone(), config.max_arrow_body)
+        .fallback_service(rest::catalog_router(catalog, config));
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });

@@ -1,6 +1,17 @@
 //! The gRPC adapter: the protobuf mirror of the spec, served by tonic over
 //! the same core. It converts messages and renders errors; nothing else.
 
+pub mod client;
+pub mod control;
+pub mod convert;
+pub mod service;
+pub mod status;
+pub mod stream;
+
+use std::sync::Arc;
+
+use crate::core::Catalog;
+
 pub mod pb {
     #![allow(clippy::all, missing_docs)]
     tonic::include_proto!("lance.catalog.v1");
@@ -8,4 +19,39 @@ pub mod pb {
     /// The encoded descriptors of `proto/lance_catalog.proto`.
     pub const FILE_DESCRIPTOR_SET: &[u8] =
         tonic::include_file_descriptor_set!("lance_catalog_descriptor");
+}
+
+pub use client::GrpcNamespace;
+
+/// The gRPC routes: the namespace service, the control service, health
+/// (`grpc.health.v1`) and server reflection, as an axum router to merge
+/// with the REST one (requests are told apart by their paths).
+pub fn router(catalog: Arc<Catalog>, max_message: usize) -> axum::Router {
+    use pb::catalog_control_service_server::CatalogControlServiceServer;
+    use pb::lance_namespace_service_server::LanceNamespaceServiceServer;
+
+    let namespace =
+        LanceNamespaceServiceServer::new(service::NamespaceService::new(catalog.clone()))
+            .max_decoding_message_size(max_message)
+            .max_encoding_message_size(max_message);
+    let control = CatalogControlServiceServer::new(control::ControlService::new(catalog));
+    let (health_reporter, health) = tonic_health::server::health_reporter();
+    tokio::spawn(async move {
+        health_reporter
+            .set_serving::<LanceNamespaceServiceServer<service::NamespaceService>>()
+            .await;
+        health_reporter
+            .set_serving::<CatalogControlServiceServer<control::ControlService>>()
+            .await;
+    });
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .expect("reflection service from the compiled-in descriptors");
+    tonic::service::Routes::new(namespace)
+        .add_service(control)
+        .add_service(health)
+        .add_service(reflection)
+        .into_axum_router()
 }

@@ -2,9 +2,9 @@
 //! query parameters, the JSON body, identity and context from headers.
 //! Parsing only: every rule about what the values mean lives in the core.
 
-use std::collections::HashMap;
-
 use axum::http::{header, HeaderMap};
+
+pub use crate::identity::apply_headers;
 use serde_json::{Map, Value};
 
 use super::problem::Problem;
@@ -245,68 +245,6 @@ pub fn set_id(
             obj.insert(key.to_string(), value);
             Ok(())
         }
-    }
-}
-
-/// Headers the caller's transport adds that are not caller context.
-const TRANSPORT_HEADERS: &[&str] = &[
-    "host",
-    "content-length",
-    "content-type",
-    "connection",
-    "accept",
-    "accept-encoding",
-    "transfer-encoding",
-    "te",
-    "user-agent",
-    "authorization",
-    "x-api-key",
-];
-
-/// Identity from `x-api-key` and `Authorization: Bearer`, and context from
-/// the other request headers as `header.<name>` (the spec's Context mapping).
-/// Body values win over headers only where no header was sent.
-pub fn apply_headers(headers: &HeaderMap, obj: &mut Map<String, Value>) {
-    let mut identity = match obj.remove("identity") {
-        Some(Value::Object(m)) => m,
-        _ => Map::new(),
-    };
-    if let Some(key) = headers.get("x-api-key").and_then(|v| v.to_str().ok()) {
-        identity.insert("api_key".into(), Value::from(key));
-    }
-    if let Some(auth) = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-    {
-        let token = auth
-            .strip_prefix("Bearer ")
-            .or_else(|| auth.strip_prefix("bearer "))
-            .unwrap_or(auth)
-            .trim();
-        identity.insert("auth_token".into(), Value::from(token));
-    }
-    if !identity.is_empty() {
-        obj.insert("identity".into(), Value::Object(identity));
-    }
-    let mut context: HashMap<String, Value> = HashMap::new();
-    for (name, value) in headers {
-        if TRANSPORT_HEADERS.contains(&name.as_str()) {
-            continue;
-        }
-        if let Ok(v) = value.to_str() {
-            context.insert(format!("header.{}", name.as_str()), Value::from(v));
-        }
-    }
-    if let Some(Value::Object(body_ctx)) = obj.remove("context") {
-        for (k, v) in body_ctx {
-            context.entry(k).or_insert(v);
-        }
-    }
-    if !context.is_empty() {
-        obj.insert(
-            "context".into(),
-            Value::Object(context.into_iter().collect()),
-        );
     }
 }
 

@@ -41,6 +41,23 @@ impl Env {
         Self::over_rest_with(RestConfig::default()).await
     }
 
+    /// Through the real server's gRPC service, with the catalog's own client.
+    pub async fn over_grpc() -> Self {
+        let (catalog, dir) = Self::catalog().await;
+        let addr = lance_catalog::server::spawn(catalog, RestConfig::default())
+            .await
+            .expect("spawn server");
+        let base = format!("http://{addr}");
+        let client = lance_catalog::grpc::GrpcNamespace::connect(&base)
+            .await
+            .expect("connect over gRPC");
+        Self {
+            ns: Arc::new(client),
+            base: Some(base),
+            _dir: dir,
+        }
+    }
+
     pub async fn over_rest_with(config: RestConfig) -> Self {
         let (catalog, dir) = Self::catalog().await;
         let addr = lance_catalog::server::spawn(catalog, config)

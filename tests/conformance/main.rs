@@ -1,11 +1,13 @@
 //! The one integration test binary (one link of lance, not one per file).
 //!
 //! `cases` is the conformance suite, written once against
-//! `&dyn LanceNamespace` and run twice: in-process against the core, and
-//! through the real server with Lance's own `RestNamespace` client.
+//! `&dyn LanceNamespace` and run three ways: in-process against the core,
+//! through the real server with Lance's own `RestNamespace` client, and
+//! through the server's gRPC service with the catalog's gRPC client.
 
 mod batch;
 mod cases;
+mod grpc;
 mod harness;
 mod routes;
 mod storage;
@@ -28,6 +30,15 @@ macro_rules! conformance {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $case() {
                     let env = crate::harness::Env::over_rest().await;
+                    crate::cases::$case(env.ns.as_ref()).await;
+                }
+            )*
+        }
+        mod over_grpc {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let env = crate::harness::Env::over_grpc().await;
                     crate::cases::$case(env.ns.as_ref()).await;
                 }
             )*

@@ -1,0 +1,83 @@
+//! The one conversion between protobuf messages and the spec models: both
+//! sides share a JSON form. A message's proto3 JSON (proto field names,
+//! 64-bit integers as numbers) is exactly the spec model's JSON, because the
+//! proto mirrors the spec field for field (see `proto/lance_catalog.proto`).
+
+use std::sync::LazyLock;
+
+use prost::Message;
+use prost_reflect::{DescriptorPool, DeserializeOptions, DynamicMessage, SerializeOptions};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::pb::FILE_DESCRIPTOR_SET;
+use crate::error::{CatalogError, CatalogResult};
+
+/// Package of every message in the contract.
+pub const PACKAGE: &str = "lance.catalog.v1";
+
+static POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
+    DescriptorPool::decode(FILE_DESCRIPTOR_SET).expect("the compiled-in descriptor set decodes")
+});
+
+fn descriptor(name: &str) -> CatalogResult<prost_reflect::MessageDescriptor> {
+    POOL.get_message_by_name(&format!("{PACKAGE}.{name}"))
+        .ok_or_else(|| CatalogError::internal(format!("no message {name} in the contract")))
+}
+
+/// A protobuf message as the JSON of its spec model.
+pub fn to_json<P: Message>(msg: &P, name: &str) -> CatalogResult<Value> {
+    let dynamic = DynamicMessage::decode(descriptor(name)?, msg.encode_to_vec().as_slice())
+        .map_err(|e| CatalogError::internal(format!("cannot read {name}: {e}")))?;
+    let options = SerializeOptions::new()
+        .use_proto_field_name(true)
+        .stringify_64_bit_integers(false)
+        .skip_default_fields(false);
+    dynamic
+        .serialize_with_options(serde_json::value::Serializer, &options)
+        .map_err(|e| CatalogError::internal(format!("cannot render {name}: {e}")))
+}
+
+/// A request message as the JSON of its spec model (see [`prune_empty`]).
+pub fn request_json<P: Message>(msg: &P, name: &str) -> CatalogResult<Value> {
+    let mut value = to_json(msg, name)?;
+    prune_empty(&mut value, &descriptor(name)?);
+    Ok(value)
+}
+
+/// proto3 cannot tell an absent list from an empty one; the spec models can
+/// (`new_namespace_id: None` keeps a renamed table in its namespace, `[]`
+/// moves it to the root). In a request, an empty list is taken as absent, the
+/// reading every spec operation expects.
+fn prune_empty(value: &mut Value, desc: &prost_reflect::MessageDescriptor) {
+    let Value::Object(obj) = value else { return };
+    for field in desc.fields() {
+        let key = field.name();
+        let Some(v) = obj.get_mut(key) else { continue };
+        if field.is_list() && matches!(v, Value::Array(a) if a.is_empty()) {
+            obj.remove(key);
+            continue;
+        }
+        if let (prost_reflect::Kind::Message(inner), false) = (field.kind(), field.is_map()) {
+            match v {
+                Value::Array(items) => items.iter_mut().for_each(|i| prune_empty(i, &inner)),
+                other => prune_empty(other, &inner),
+            }
+        }
+    }
+}
+
+/// A JSON value (a spec model's) as a protobuf message. Fields the contract
+/// does not have are ignored; nulls are absent fields.
+pub fn from_json<P: Message + Default>(value: Value, name: &str) -> CatalogResult<P> {
+    let options = DeserializeOptions::new().deny_unknown_fields(false);
+    let dynamic = DynamicMessage::deserialize_with_options(descriptor(name)?, value, &options)
+        .map_err(|e| CatalogError::invalid(format!("not a valid {name}: {e}")))?;
+    P::decode(dynamic.encode_to_vec().as_slice())
+        .map_err(|e| CatalogError::internal(format!("cannot encode {name}: {e}")))
+}
+
+/// A spec model from the JSON form of a message.
+pub fn model_from_value<M: DeserializeOwned>(value: Value, name: &str) -> CatalogResult<M> {
+    serde_json::from_value(value).map_err(|e| CatalogError::invalid(format!("invalid {name}: {e}")))
+}

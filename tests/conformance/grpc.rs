@@ -1,0 +1,123 @@
+//! The gRPC service seen by generic gRPC tooling: health, reflection, and
+//! the spec code carried with every error.
+
+use lance_catalog::grpc::pb;
+use lance_catalog::rest::RestConfig;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
+use tonic_reflection::pb::v1::ServerReflectionRequest;
+
+use crate::harness::Env;
+
+async fn endpoint() -> (Env, String) {
+    let env = Env::over_rest_with(RestConfig::default()).await;
+    let base = env.base.clone().unwrap();
+    (env, base)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_answers_serving() {
+    let (_env, base) = endpoint().await;
+    let channel = tonic::transport::Channel::from_shared(base)
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut health = HealthClient::new(channel);
+    let service = "lance.catalog.v1.LanceNamespaceService".to_string();
+    let mut status = ServingStatus::Unknown as i32;
+    for _ in 0..50 {
+        status = health
+            .check(HealthCheckRequest {
+                service: service.clone(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .status;
+        if status == ServingStatus::Serving as i32 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(status, ServingStatus::Serving as i32);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflection_lists_the_catalog_service() {
+    let (_env, base) = endpoint().await;
+    let channel = tonic::transport::Channel::from_shared(base)
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut client = ServerReflectionClient::new(channel);
+    let request = ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    };
+    let mut answers = client
+        .server_reflection_info(futures::stream::iter(vec![request]))
+        .await
+        .unwrap()
+        .into_inner();
+    let answer = answers.message().await.unwrap().unwrap();
+    let Some(MessageResponse::ListServicesResponse(list)) = answer.message_response else {
+        panic!("no service list: {answer:?}");
+    };
+    let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
+    assert!(
+        names.contains(&"lance.catalog.v1.LanceNamespaceService".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"grpc.health.v1.Health".to_string()),
+        "{names:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_carry_the_spec_code() {
+    let (_env, base) = endpoint().await;
+    let mut client =
+        pb::lance_namespace_service_client::LanceNamespaceServiceClient::connect(base.clone())
+            .await
+            .unwrap();
+    let status = client
+        .describe_table(pb::DescribeTableRequest {
+            id: vec!["nope".into(), "t".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::NotFound);
+    assert_eq!(status.metadata().get("lance-error-code").unwrap(), "4");
+    assert_eq!(
+        status.metadata().get("lance-error-name").unwrap(),
+        "TableNotFound"
+    );
+    let status = client
+        .create_namespace(pb::CreateNamespaceRequest {
+            id: vec!["a".into(), "".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument);
+    assert_eq!(status.metadata().get("lance-error-code").unwrap(), "13");
+    let mut control =
+        pb::catalog_control_service_client::CatalogControlServiceClient::connect(base)
+            .await
+            .unwrap();
+    let info = control
+        .get_server_info(pb::GetServerInfoRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(info.features.contains(&"grpc".to_string()));
+    assert_eq!(info.storage_roots.len(), 1);
+}
