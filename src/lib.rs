@@ -8,6 +8,7 @@
 pub mod config;
 pub mod core;
 pub mod error;
+pub mod flight;
 pub mod grpc;
 pub mod identity;
 pub mod rest;

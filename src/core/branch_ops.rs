@@ -57,34 +57,12 @@ impl Catalog {
         stream: Stream,
     ) -> CatalogResult<MergeInsertIntoTableResponse> {
         let ds = Arc::new(self.open_table(id, Some(branch)).await?);
-        let mut builder = MergeInsertBuilder::try_new(ds.clone(), on)?;
-        let matched = match (
-            req.when_matched_update_all,
-            &req.when_matched_update_all_filt,
-        ) {
-            (Some(true), Some(f)) if !f.is_empty() => WhenMatched::update_if(&ds, f)?,
-            (Some(true), _) => WhenMatched::UpdateAll,
-            _ => WhenMatched::DoNothing,
-        };
-        builder.when_matched(matched);
-        builder.when_not_matched(if req.when_not_matched_insert_all.unwrap_or(false) {
-            WhenNotMatched::InsertAll
-        } else {
-            WhenNotMatched::DoNothing
-        });
-        if req.when_not_matched_by_source_delete.unwrap_or(false) {
-            let by_source = match &req.when_not_matched_by_source_delete_filt {
-                Some(f) if !f.is_empty() => WhenNotMatchedBySource::delete_if(&ds, f)?,
-                _ => WhenNotMatchedBySource::Delete,
-            };
-            builder.when_not_matched_by_source(by_source);
-        }
+        let builder = merge_job(ds, req, on)?;
         let reader = arrow_array::RecordBatchIterator::new(
             stream.batches.into_iter().map(Ok),
             stream.schema.clone(),
         );
         let (ds, stats) = builder
-            .try_build()?
             .execute_reader(Box::new(reader) as Box<dyn arrow_array::RecordBatchReader + Send>)
             .await?;
         Ok(MergeInsertIntoTableResponse {
@@ -138,12 +116,7 @@ impl Catalog {
                 .await
                 .map_err(|_| CatalogError::new(Code(8), format!("table has no tag {tag:?}")))?;
         } else if let Some(v) = req.version {
-            ds = ds.checkout_version(v as u64).await.map_err(|_| {
-                CatalogError::new(
-                    Code::TABLE_VERSION_NOT_FOUND,
-                    format!("table has no version {v}"),
-                )
-            })?;
+            ds = self.checkout(ds, v as u64, id).await?;
         }
         base.version = Some(ds.version().version as i64);
         if req.load_detailed_metadata.unwrap_or(false) {
@@ -294,4 +267,35 @@ impl Catalog {
         };
         super::engine(r).map_err(|e| super::missing_table(e, &id))
     }
+}
+
+/// A merge-insert job on `ds` with the spec request's options.
+pub(crate) fn merge_job(
+    ds: Arc<lance::Dataset>,
+    req: &MergeInsertIntoTableRequest,
+    on: Vec<String>,
+) -> CatalogResult<lance::dataset::MergeInsertJob> {
+    let mut builder = MergeInsertBuilder::try_new(ds.clone(), on)?;
+    let matched = match (
+        req.when_matched_update_all,
+        &req.when_matched_update_all_filt,
+    ) {
+        (Some(true), Some(f)) if !f.is_empty() => WhenMatched::update_if(&ds, f)?,
+        (Some(true), _) => WhenMatched::UpdateAll,
+        _ => WhenMatched::DoNothing,
+    };
+    builder.when_matched(matched);
+    builder.when_not_matched(if req.when_not_matched_insert_all.unwrap_or(false) {
+        WhenNotMatched::InsertAll
+    } else {
+        WhenNotMatched::DoNothing
+    });
+    if req.when_not_matched_by_source_delete.unwrap_or(false) {
+        let by_source = match &req.when_not_matched_by_source_delete_filt {
+            Some(f) if !f.is_empty() => WhenNotMatchedBySource::delete_if(&ds, f)?,
+            _ => WhenNotMatchedBySource::Delete,
+        };
+        builder.when_not_matched_by_source(by_source);
+    }
+    Ok(builder.try_build()?)
 }

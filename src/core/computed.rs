@@ -150,12 +150,7 @@ impl Catalog {
             ))
         })?;
         if let Some(v) = req.read_version.flatten() {
-            ds = ds.checkout_version(v as u64).await.map_err(|_| {
-                CatalogError::new(
-                    Code::TABLE_VERSION_NOT_FOUND,
-                    format!("table {} has no version {v}", display_id(&id)),
-                )
-            })?;
+            ds = self.checkout(ds, v as u64, &id).await?;
         }
         // Everything that can be wrong with the request is checked here,
         // before a job exists.

@@ -10,7 +10,6 @@
 mod batch_commit;
 mod branch_index;
 mod branch_ops;
-mod branch_query;
 mod checks;
 mod computed;
 mod data;
@@ -21,14 +20,18 @@ mod namespace_impl;
 mod namespaces;
 mod open;
 mod rename;
+mod scan;
 mod storage;
+mod stream_write;
 mod tables;
 mod versions;
 mod views;
 
 pub use jobs::{Job, JobState};
 pub use metadata::UNSET_KEYS;
+pub use scan::{Scan, ScanSpec};
 pub use storage::StorageConfig;
+pub use stream_write::{insert_mode_is_overwrite, WriteOp, WriteOutcome};
 pub use tables::{LOCATION_KEY, PROPERTIES_KEY};
 
 use std::collections::HashMap;

@@ -23,9 +23,9 @@ pub mod pb {
 
 pub use client::GrpcNamespace;
 
-/// The gRPC routes: the namespace service, the control service, health
-/// (`grpc.health.v1`) and server reflection, as an axum router to merge
-/// with the REST one (requests are told apart by their paths).
+/// The gRPC routes: the namespace service, the control service, Arrow
+/// Flight, health (`grpc.health.v1`) and server reflection, as an axum
+/// router in front of the REST one (requests are told apart by their paths).
 pub fn router(catalog: Arc<Catalog>, max_message: usize) -> axum::Router {
     use pb::catalog_control_service_server::CatalogControlServiceServer;
     use pb::lance_namespace_service_server::LanceNamespaceServiceServer;
@@ -34,7 +34,12 @@ pub fn router(catalog: Arc<Catalog>, max_message: usize) -> axum::Router {
         LanceNamespaceServiceServer::new(service::NamespaceService::new(catalog.clone()))
             .max_decoding_message_size(max_message)
             .max_encoding_message_size(max_message);
-    let control = CatalogControlServiceServer::new(control::ControlService::new(catalog));
+    let control = CatalogControlServiceServer::new(control::ControlService::new(catalog.clone()));
+    let flight = arrow_flight::flight_service_server::FlightServiceServer::new(
+        crate::flight::CatalogFlight::new(catalog),
+    )
+    .max_decoding_message_size(max_message)
+    .max_encoding_message_size(max_message);
     let (health_reporter, health) = tonic_health::server::health_reporter();
     tokio::spawn(async move {
         health_reporter
@@ -51,6 +56,7 @@ pub fn router(catalog: Arc<Catalog>, max_message: usize) -> axum::Router {
         .expect("reflection service from the compiled-in descriptors");
     tonic::service::Routes::new(namespace)
         .add_service(control)
+        .add_service(flight)
         .add_service(health)
         .add_service(reflection)
         .into_axum_router()

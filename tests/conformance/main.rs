@@ -7,6 +7,7 @@
 
 mod batch;
 mod cases;
+mod flight;
 mod grpc;
 mod harness;
 mod routes;

@@ -1,0 +1,241 @@
+//! Streaming scans: the one way the core reads rows itself. A [`ScanSpec`]
+//! says what to read (table, branch, version, filter, columns, vector or
+//! full-text search, offset / limit); [`Catalog::scan`] answers a stream of
+//! record batches straight from the Lance scanner, never the whole result.
+//! Arrow Flight tickets are ScanSpecs in JSON; a spec QueryTable on a branch
+//! is turned into one too.
+
+use std::collections::HashMap;
+
+use arrow::ipc::writer::FileWriter;
+use arrow_array::{Float32Array, RecordBatch};
+use arrow_schema::SchemaRef;
+use bytes::Bytes;
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
+use lance_index::scalar::FullTextSearchQuery;
+use lance_linalg::distance::MetricType;
+use lance_namespace::models::QueryTableRequest;
+use serde::{Deserialize, Serialize};
+
+use super::checks::table_id;
+use super::open::branch_of;
+use super::Catalog;
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// What to read from a table.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScanSpec {
+    /// The table id segments.
+    pub id: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub columns: Option<Vec<String>>,
+    /// Output alias -> source column (instead of `columns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column_aliases: Option<HashMap<String, String>>,
+    /// Nearest-neighbour search: the query vector, its column, `k`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector: Option<Vec<f32>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_column: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distance_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nprobes: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refine_factor: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefilter: Option<bool>,
+    /// Full-text search terms, optionally limited to some columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_text_query: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_text_columns: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with_row_id: Option<bool>,
+}
+
+impl ScanSpec {
+    /// The spec's QueryTable as a scan: `k` is the row limit (10 by
+    /// default), as the reference reads it.
+    pub fn from_query(req: &QueryTableRequest) -> CatalogResult<Self> {
+        if req.k < 0 || req.offset.is_some_and(|o| o < 0) {
+            return Err(CatalogError::invalid("k and offset must not be negative"));
+        }
+        let k = if req.k > 0 { req.k as usize } else { 10 };
+        let vector = req
+            .vector
+            .single_vector
+            .clone()
+            .or_else(|| {
+                req.vector
+                    .multi_vector
+                    .as_ref()
+                    .and_then(|m| m.first().cloned())
+            })
+            .filter(|v| !v.is_empty());
+        let fts = req
+            .full_text_query
+            .as_ref()
+            .and_then(|f| f.string_query.as_ref());
+        Ok(Self {
+            id: req.id.clone().unwrap_or_default(),
+            branch: req.branch.clone(),
+            version: req.version.map(|v| v as u64),
+            filter: req.filter.clone(),
+            columns: req.columns.as_ref().and_then(|c| c.column_names.clone()),
+            column_aliases: req.columns.as_ref().and_then(|c| c.column_aliases.clone()),
+            vector_column: req.vector_column.clone(),
+            distance_type: req.distance_type.clone(),
+            nprobes: req.nprobes.filter(|n| *n > 0).map(|n| n as usize),
+            refine_factor: req.refine_factor.filter(|r| *r > 0).map(|r| r as u32),
+            prefilter: req.prefilter,
+            full_text_query: fts.map(|f| f.query.clone()),
+            full_text_columns: fts.and_then(|f| f.columns.clone()),
+            offset: req.offset.map(i64::from),
+            limit: vector.is_none().then_some(k as i64),
+            k: Some(k),
+            vector,
+            with_row_id: req.with_row_id,
+        })
+    }
+}
+
+/// A stream of record batches with its schema.
+pub struct Scan {
+    pub schema: SchemaRef,
+    pub rows_estimate: Option<u64>,
+    pub batches: BoxStream<'static, CatalogResult<RecordBatch>>,
+}
+
+impl Catalog {
+    /// Start a scan; batches arrive as Lance produces them.
+    pub async fn scan(&self, spec: &ScanSpec) -> CatalogResult<Scan> {
+        let id = table_id(&Some(spec.id.clone()))?;
+        let branch = branch_of(&spec.branch);
+        let mut ds = self.open_table(&id, branch).await?;
+        if let Some(v) = spec.version {
+            ds = self.checkout(ds, v, &id).await?;
+        }
+        let rows_estimate = ds.count_rows(None).await.ok().map(|n| n as u64);
+        let mut scan = ds.scan();
+        if let Some(f) = spec.filter.as_deref().filter(|f| !f.trim().is_empty()) {
+            scan.filter(f)?;
+        }
+        if let Some(aliases) = spec.column_aliases.as_ref().filter(|a| !a.is_empty()) {
+            let pairs: Vec<(&str, &str)> = aliases
+                .iter()
+                .map(|(alias, col)| (alias.as_str(), col.as_str()))
+                .collect();
+            scan.project_with_transform(&pairs)?;
+        } else if let Some(names) = spec.columns.as_ref().filter(|n| !n.is_empty()) {
+            scan.project(names)?;
+        }
+        if let Some(vector) = spec.vector.clone() {
+            let column = spec
+                .vector_column
+                .clone()
+                .unwrap_or_else(|| "vector".to_string());
+            scan.nearest(&column, &Float32Array::from(vector), spec.k.unwrap_or(10))?;
+            if let Some(d) = spec.distance_type.as_deref() {
+                let metric = MetricType::try_from(d)
+                    .map_err(|e| CatalogError::invalid(format!("distance_type {d:?}: {e}")))?;
+                scan.distance_metric(metric);
+            }
+            if let Some(n) = spec.nprobes {
+                scan.nprobes(n);
+            }
+            if let Some(r) = spec.refine_factor {
+                scan.refine(r);
+            }
+            if spec.prefilter.unwrap_or(false) {
+                scan.prefilter(true);
+            }
+        } else if let Some(q) = spec.full_text_query.as_deref() {
+            let mut query = FullTextSearchQuery::new(q.to_string());
+            if let Some(cols) = spec.full_text_columns.as_ref().filter(|c| !c.is_empty()) {
+                query = query.with_columns(cols)?;
+            }
+            scan.full_text_search(query)?;
+        }
+        if spec.limit.is_some() || spec.offset.is_some() {
+            scan.limit(spec.limit, spec.offset)?;
+        }
+        if spec.with_row_id.unwrap_or(false) {
+            scan.with_row_id();
+        }
+        let schema = scan.schema().await?;
+        let batches = scan
+            .try_into_stream()
+            .await?
+            .map_err(|e| CatalogError::from_lance(&e))
+            .boxed();
+        Ok(Scan {
+            schema,
+            rows_estimate,
+            batches,
+        })
+    }
+
+    /// The dataset as of `version`, or TableVersionNotFound (11).
+    pub(crate) async fn checkout(
+        &self,
+        ds: lance::Dataset,
+        version: u64,
+        id: &[String],
+    ) -> CatalogResult<lance::Dataset> {
+        ds.checkout_version(version).await.map_err(|e| {
+            let err = CatalogError::from_lance(&e);
+            if matches!(err.code.0, 4 | 11)
+                || err.message.to_ascii_lowercase().contains("not found")
+            {
+                CatalogError::new(
+                    Code::TABLE_VERSION_NOT_FOUND,
+                    format!(
+                        "table {} has no version {version}",
+                        super::checks::display_id(id)
+                    ),
+                )
+            } else {
+                err
+            }
+        })
+    }
+
+    /// QueryTable: the engine reads the main line only, so a query on a
+    /// branch is run as a scan here; the answer is an Arrow IPC file.
+    pub(crate) async fn query_op(&self, mut req: QueryTableRequest) -> CatalogResult<Bytes> {
+        let id = table_id(&req.id)?;
+        if branch_of(&req.branch).is_none() {
+            req.id = Some(id.clone());
+            return super::engine(
+                lance_namespace::LanceNamespace::query_table(self.inner.as_ref(), req).await,
+            )
+            .map_err(|e| super::missing_table(e, &id));
+        }
+        let scan = self.scan(&ScanSpec::from_query(&req)?).await?;
+        let batches: Vec<RecordBatch> = scan.batches.try_collect().await?;
+        let mut out = Vec::new();
+        {
+            let mut w = FileWriter::try_new(&mut out, &scan.schema)?;
+            for b in &batches {
+                w.write(b)?;
+            }
+            w.finish()?;
+        }
+        Ok(Bytes::from(out))
+    }
+}

@@ -1,0 +1,216 @@
+//! Streaming writes: a stream of record batches into a table as ONE Lance
+//! commit. Batches flow into Lance's writer as they arrive (it buffers up to
+//! one data file's row group before flushing), so memory stays bounded; a
+//! schema mismatch or a failure mid-stream commits nothing. Arrow Flight's
+//! DoPut is served by this.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use datafusion::error::DataFusionError;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::SendableRecordBatchStream;
+use futures::stream::BoxStream;
+use futures::TryStreamExt;
+use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
+use lance_namespace::models::{DeclareTableRequest, DropTableRequest, MergeInsertIntoTableRequest};
+use lance_namespace::LanceNamespace;
+use serde::{Deserialize, Serialize};
+
+use super::checks::{display_id, table_id};
+use super::data::parse_mode;
+use super::open::branch_of;
+use super::{engine, Catalog};
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// What a streamed write does.
+#[derive(Debug, Clone)]
+pub enum WriteOp {
+    /// Create the table (`mode`: create, exist_ok or overwrite).
+    Create {
+        mode: Option<String>,
+        properties: Option<HashMap<String, String>>,
+    },
+    /// Create the table when it does not exist, append otherwise.
+    CreateOrAppend,
+    /// Append (`overwrite: false`) or replace the rows.
+    Insert { overwrite: bool },
+    /// Merge-insert with the spec request's options (`on`, when-matched, ...).
+    MergeInsert(Box<MergeInsertIntoTableRequest>),
+}
+
+/// What a streamed write committed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WriteOutcome {
+    pub version: u64,
+    pub num_rows: u64,
+    pub created: bool,
+}
+
+impl Catalog {
+    /// Write `batches` (with `schema`) to table `id` as one commit.
+    pub async fn write_stream(
+        &self,
+        id: &[String],
+        branch: Option<String>,
+        op: WriteOp,
+        schema: SchemaRef,
+        batches: BoxStream<'static, CatalogResult<RecordBatch>>,
+    ) -> CatalogResult<WriteOutcome> {
+        let id = table_id(&Some(id.to_vec()))?;
+        let branch = branch_of(&branch).map(str::to_string);
+        let counted = Arc::new(AtomicU64::new(0));
+        let counter = counted.clone();
+        let batches = batches.inspect_ok(move |b| {
+            counter.fetch_add(b.num_rows() as u64, Ordering::Relaxed);
+        });
+        let source: SendableRecordBatchStream = Box::pin(RecordBatchStreamAdapter::new(
+            schema,
+            batches.map_err(|e| DataFusionError::External(Box::new(e))),
+        ));
+        let exists = self.table_present(&id).await?;
+        let (version, created) = match op {
+            WriteOp::Create { mode, properties } => {
+                let mode = parse_mode(
+                    mode.as_deref(),
+                    &["create", "exist_ok", "overwrite"],
+                    "create",
+                    "create",
+                )?;
+                match (exists, mode) {
+                    (false, _) => (
+                        self.create_from_stream(&id, properties, source).await?,
+                        true,
+                    ),
+                    (true, "overwrite") => (
+                        self.insert_stream(&id, branch.as_deref(), true, source)
+                            .await?,
+                        false,
+                    ),
+                    (true, "exist_ok") => {
+                        let ds = self.open_table(&id, branch.as_deref()).await?;
+                        return Ok(WriteOutcome {
+                            version: ds.version().version,
+                            num_rows: 0,
+                            created: false,
+                        });
+                    }
+                    (true, _) => {
+                        return Err(CatalogError::new(
+                            Code::TABLE_ALREADY_EXISTS,
+                            format!("table {} already exists", display_id(&id)),
+                        ))
+                    }
+                }
+            }
+            WriteOp::CreateOrAppend if !exists => {
+                (self.create_from_stream(&id, None, source).await?, true)
+            }
+            WriteOp::CreateOrAppend => (
+                self.insert_stream(&id, branch.as_deref(), false, source)
+                    .await?,
+                false,
+            ),
+            WriteOp::Insert { overwrite } => {
+                self.require_table(&id).await?;
+                (
+                    self.insert_stream(&id, branch.as_deref(), overwrite, source)
+                        .await?,
+                    false,
+                )
+            }
+            WriteOp::MergeInsert(req) => {
+                self.require_table(&id).await?;
+                let ds = Arc::new(self.open_table(&id, branch.as_deref()).await?);
+                let on = req.on.clone().unwrap_or_default();
+                let job = super::branch_ops::merge_job(ds, &req, on)?;
+                let (ds, _stats) = job.execute(source).await?;
+                (ds.version().version, false)
+            }
+        };
+        Ok(WriteOutcome {
+            version,
+            num_rows: counted.load(Ordering::Relaxed),
+            created,
+        })
+    }
+
+    async fn insert_stream(
+        &self,
+        id: &[String],
+        branch: Option<&str>,
+        overwrite: bool,
+        source: SendableRecordBatchStream,
+    ) -> CatalogResult<u64> {
+        let ds = self.open_table(id, branch).await?;
+        let params = WriteParams {
+            mode: if overwrite {
+                WriteMode::Overwrite
+            } else {
+                WriteMode::Append
+            },
+            session: Some(self.session.clone()),
+            ..Default::default()
+        };
+        let ds = InsertBuilder::new(Arc::new(ds))
+            .with_params(&params)
+            .execute_stream(source)
+            .await?;
+        Ok(ds.version().version)
+    }
+
+    /// Declare the table in the catalog, then write its first version; if
+    /// the write fails, the declaration is dropped again.
+    async fn create_from_stream(
+        &self,
+        id: &[String],
+        properties: Option<HashMap<String, String>>,
+        source: SendableRecordBatchStream,
+    ) -> CatalogResult<u64> {
+        super::checks::check_properties(properties.as_ref())?;
+        self.require_parent(id).await?;
+        let declared = engine(
+            self.inner
+                .declare_table(DeclareTableRequest {
+                    id: Some(id.to_vec()),
+                    properties,
+                    ..Default::default()
+                })
+                .await,
+        )?;
+        let location = declared
+            .location
+            .ok_or_else(|| CatalogError::internal("declared table has no location"))?;
+        let params = WriteParams {
+            mode: WriteMode::Create,
+            session: Some(self.session.clone()),
+            store_params: self.store_params(None),
+            ..Default::default()
+        };
+        match InsertBuilder::new(location.as_str())
+            .with_params(&params)
+            .execute_stream(source)
+            .await
+        {
+            Ok(ds) => Ok(ds.version().version),
+            Err(e) => {
+                let _ = self
+                    .inner
+                    .drop_table(DropTableRequest {
+                        id: Some(id.to_vec()),
+                        ..Default::default()
+                    })
+                    .await;
+                Err(CatalogError::from_lance(&e))
+            }
+        }
+    }
+}
+
+/// Whether an insert `mode` (append or overwrite, any case) replaces rows.
+pub fn insert_mode_is_overwrite(mode: Option<&str>) -> CatalogResult<bool> {
+    Ok(parse_mode(mode, &["append", "overwrite"], "append", "insert")? == "overwrite")
+}

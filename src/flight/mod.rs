@@ -1,0 +1,356 @@
+//! Arrow Flight, the data plane: query, create, insert and merge-insert as
+//! columnar streams, over the same core and with the same error codes as
+//! REST and gRPC (the spec code travels in `lance-error-code` metadata).
+//!
+//! - A path descriptor is a table id (its segments). A command descriptor is
+//!   JSON naming the operation: `{"op": "query", ...ScanSpec}`,
+//!   `{"op": "create", "id": [...], "mode": "create|exist_ok|overwrite"}`,
+//!   `{"op": "insert", "id": [...], "mode": "append|overwrite"}` or
+//!   `{"op": "merge_insert", "id": [...], "on": [...], "when_matched_update_all": true, ...}`.
+//! - Tickets are [`ScanSpec`]s in JSON: DoGet streams batches straight from
+//!   the Lance scanner.
+//! - DoPut with a path descriptor creates the table when missing and appends
+//!   otherwise; all batches of one DoPut are one commit, answered by one
+//!   PutResult whose app_metadata is the JSON [`WriteOutcome`].
+//! - ListFlights takes a JSON list-tables request (`{"id": ["sales"]}`; empty
+//!   lists every table); DoAction serves `count_rows` and `explain`.
+
+use std::sync::Arc;
+
+use arrow_flight::decode::FlightRecordBatchStream;
+use arrow_flight::encode::FlightDataEncoderBuilder;
+use arrow_flight::error::FlightError;
+use arrow_flight::flight_service_server::FlightService;
+use arrow_flight::{
+    Action, ActionType, Criteria, Empty, FlightData, FlightDescriptor, FlightEndpoint, FlightInfo,
+    HandshakeRequest, HandshakeResponse, PollInfo, PutResult, SchemaAsIpc, SchemaResult, Ticket,
+};
+use arrow_ipc::writer::IpcWriteOptions;
+use arrow_schema::Schema;
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
+use lance_namespace::models::{
+    CountTableRowsRequest, ExplainTableQueryPlanRequest, ListTablesRequest,
+};
+use lance_namespace::LanceNamespace;
+use serde_json::Value;
+use tonic::{Request, Response, Status, Streaming};
+
+use crate::core::{Catalog, ScanSpec, WriteOp};
+use crate::error::CatalogError;
+use crate::grpc::status::to_status;
+
+/// The Flight service over the catalog.
+pub struct CatalogFlight {
+    catalog: Arc<Catalog>,
+}
+
+impl CatalogFlight {
+    pub fn new(catalog: Arc<Catalog>) -> Self {
+        Self { catalog }
+    }
+}
+
+fn invalid(message: impl Into<String>) -> Status {
+    to_status(CatalogError::invalid(message))
+}
+
+fn json<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, Status> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| invalid(format!("{what} is not valid JSON for it: {e}")))
+}
+
+/// A descriptor as (operation, its JSON request).
+fn command(desc: &FlightDescriptor) -> Result<(String, Value), Status> {
+    if !desc.path.is_empty() {
+        return Ok(("path".into(), serde_json::json!({ "id": desc.path })));
+    }
+    let mut value: Value = json(&desc.cmd, "the command descriptor")?;
+    let op = value
+        .as_object_mut()
+        .and_then(|o| o.remove("op"))
+        .and_then(|v| v.as_str().map(str::to_string))
+        .ok_or_else(|| invalid("a command descriptor is a JSON object with an \"op\""))?;
+    Ok((op, value))
+}
+
+fn scan_spec(desc: &FlightDescriptor) -> Result<ScanSpec, Status> {
+    match command(desc)? {
+        (op, v) if op == "path" || op == "query" => {
+            serde_json::from_value(v).map_err(|e| invalid(format!("not a query request: {e}")))
+        }
+        (op, _) => Err(invalid(format!(
+            "{op:?} does not describe a readable flight; use a path or {{\"op\": \"query\"}}"
+        ))),
+    }
+}
+
+fn id_of(v: &Value) -> Vec<String> {
+    v.get("id")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn str_of(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+impl CatalogFlight {
+    async fn info(
+        &self,
+        spec: ScanSpec,
+        descriptor: FlightDescriptor,
+    ) -> Result<FlightInfo, Status> {
+        let scan = self.catalog.scan(&spec).await.map_err(to_status)?;
+        let ticket = serde_json::to_vec(&spec).map_err(|e| invalid(e.to_string()))?;
+        let mut info = FlightInfo::new()
+            .try_with_schema(&scan.schema)
+            .map_err(|e| to_status(CatalogError::internal(e.to_string())))?
+            .with_endpoint(FlightEndpoint::new().with_ticket(Ticket::new(ticket)))
+            .with_descriptor(descriptor);
+        if spec.filter.is_none() && spec.limit.is_none() && spec.vector.is_none() {
+            info = info.with_total_records(scan.rows_estimate.map(|n| n as i64).unwrap_or(-1));
+        }
+        Ok(info)
+    }
+}
+
+type Stream<T> = BoxStream<'static, Result<T, Status>>;
+
+#[tonic::async_trait]
+impl FlightService for CatalogFlight {
+    type HandshakeStream = Stream<HandshakeResponse>;
+    type ListFlightsStream = Stream<FlightInfo>;
+    type DoGetStream = Stream<FlightData>;
+    type DoPutStream = Stream<PutResult>;
+    type DoExchangeStream = Stream<FlightData>;
+    type DoActionStream = Stream<arrow_flight::Result>;
+    type ListActionsStream = Stream<ActionType>;
+
+    async fn handshake(
+        &self,
+        _request: Request<Streaming<HandshakeRequest>>,
+    ) -> Result<Response<Self::HandshakeStream>, Status> {
+        // No session to set up: identity travels in metadata on each call.
+        Ok(Response::new(futures::stream::empty().boxed()))
+    }
+
+    async fn list_flights(
+        &self,
+        request: Request<Criteria>,
+    ) -> Result<Response<Self::ListFlightsStream>, Status> {
+        let criteria = request.into_inner().expression;
+        let listing: ListTablesRequest = if criteria.is_empty() {
+            ListTablesRequest::default()
+        } else {
+            json(&criteria, "the criteria (a list-tables request)")?
+        };
+        let tables: Vec<Vec<String>> = match listing.id.clone() {
+            None => {
+                let all = self.catalog.list_all_tables(listing).await;
+                all.map_err(|e| to_status(CatalogError::from_lance(&e)))?
+                    .tables
+                    .iter()
+                    .map(|t| t.split('$').map(str::to_string).collect())
+                    .collect()
+            }
+            Some(ns) => {
+                let listed = self.catalog.list_tables(listing).await;
+                listed
+                    .map_err(|e| to_status(CatalogError::from_lance(&e)))?
+                    .tables
+                    .into_iter()
+                    .map(|t| ns.iter().cloned().chain(std::iter::once(t)).collect())
+                    .collect()
+            }
+        };
+        let mut infos = Vec::with_capacity(tables.len());
+        for id in tables {
+            let spec = ScanSpec {
+                id: id.clone(),
+                ..Default::default()
+            };
+            infos.push(Ok(self.info(spec, FlightDescriptor::new_path(id)).await?));
+        }
+        Ok(Response::new(futures::stream::iter(infos).boxed()))
+    }
+
+    async fn get_flight_info(
+        &self,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        let descriptor = request.into_inner();
+        let spec = scan_spec(&descriptor)?;
+        Ok(Response::new(self.info(spec, descriptor).await?))
+    }
+
+    async fn poll_flight_info(
+        &self,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<PollInfo>, Status> {
+        let info = self.get_flight_info(request).await?.into_inner();
+        Ok(Response::new(PollInfo::new().with_info(info)))
+    }
+
+    async fn get_schema(
+        &self,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<SchemaResult>, Status> {
+        let spec = scan_spec(&request.into_inner())?;
+        let scan = self.catalog.scan(&spec).await.map_err(to_status)?;
+        let result: SchemaResult = SchemaAsIpc::new(&scan.schema, &IpcWriteOptions::default())
+            .try_into()
+            .map_err(|e: arrow_schema::ArrowError| {
+                to_status(CatalogError::internal(e.to_string()))
+            })?;
+        Ok(Response::new(result))
+    }
+
+    async fn do_get(
+        &self,
+        request: Request<Ticket>,
+    ) -> Result<Response<Self::DoGetStream>, Status> {
+        let spec: ScanSpec = json(&request.into_inner().ticket, "the ticket (a query request)")?;
+        let scan = self.catalog.scan(&spec).await.map_err(to_status)?;
+        let batches = scan
+            .batches
+            .map_err(|e| FlightError::Tonic(Box::new(to_status(e))));
+        let stream = FlightDataEncoderBuilder::new()
+            .with_schema(scan.schema)
+            .build(batches)
+            .map_err(Status::from);
+        Ok(Response::new(stream.boxed()))
+    }
+
+    async fn do_put(
+        &self,
+        request: Request<Streaming<FlightData>>,
+    ) -> Result<Response<Self::DoPutStream>, Status> {
+        let mut input = request.into_inner();
+        let first = input
+            .message()
+            .await?
+            .ok_or_else(|| invalid("DoPut received no data"))?;
+        let descriptor = first
+            .flight_descriptor
+            .clone()
+            .ok_or_else(|| invalid("the first DoPut message must carry a flight descriptor"))?;
+        let schema = Arc::new(Schema::try_from(&first).map_err(|e| {
+            invalid(format!(
+                "the first DoPut message is not an Arrow schema: {e}"
+            ))
+        })?);
+        let (op, cmd) = command(&descriptor)?;
+        let id = id_of(&cmd);
+        let branch = str_of(&cmd, "branch");
+        let write = match op.as_str() {
+            "path" => WriteOp::CreateOrAppend,
+            "create" => WriteOp::Create {
+                mode: str_of(&cmd, "mode"),
+                properties: cmd
+                    .get("properties")
+                    .map(|p| serde_json::from_value(p.clone()))
+                    .transpose()
+                    .map_err(|e| invalid(format!("properties: {e}")))?,
+            },
+            "insert" => WriteOp::Insert {
+                overwrite: crate::core::insert_mode_is_overwrite(str_of(&cmd, "mode").as_deref())
+                    .map_err(to_status)?,
+            },
+            "merge_insert" => WriteOp::MergeInsert(Box::new(
+                serde_json::from_value(cmd.clone())
+                    .map_err(|e| invalid(format!("not a merge-insert request: {e}")))?,
+            )),
+            other => return Err(invalid(format!("unknown DoPut operation {other:?}"))),
+        };
+        let messages = futures::stream::once(async move { Ok(first) })
+            .chain(input)
+            .map_err(|s: Status| FlightError::Tonic(Box::new(s)));
+        let batches = FlightRecordBatchStream::new_from_flight_data(messages)
+            .map_err(|e| {
+                CatalogError::invalid(format!("the Flight stream is not valid Arrow data: {e}"))
+            })
+            .boxed();
+        let outcome = self
+            .catalog
+            .write_stream(&id, branch, write, schema, batches)
+            .await
+            .map_err(to_status)?;
+        let metadata = serde_json::to_vec(&outcome).map_err(|e| invalid(e.to_string()))?;
+        let result = PutResult {
+            app_metadata: metadata.into(),
+        };
+        Ok(Response::new(
+            futures::stream::once(async { Ok(result) }).boxed(),
+        ))
+    }
+
+    async fn do_exchange(
+        &self,
+        _request: Request<Streaming<FlightData>>,
+    ) -> Result<Response<Self::DoExchangeStream>, Status> {
+        Err(to_status(CatalogError::unsupported(
+            "DoExchange is not offered: use DoGet to read and DoPut to write",
+        )))
+    }
+
+    async fn do_action(
+        &self,
+        request: Request<Action>,
+    ) -> Result<Response<Self::DoActionStream>, Status> {
+        let action = request.into_inner();
+        let body: Vec<u8> = match action.r#type.as_str() {
+            "count_rows" => {
+                let req: CountTableRowsRequest = json(&action.body, "count_rows")?;
+                let n = self
+                    .catalog
+                    .count_table_rows(req)
+                    .await
+                    .map_err(|e| to_status(CatalogError::from_lance(&e)))?;
+                n.to_string().into_bytes()
+            }
+            "explain" => {
+                let req: ExplainTableQueryPlanRequest = json(&action.body, "explain")?;
+                let plan = self
+                    .catalog
+                    .explain_table_query_plan(req)
+                    .await
+                    .map_err(|e| to_status(CatalogError::from_lance(&e)))?;
+                serde_json::to_vec(&plan).map_err(|e| invalid(e.to_string()))?
+            }
+            other => {
+                return Err(to_status(CatalogError::unsupported(format!(
+                    "unknown action {other:?}; ListActions names the ones offered"
+                ))))
+            }
+        };
+        let result = arrow_flight::Result { body: body.into() };
+        Ok(Response::new(
+            futures::stream::once(async { Ok(result) }).boxed(),
+        ))
+    }
+
+    async fn list_actions(
+        &self,
+        _request: Request<Empty>,
+    ) -> Result<Response<Self::ListActionsStream>, Status> {
+        let actions = vec![
+            ActionType {
+                r#type: "count_rows".into(),
+                description: "Body: a JSON CountTableRows request ({\"id\": [...], \"predicate\": ...}). Result: the count.".into(),
+            },
+            ActionType {
+                r#type: "explain".into(),
+                description: "Body: a JSON ExplainTableQueryPlan request. Result: the plan as a JSON string.".into(),
+            },
+        ];
+        Ok(Response::new(
+            futures::stream::iter(actions.into_iter().map(Ok)).boxed(),
+        ))
+    }
+}

@@ -1,0 +1,167 @@
+//! Arrow Flight round trips with the Rust arrow-flight client.
+
+use std::sync::Arc;
+
+use arrow_array::{Array, Int64Array, RecordBatch, StringArray};
+use arrow_flight::encode::FlightDataEncoderBuilder;
+use arrow_flight::error::FlightError;
+use arrow_flight::{Action, FlightClient, FlightDescriptor, Ticket};
+use arrow_schema::{DataType, Field, Schema};
+use bytes::Bytes;
+use futures::TryStreamExt;
+use lance_catalog::rest::RestConfig;
+use serde_json::{json, Value};
+
+use crate::harness::{batch, Env};
+
+async fn client() -> (Env, FlightClient) {
+    let env = Env::over_rest_with(RestConfig::default()).await;
+    let channel = tonic::transport::Channel::from_shared(env.base.clone().unwrap())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    (env, FlightClient::new(channel))
+}
+
+async fn put(
+    client: &mut FlightClient,
+    descriptor: FlightDescriptor,
+    batches: Vec<RecordBatch>,
+) -> Result<Value, FlightError> {
+    let input = futures::stream::iter(batches.into_iter().map(Ok));
+    let data = FlightDataEncoderBuilder::new()
+        .with_flight_descriptor(Some(descriptor))
+        .build(input);
+    let results: Vec<_> = client.do_put(data).await?.try_collect().await?;
+    Ok(serde_json::from_slice(&results[0].app_metadata).unwrap())
+}
+
+async fn get(client: &mut FlightClient, spec: Value) -> Result<Vec<RecordBatch>, FlightError> {
+    let ticket = Ticket::new(Bytes::from(spec.to_string()));
+    client.do_get(ticket).await?.try_collect().await
+}
+
+fn rows(batches: &[RecordBatch]) -> usize {
+    batches.iter().map(|b| b.num_rows()).sum()
+}
+
+fn spec_code(err: FlightError) -> String {
+    match err {
+        FlightError::Tonic(status) => status
+            .metadata()
+            .get("lance-error-code")
+            .map(|v| v.to_str().unwrap().to_string())
+            .unwrap_or_default(),
+        other => panic!("not a status: {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flight_round_trips() {
+    let (env, mut client) = client().await;
+    let rest = reqwest::Client::new();
+    rest.post(format!(
+        "{}/v1/namespace/f/create",
+        env.base.as_ref().unwrap()
+    ))
+    .json(&json!({}))
+    .send()
+    .await
+    .unwrap();
+    let path = FlightDescriptor::new_path(vec!["f".into(), "t".into()]);
+    // A path descriptor creates the table, then appends; each DoPut is one commit.
+    let first = put(
+        &mut client,
+        path.clone(),
+        vec![batch(0, 100), batch(100, 100)],
+    )
+    .await
+    .unwrap();
+    assert_eq!(first["version"], 1);
+    assert_eq!(first["num_rows"], 200);
+    assert_eq!(first["created"], true);
+    let second = put(&mut client, path.clone(), vec![batch(200, 50)])
+        .await
+        .unwrap();
+    assert_eq!(second["version"], 2);
+
+    let info = client.get_flight_info(path.clone()).await.unwrap();
+    assert_eq!(info.total_records, 250);
+    let ticket = info.endpoint[0].ticket.clone().unwrap();
+    let all: Vec<RecordBatch> = client
+        .do_get(ticket)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(rows(&all), 250);
+
+    // Filter and projection.
+    let some = get(
+        &mut client,
+        json!({"id": ["f", "t"], "filter": "id >= 240", "columns": ["id", "s"]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(rows(&some), 10);
+    assert_eq!(some[0].num_columns(), 2);
+
+    // Merge-insert by command: 10 rows update, 10 insert.
+    let merge = FlightDescriptor::new_cmd(
+        json!({"op": "merge_insert", "id": ["f", "t"], "on": ["id"],
+               "when_matched_update_all": true, "when_not_matched_insert_all": true})
+        .to_string(),
+    );
+    let merged = put(&mut client, merge, vec![batch(240, 20)]).await.unwrap();
+    assert_eq!(merged["version"], 3);
+    let count = client
+        .do_action(Action::new(
+            "count_rows",
+            json!({"id": ["f", "t"]}).to_string(),
+        ))
+        .await
+        .unwrap()
+        .try_collect::<Vec<Bytes>>()
+        .await
+        .unwrap();
+    assert_eq!(count[0], Bytes::from("260"));
+
+    let listed: Vec<_> = client
+        .list_flights(json!({"id": ["f"]}).to_string())
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        listed[0].flight_descriptor.as_ref().unwrap().path,
+        vec!["f", "t"]
+    );
+
+    // Errors carry the spec code: a missing table, and a schema that does not fit.
+    let err = get(&mut client, json!({"id": ["f", "nope"]}))
+        .await
+        .unwrap_err();
+    assert_eq!(spec_code(err), "4");
+    let other = Arc::new(Schema::new(vec![Field::new("other", DataType::Utf8, true)]));
+    let bad = RecordBatch::try_new(other, vec![Arc::new(StringArray::from(vec!["x"]))]).unwrap();
+    let insert = FlightDescriptor::new_cmd(json!({"op": "insert", "id": ["f", "t"]}).to_string());
+    let err = put(&mut client, insert, vec![bad]).await.unwrap_err();
+    assert_eq!(spec_code(err), "20");
+    // Nothing was committed by the failed put.
+    let after = get(&mut client, json!({"id": ["f", "t"], "columns": ["id"]}))
+        .await
+        .unwrap();
+    assert_eq!(rows(&after), 260);
+    let ids: Vec<i64> = after
+        .iter()
+        .flat_map(|b| {
+            let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            (0..a.len()).map(|i| a.value(i)).collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(ids.iter().max(), Some(&259));
+}
