@@ -28,7 +28,7 @@ impl Catalog {
             ..Default::default()
         };
         let described = engine(self.inner.describe_table(req).await).map_err(|e| {
-            if e.code == Code::NAMESPACE_NOT_FOUND {
+            if e.code == Code::NAMESPACE_NOT_FOUND || e.code == Code::TABLE_NOT_FOUND {
                 CatalogError::new(
                     Code::TABLE_NOT_FOUND,
                     format!("table {} does not exist", display_id(id)),
