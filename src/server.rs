@@ -33,28 +33,39 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let catalog = Arc::new(catalog);
     let grpc = grpc::router(catalog.clone(), rest_config.max_arrow_body);
     let rest = rest::catalog_router(catalog, rest_config);
-    let app = match &args.grpc_listen {
-        // gRPC on its own port.
+    // One signal stops every listener; each drains its in-flight requests.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = stop_tx.send(true);
+    });
+    let stopped = move || {
+        let mut rx = stop_rx.clone();
+        async move {
+            let _ = rx.wait_for(|stop| *stop).await;
+        }
+    };
+    match &args.grpc_listen {
+        // gRPC (and Flight) on its own port.
         Some(grpc_addr) => {
             let grpc_listener = TcpListener::bind(grpc_addr)
                 .await
                 .map_err(|e| format!("cannot listen on {grpc_addr}: {e}"))?;
             let grpc_at = grpc_listener.local_addr().map_err(|e| e.to_string())?;
             println!("lance-catalog gRPC listening on http://{grpc_at}");
-            tokio::spawn(async move {
-                let _ = axum::serve(grpc_listener, grpc)
-                    .with_graceful_shutdown(shutdown_signal())
-                    .await;
-            });
-            rest
+            let grpc_server = axum::serve(grpc_listener, grpc).with_graceful_shutdown(stopped());
+            let rest_server = axum::serve(listener, rest).with_graceful_shutdown(stopped());
+            let (a, b) = tokio::join!(rest_server, grpc_server);
+            a.and(b).map_err(|e| e.to_string())?;
         }
         // One port: gRPC paths go to tonic, everything else to REST.
-        None => grpc.fallback_service(rest),
-    };
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(|e| e.to_string())?;
+        None => {
+            axum::serve(listener, grpc.fallback_service(rest))
+                .with_graceful_shutdown(stopped())
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+    }
     tracing::info!("lance-catalog stopped");
     Ok(())
 }

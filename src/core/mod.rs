@@ -21,6 +21,7 @@ mod namespaces;
 mod open;
 mod rename;
 mod scan;
+mod settle;
 mod storage;
 mod stream_write;
 mod tables;

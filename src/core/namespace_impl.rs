@@ -4,8 +4,6 @@
 //! files beside this one) or forwards to the storage engine, and settles the
 //! error code. Nothing here is transport-specific.
 
-use std::future::Future;
-
 use async_trait::async_trait;
 use bytes::Bytes;
 use lance::Result;
@@ -46,70 +44,10 @@ use lance_namespace::models::{
 };
 use lance_namespace::LanceNamespace;
 
-use super::checks::{display_id, namespace_id, table_id};
-use super::{engine, Catalog};
-use crate::error::{CatalogError, CatalogResult, Code};
-
-fn out<T>(r: CatalogResult<T>) -> Result<T> {
-    r.map_err(CatalogError::into_lance)
-}
-
-/// What an id names, for settling the engine's NamespaceNotFound.
-#[derive(Clone, Copy)]
-enum Names {
-    Namespace,
-    Table,
-    /// A table id plus a version or transaction id.
-    Transaction,
-}
-
-/// Validate an id, then run the engine call. The engine reports a missing
-/// parent namespace of a table as NamespaceNotFound with an internal message;
-/// for a table operation the table does not exist (4), and the message says
-/// which object is missing.
-async fn checked<T>(
-    id: CatalogResult<Vec<String>>,
-    names: Names,
-    call: impl Future<Output = Result<T>>,
-) -> Result<T> {
-    let id = out(id)?;
-    out(engine(call.await).map_err(|e| {
-        if e.code != Code::NAMESPACE_NOT_FOUND {
-            return e;
-        }
-        match names {
-            Names::Namespace => CatalogError::new(
-                Code::NAMESPACE_NOT_FOUND,
-                format!("namespace {} does not exist", display_id(&id)),
-            ),
-            Names::Table | Names::Transaction => {
-                let table = match names {
-                    Names::Transaction => &id[..id.len() - 1],
-                    _ => &id[..],
-                };
-                CatalogError::new(
-                    Code::TABLE_NOT_FOUND,
-                    format!(
-                        "table {} does not exist: its namespace {} does not exist",
-                        display_id(table),
-                        display_id(&table[..table.len() - 1])
-                    ),
-                )
-            }
-        }
-    }))
-}
-
-/// Transaction ids are a table id plus a version or transaction uuid.
-fn transaction_id(id: &Option<Vec<String>>) -> CatalogResult<Vec<String>> {
-    let id = table_id(id)?;
-    if id.len() < 2 {
-        return Err(CatalogError::invalid(
-            "a transaction id is the table id followed by a version number or transaction id",
-        ));
-    }
-    Ok(id)
-}
+use super::checks::{namespace_id, table_id};
+use super::settle::{checked, out, transaction_id, Names};
+use super::Catalog;
+use crate::error::{CatalogError, Code};
 
 #[async_trait]
 impl LanceNamespace for Catalog {

@@ -117,7 +117,9 @@ impl ScanSpec {
 /// A stream of record batches with its schema.
 pub struct Scan {
     pub schema: SchemaRef,
-    pub rows_estimate: Option<u64>,
+    /// The number of rows the scan yields, when it is known up front (a
+    /// scan with no filter, search, offset or limit).
+    pub exact_rows: Option<u64>,
     pub batches: BoxStream<'static, CatalogResult<RecordBatch>>,
 }
 
@@ -130,7 +132,16 @@ impl Catalog {
         if let Some(v) = spec.version {
             ds = self.checkout(ds, v, &id).await?;
         }
-        let rows_estimate = ds.count_rows(None).await.ok().map(|n| n as u64);
+        let whole = spec.filter.is_none()
+            && spec.vector.is_none()
+            && spec.full_text_query.is_none()
+            && spec.offset.is_none()
+            && spec.limit.is_none();
+        let exact_rows = if whole {
+            ds.count_rows(None).await.ok().map(|n| n as u64)
+        } else {
+            None
+        };
         let mut scan = ds.scan();
         if let Some(f) = spec.filter.as_deref().filter(|f| !f.trim().is_empty()) {
             scan.filter(f)?;
@@ -185,7 +196,7 @@ impl Catalog {
             .boxed();
         Ok(Scan {
             schema,
-            rows_estimate,
+            exact_rows,
             batches,
         })
     }

@@ -16,8 +16,9 @@ use datafusion::physical_plan::SendableRecordBatchStream;
 use futures::stream::BoxStream;
 use futures::TryStreamExt;
 use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
-use lance_namespace::models::{DeclareTableRequest, DropTableRequest, MergeInsertIntoTableRequest};
+use lance_namespace::models::{DescribeTableRequest, MergeInsertIntoTableRequest};
 use lance_namespace::LanceNamespace;
+use lance_namespace_impls::dir::manifest::ManifestNamespace;
 use serde::{Deserialize, Serialize};
 
 use super::checks::{display_id, table_id};
@@ -69,9 +70,12 @@ impl Catalog {
         });
         let source: SendableRecordBatchStream = Box::pin(RecordBatchStreamAdapter::new(
             schema,
-            batches.map_err(|e| DataFusionError::External(Box::new(e))),
+            // Wrapped as a Lance error so Lance hands it back unchanged and
+            // its code (e.g. 13 for a corrupt stream) survives.
+            batches.map_err(|e| DataFusionError::External(Box::new(e.into_lance()))),
         ));
-        let exists = self.table_present(&id).await?;
+        // A declared table has no data yet: for writing it is not there.
+        let exists = self.table_present(&id).await? && self.declared_location(&id).await?.is_none();
         let (version, created) = match op {
             WriteOp::Create { mode, properties } => {
                 let mode = parse_mode(
@@ -162,8 +166,10 @@ impl Catalog {
         Ok(ds.version().version)
     }
 
-    /// Declare the table in the catalog, then write its first version; if
-    /// the write fails, the declaration is dropped again.
+    /// Write the first version into a fresh directory, then record the table
+    /// in the manifest in one commit. Nothing is visible while the stream
+    /// runs; if the write fails, or the id was taken meanwhile, the directory
+    /// is removed. A declared table is written at its declared location.
     async fn create_from_stream(
         &self,
         id: &[String],
@@ -172,40 +178,74 @@ impl Catalog {
     ) -> CatalogResult<u64> {
         super::checks::check_properties(properties.as_ref())?;
         self.require_parent(id).await?;
-        let declared = engine(
-            self.inner
-                .declare_table(DeclareTableRequest {
-                    id: Some(id.to_vec()),
-                    properties,
-                    ..Default::default()
-                })
-                .await,
-        )?;
-        let location = declared
-            .location
-            .ok_or_else(|| CatalogError::internal("declared table has no location"))?;
         let params = WriteParams {
             mode: WriteMode::Create,
             session: Some(self.session.clone()),
             store_params: self.store_params(None),
             ..Default::default()
         };
-        match InsertBuilder::new(location.as_str())
+        if let Some(location) = self.declared_location(id).await? {
+            let ds = InsertBuilder::new(location.as_str())
+                .with_params(&params)
+                .execute_stream(source)
+                .await?;
+            return Ok(ds.version().version);
+        }
+        let key = id.join("$");
+        let dir = ManifestNamespace::generate_dir_name(&key);
+        let written = InsertBuilder::new(self.location_uri(&dir).as_str())
             .with_params(&params)
             .execute_stream(source)
-            .await
-        {
-            Ok(ds) => Ok(ds.version().version),
+            .await;
+        let ds = match written {
+            Ok(ds) => ds,
             Err(e) => {
-                let _ = self
-                    .inner
-                    .drop_table(DropTableRequest {
-                        id: Some(id.to_vec()),
-                        ..Default::default()
-                    })
-                    .await;
-                Err(CatalogError::from_lance(&e))
+                self.remove_location(&dir).await;
+                return Err(CatalogError::from_lance(&e));
             }
+        };
+        let recorded = async {
+            let _serial = self.manifest_lock.lock().await;
+            let snapshot = self.manifest_snapshot().await?;
+            if !self
+                .manifest_rows(&snapshot, std::slice::from_ref(&key))
+                .await?
+                .is_empty()
+            {
+                return Err(CatalogError::new(
+                    Code::TABLE_ALREADY_EXISTS,
+                    format!("table {} already exists", display_id(id)),
+                ));
+            }
+            let schema = Arc::new(arrow_schema::Schema::from(snapshot.schema()));
+            let row =
+                super::manifest_tx::table_row(schema, &key, &dir, &properties.unwrap_or_default())?;
+            self.manifest_apply(snapshot, vec![row], &[], false).await
+        }
+        .await;
+        if let Err(e) = recorded {
+            self.remove_location(&dir).await;
+            return Err(e);
+        }
+        Ok(ds.version().version)
+    }
+
+    /// The location of a table that is declared but not yet written.
+    async fn declared_location(&self, id: &[String]) -> CatalogResult<Option<String>> {
+        let described = engine(
+            self.inner
+                .describe_table(DescribeTableRequest {
+                    id: Some(id.to_vec()),
+                    check_declared: Some(true),
+                    ..Default::default()
+                })
+                .await,
+        );
+        match described {
+            Ok(d) if d.is_only_declared == Some(true) => Ok(d.location),
+            Ok(_) => Ok(None),
+            Err(e) if matches!(e.code.0, 1 | 4) => Ok(None),
+            Err(e) => Err(e),
         }
     }
 }

@@ -108,14 +108,12 @@ impl CatalogFlight {
     ) -> Result<FlightInfo, Status> {
         let scan = self.catalog.scan(&spec).await.map_err(to_status)?;
         let ticket = serde_json::to_vec(&spec).map_err(|e| invalid(e.to_string()))?;
-        let mut info = FlightInfo::new()
+        let info = FlightInfo::new()
             .try_with_schema(&scan.schema)
             .map_err(|e| to_status(CatalogError::internal(e.to_string())))?
             .with_endpoint(FlightEndpoint::new().with_ticket(Ticket::new(ticket)))
-            .with_descriptor(descriptor);
-        if spec.filter.is_none() && spec.limit.is_none() && spec.vector.is_none() {
-            info = info.with_total_records(scan.rows_estimate.map(|n| n as i64).unwrap_or(-1));
-        }
+            .with_descriptor(descriptor)
+            .with_total_records(scan.exact_rows.map(|n| n as i64).unwrap_or(-1));
         Ok(info)
     }
 }
@@ -145,11 +143,13 @@ impl FlightService for CatalogFlight {
         request: Request<Criteria>,
     ) -> Result<Response<Self::ListFlightsStream>, Status> {
         let criteria = request.into_inner().expression;
-        let listing: ListTablesRequest = if criteria.is_empty() {
+        let mut listing: ListTablesRequest = if criteria.is_empty() {
             ListTablesRequest::default()
         } else {
             json(&criteria, "the criteria (a list-tables request)")?
         };
+        // Declared tables have no data to fly yet.
+        listing.include_declared = Some(false);
         let tables: Vec<Vec<String>> = match listing.id.clone() {
             None => {
                 let all = self.catalog.list_all_tables(listing).await;
@@ -175,7 +175,15 @@ impl FlightService for CatalogFlight {
                 id: id.clone(),
                 ..Default::default()
             };
-            infos.push(Ok(self.info(spec, FlightDescriptor::new_path(id)).await?));
+            match self
+                .info(spec, FlightDescriptor::new_path(id.clone()))
+                .await
+            {
+                Ok(info) => infos.push(Ok(info)),
+                // Dropped or renamed since it was listed.
+                Err(status) if status.code() == tonic::Code::NotFound => {}
+                Err(status) => return Err(status),
+            }
         }
         Ok(Response::new(futures::stream::iter(infos).boxed()))
     }

@@ -24,6 +24,7 @@ impl ControlService {
 pub const FEATURES: &[&str] = &[
     "rest",
     "grpc",
+    "flight",
     "managed-versioning",
     "materialized-views",
     "jobs",

@@ -42,7 +42,26 @@ pub fn to_json<P: Message>(msg: &P, name: &str) -> CatalogResult<Value> {
 pub fn request_json<P: Message>(msg: &P, name: &str) -> CatalogResult<Value> {
     let mut value = to_json(msg, name)?;
     prune_empty(&mut value, &descriptor(name)?);
+    whole_numbers(&mut value);
     Ok(value)
+}
+
+/// `google.protobuf.Value` carries every number as a double, so a free-form
+/// field (an Arrow type's `length`, say) arrives as `128.0`; the models want
+/// integers there, and accept integers wherever they want floats.
+fn whole_numbers(value: &mut Value) {
+    match value {
+        Value::Number(n) => {
+            if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15) {
+                if n.is_f64() {
+                    *value = Value::from(f as i64);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_numbers),
+        Value::Object(fields) => fields.values_mut().for_each(whole_numbers),
+        _ => {}
+    }
 }
 
 /// proto3 cannot tell an absent list from an empty one; the spec models can
@@ -68,11 +87,19 @@ fn prune_empty(value: &mut Value, desc: &prost_reflect::MessageDescriptor) {
 }
 
 /// A JSON value (a spec model's) as a protobuf message. Fields the contract
-/// does not have are ignored; nulls are absent fields.
+/// does not have are ignored; nulls are absent fields. A value that does not
+/// fit is the caller's mistake in a request (13), ours in an answer (18).
 pub fn from_json<P: Message + Default>(value: Value, name: &str) -> CatalogResult<P> {
     let options = DeserializeOptions::new().deny_unknown_fields(false);
     let dynamic = DynamicMessage::deserialize_with_options(descriptor(name)?, value, &options)
-        .map_err(|e| CatalogError::invalid(format!("not a valid {name}: {e}")))?;
+        .map_err(|e| {
+            let message = format!("not a valid {name}: {e}");
+            if name.ends_with("Request") {
+                CatalogError::invalid(message)
+            } else {
+                CatalogError::internal(message)
+            }
+        })?;
     P::decode(dynamic.encode_to_vec().as_slice())
         .map_err(|e| CatalogError::internal(format!("cannot encode {name}: {e}")))
 }
@@ -80,4 +107,30 @@ pub fn from_json<P: Message + Default>(value: Value, name: &str) -> CatalogResul
 /// A spec model from the JSON form of a message.
 pub fn model_from_value<M: DeserializeOwned>(value: Value, name: &str) -> CatalogResult<M> {
     serde_json::from_value(value).map_err(|e| CatalogError::invalid(format!("invalid {name}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_form_numbers_become_integers_where_whole() {
+        let mut v =
+            serde_json::json!({"type": {"type": "fixed_size_list", "length": 128.0}, "x": 0.5});
+        whole_numbers(&mut v);
+        assert_eq!(v["type"]["length"], serde_json::json!(128));
+        assert_eq!(v["x"], serde_json::json!(0.5));
+    }
+
+    #[test]
+    fn empty_lists_in_requests_mean_absent() {
+        let msg = super::super::pb::RenameTableRequest {
+            id: vec!["a".into(), "t".into()],
+            new_table_name: "u".into(),
+            ..Default::default()
+        };
+        let v = request_json(&msg, "RenameTableRequest").unwrap();
+        assert!(v.get("new_namespace_id").is_none(), "{v}");
+        assert_eq!(v["id"], serde_json::json!(["a", "t"]));
+    }
 }

@@ -104,24 +104,32 @@ async fn count(ns: &dyn LanceNamespace, id: &[&str]) -> i64 {
     .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn batch_versions_are_all_or_nothing() {
-    let (catalog, _dir) = Env::catalog().await;
+/// A catalog served over REST, with a namespace of 3-row tables; the
+/// catalog itself too, for the staging client.
+async fn served(
+    namespace: &str,
+    tables: &[&str],
+) -> (
+    Arc<Catalog>,
+    tempfile::TempDir,
+    lance_namespace_impls::RestNamespace,
+) {
+    let (catalog, dir) = Env::catalog().await;
     let catalog = Arc::new(catalog);
     let addr = lance_catalog::server::spawn((*catalog).clone(), RestConfig::default())
         .await
         .unwrap();
     let rest = RestNamespaceBuilder::new(format!("http://{addr}")).build();
     rest.create_namespace(CreateNamespaceRequest {
-        id: ids(&["b"]),
+        id: ids(&[namespace]),
         ..Default::default()
     })
     .await
     .unwrap();
-    for t in ["t1", "t2"] {
+    for t in tables {
         rest.create_table(
             CreateTableRequest {
-                id: ids(&["b", t]),
+                id: ids(&[namespace, t]),
                 ..Default::default()
             },
             rows(0, 3),
@@ -129,6 +137,12 @@ async fn batch_versions_are_all_or_nothing() {
         .await
         .unwrap();
     }
+    (catalog, dir, rest)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_versions_are_all_or_nothing() {
+    let (catalog, _dir, rest) = served("b", &["t1", "t2"]).await;
     let d = rest
         .describe_table(DescribeTableRequest {
             id: ids(&["b", "t1"]),
@@ -202,29 +216,7 @@ async fn batch_versions_are_all_or_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn batch_commit_mixes_operations_atomically() {
-    let (catalog, _dir) = Env::catalog().await;
-    let catalog = Arc::new(catalog);
-    let addr = lance_catalog::server::spawn((*catalog).clone(), RestConfig::default())
-        .await
-        .unwrap();
-    let rest = RestNamespaceBuilder::new(format!("http://{addr}")).build();
-    rest.create_namespace(CreateNamespaceRequest {
-        id: ids(&["m"]),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    for t in ["keep", "drop"] {
-        rest.create_table(
-            CreateTableRequest {
-                id: ids(&["m", t]),
-                ..Default::default()
-            },
-            rows(0, 3),
-        )
-        .await
-        .unwrap();
-    }
+    let (catalog, _dir, rest) = served("m", &["keep", "drop"]).await;
     let stage = Arc::new(Stage {
         catalog: catalog.clone(),
         staged: Mutex::default(),

@@ -19,14 +19,18 @@ async fn endpoint() -> (Env, String) {
     (env, base)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn health_answers_serving() {
-    let (_env, base) = endpoint().await;
-    let channel = tonic::transport::Channel::from_shared(base)
+async fn channel(base: String) -> tonic::transport::Channel {
+    tonic::transport::Channel::from_shared(base)
         .unwrap()
         .connect()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_answers_serving() {
+    let (_env, base) = endpoint().await;
+    let channel = channel(base).await;
     let mut health = HealthClient::new(channel);
     let service = "lance.catalog.v1.LanceNamespaceService".to_string();
     let mut status = ServingStatus::Unknown as i32;
@@ -50,11 +54,7 @@ async fn health_answers_serving() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reflection_lists_the_catalog_service() {
     let (_env, base) = endpoint().await;
-    let channel = tonic::transport::Channel::from_shared(base)
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
+    let channel = channel(base).await;
     let mut client = ServerReflectionClient::new(channel);
     let request = ServerReflectionRequest {
         host: String::new(),
