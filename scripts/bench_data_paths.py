@@ -68,6 +68,8 @@ def main():
     ap.add_argument("--bin", default="target/release/lance-catalog")
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--paths", default="lance,flight,rest",
+                    help="a comma-separated subset of lance,flight,rest (lance is always run)")
     a = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="lance-bench-")
@@ -85,17 +87,20 @@ def main():
         ns.create_namespace(CreateNamespaceRequest(id=["bench"]))
         fc = flight.FlightClient(url.replace("http://", "grpc+tcp://"))
         tbl = make_table(a.rows)
-        results = {"rest": ([], []), "flight": ([], []), "lance": ([], [])}
-        for r in range(a.repeat):
-            # REST: one request with the whole IPC stream (encoding included).
-            t, _ = timed(lambda: ns.create_table(CreateTableRequest(id=["bench", f"rest{r}"]), ipc_stream(tbl)))
+        paths = set(a.paths.split(",")) | {"lance"}
+        results = {k: ([], []) for k in ("rest", "flight", "lance") if k in paths}
+
+        def rest_run(r):
+            # One request with the whole IPC stream (encoding included).
+            t, _ = timed(lambda: ns.create_table(
+                CreateTableRequest(id=["bench", f"rest{r}"]), ipc_stream(tbl)))
             results["rest"][0].append(t)
             t, got = timed(lambda: pa.ipc.open_file(ns.query_table(
                 {"id": ["bench", f"rest{r}"], "k": a.rows, "vector": {}}).data).read_all())
             assert got.num_rows == a.rows
             results["rest"][1].append(t)
 
-            # Flight: DoPut the batches, DoGet them back.
+        def flight_run(r):
             def put():
                 w, rd = fc.do_put(flight.FlightDescriptor.for_path("bench", f"flight{r}"), tbl.schema)
                 w.write_table(tbl, max_chunksize=65536)
@@ -111,7 +116,7 @@ def main():
             assert got.num_rows == a.rows
             results["flight"][1].append(t)
 
-            # Direct pylance on the same disk.
+        def lance_run(r):
             path = os.path.join(work, f"direct{r}.lance")
             t, _ = timed(lambda: lance.write_dataset(tbl, path))
             results["lance"][0].append(t)
@@ -119,11 +124,18 @@ def main():
             assert got.num_rows == a.rows
             results["lance"][1].append(t)
 
+        for r in range(a.repeat):
+            for name, run in (("rest", rest_run), ("flight", flight_run), ("lance", lance_run)):
+                if name in paths:
+                    run(r)
+
         med = {k: (statistics.median(v[0]), statistics.median(v[1])) for k, v in results.items()}
         base_w, base_r = med["lance"]
         print(f"rows: {a.rows}, repeats: {a.repeat}, median seconds")
         print(f"{'path':8} {'write':>8} {'scan':>8} {'write/lance':>12} {'scan/lance':>11}")
         for k in ("lance", "flight", "rest"):
+            if k not in med:
+                continue
             w, s = med[k]
             print(f"{k:8} {w:8.3f} {s:8.3f} {w / base_w:12.2f} {s / base_r:11.2f}")
         print(f"server peak RSS: {peak_rss_mb(proc.pid):.0f} MiB")

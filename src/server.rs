@@ -53,17 +53,13 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
                 .map_err(|e| format!("cannot listen on {grpc_addr}: {e}"))?;
             let grpc_at = grpc_listener.local_addr().map_err(|e| e.to_string())?;
             println!("lance-catalog gRPC listening on http://{grpc_at}");
-            let grpc_server = axum::serve(grpc_listener, grpc).with_graceful_shutdown(stopped());
-            let rest_server = axum::serve(listener, rest).with_graceful_shutdown(stopped());
-            let (a, b) = tokio::join!(rest_server, grpc_server);
-            a.and(b).map_err(|e| e.to_string())?;
+            let grpc_server = serve_http(grpc_listener, grpc, stopped());
+            let rest_server = serve_http(listener, rest, stopped());
+            tokio::join!(rest_server, grpc_server);
         }
         // One port: gRPC paths go to tonic, everything else to REST.
         None => {
-            axum::serve(listener, grpc.fallback_service(rest))
-                .with_graceful_shutdown(stopped())
-                .await
-                .map_err(|e| e.to_string())?;
+            serve_http(listener, grpc.fallback_service(rest), stopped()).await;
         }
     }
     tracing::info!("lance-catalog stopped");
@@ -78,10 +74,53 @@ pub async fn spawn(catalog: Catalog, config: RestConfig) -> std::io::Result<Sock
     let catalog = Arc::new(catalog);
     let app = grpc::router(catalog.clone(), config.max_arrow_body)
         .fallback_service(rest::catalog_router(catalog, config));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    tokio::spawn(serve_http(listener, app, std::future::pending::<()>()));
     Ok(addr)
+}
+
+/// Serve HTTP/1.1 and HTTP/2 (cleartext, for gRPC and Flight) until `stop`,
+/// then let open connections finish. HTTP/2 uses adaptive flow-control
+/// windows: with the protocol's default 64 KiB window, a large upload (a
+/// DoPut, a big insert) is throttled to one window per round trip.
+async fn serve_http(
+    listener: TcpListener,
+    app: axum::Router,
+    stop: impl std::future::Future<Output = ()>,
+) {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use hyper_util::server::conn::auto::Builder;
+    use hyper_util::server::graceful::GracefulShutdown;
+    use hyper_util::service::TowerToHyperService;
+
+    let mut builder = Builder::new(TokioExecutor::new());
+    builder.http2().adaptive_window(true);
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let service = TowerToHyperService::new(app.clone());
+                let conn = builder
+                    .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                    .into_owned();
+                let conn = graceful.watch(conn);
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+            }
+            _ = &mut stop => break,
+        }
+    }
+    graceful.shutdown().await;
 }
 
 async fn shutdown_signal() {
