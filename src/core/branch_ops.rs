@@ -4,10 +4,7 @@
 
 use std::sync::Arc;
 
-use lance::dataset::{
-    InsertBuilder, MergeInsertBuilder, WhenMatched, WhenNotMatched, WhenNotMatchedBySource,
-    WriteMode, WriteParams,
-};
+use lance::dataset::{MergeInsertBuilder, WhenMatched, WhenNotMatched, WhenNotMatchedBySource};
 use lance::index::DatasetIndexExt;
 use lance_namespace::models::{
     DescribeTableRequest, DescribeTableResponse, DropTableIndexRequest, DropTableIndexResponse,
@@ -26,23 +23,18 @@ impl Catalog {
         mode: &str,
         stream: Stream,
     ) -> CatalogResult<InsertIntoTableResponse> {
-        let ds = self.open_table(id, Some(branch)).await?;
         let rows: usize = stream.batches.iter().map(|b| b.num_rows()).sum();
-        let params = WriteParams {
-            mode: if mode == "overwrite" {
-                WriteMode::Overwrite
-            } else {
-                WriteMode::Append
-            },
-            session: Some(self.session.clone()),
-            ..Default::default()
-        };
-        let ds = InsertBuilder::new(Arc::new(ds))
-            .with_params(&params)
-            .execute(stream.batches)
+        let source = Box::pin(
+            datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+                stream.schema,
+                futures::stream::iter(stream.batches.into_iter().map(Ok)),
+            ),
+        );
+        let version = self
+            .insert_stream(id, Some(branch), mode == "overwrite", source)
             .await?;
         Ok(InsertIntoTableResponse {
-            version: Some(ds.version().version as i64),
+            version: Some(version as i64),
             num_inserted_rows: Some(rows as i64),
             ..Default::default()
         })

@@ -142,7 +142,8 @@ impl Catalog {
         })
     }
 
-    async fn insert_stream(
+    /// Append or overwrite a stream of batches as one commit.
+    pub(crate) async fn insert_stream(
         &self,
         id: &[String],
         branch: Option<&str>,
