@@ -14,7 +14,7 @@ use datafusion::error::DataFusionError;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::SendableRecordBatchStream;
 use futures::stream::BoxStream;
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
 use lance_namespace::models::{DescribeTableRequest, MergeInsertIntoTableRequest};
 use lance_namespace::LanceNamespace;
@@ -74,65 +74,87 @@ impl Catalog {
             // its code (e.g. 13 for a corrupt stream) survives.
             batches.map_err(|e| DataFusionError::External(Box::new(e.into_lance()))),
         ));
-        // A declared table has no data yet: for writing it is not there.
-        let exists = self.table_present(&id).await? && self.declared_location(&id).await?.is_none();
-        let (version, created) = match op {
-            WriteOp::Create { mode, properties } => {
+        let source = read_ahead(source);
+        // Checked before anything is written, as for a REST merge-insert.
+        let on = match &op {
+            WriteOp::MergeInsert(req) => {
+                super::tables::merge_on_columns(req.on.clone(), source.schema().as_ref())?
+            }
+            _ => Vec::new(),
+        };
+        // One manifest lookup decides the path; a create also needs the
+        // parent namespace, looked up alongside.
+        let creating = matches!(op, WriteOp::Create { .. } | WriteOp::CreateOrAppend);
+        let parent = async {
+            match creating {
+                true => self.require_parent(&id).await,
+                false => Ok(()),
+            }
+        };
+        let (target, ()) = tokio::try_join!(self.write_target(&id), parent)?;
+        let created = !matches!(target, Target::Written);
+        if branch.is_some() && created {
+            return Err(CatalogError::new(
+                Code::TABLE_NOT_FOUND,
+                format!("table {} has no data, so no branches", display_id(&id)),
+            ));
+        }
+        let branch = branch.as_deref();
+        let version = match (op, target) {
+            (WriteOp::Create { mode, properties }, target) => {
                 let mode = parse_mode(
                     mode.as_deref(),
                     &["create", "exist_ok", "overwrite"],
                     "create",
                     "create",
                 )?;
-                match (exists, mode) {
-                    (false, _) => (
-                        self.create_from_stream(&id, properties, source).await?,
-                        true,
-                    ),
-                    (true, "overwrite") => (
-                        self.insert_stream(&id, branch.as_deref(), true, source)
-                            .await?,
-                        false,
-                    ),
-                    (true, "exist_ok") => {
-                        let ds = self.open_table(&id, branch.as_deref()).await?;
+                match (target, mode) {
+                    (Target::Written, "overwrite") => {
+                        self.insert_stream(&id, branch, true, source).await?
+                    }
+                    (Target::Written, "exist_ok") => {
+                        let ds = self.open_table(&id, branch).await?;
                         return Ok(WriteOutcome {
                             version: ds.version().version,
                             num_rows: 0,
                             created: false,
                         });
                     }
-                    (true, _) => {
+                    (Target::Written, _) => {
                         return Err(CatalogError::new(
                             Code::TABLE_ALREADY_EXISTS,
                             format!("table {} already exists", display_id(&id)),
                         ))
                     }
+                    (fresh, _) => {
+                        self.create_from_stream(&id, fresh.declared(), properties, source)
+                            .await?
+                    }
                 }
             }
-            WriteOp::CreateOrAppend if !exists => {
-                (self.create_from_stream(&id, None, source).await?, true)
+            (WriteOp::Insert { .. } | WriteOp::MergeInsert(_), Target::Missing) => {
+                return Err(CatalogError::new(
+                    Code::TABLE_NOT_FOUND,
+                    format!("table {} does not exist", display_id(&id)),
+                ))
             }
-            WriteOp::CreateOrAppend => (
-                self.insert_stream(&id, branch.as_deref(), false, source)
-                    .await?,
-                false,
-            ),
-            WriteOp::Insert { overwrite } => {
-                self.require_table(&id).await?;
-                (
-                    self.insert_stream(&id, branch.as_deref(), overwrite, source)
-                        .await?,
-                    false,
-                )
+            (WriteOp::CreateOrAppend, Target::Written) => {
+                self.insert_stream(&id, branch, false, source).await?
             }
-            WriteOp::MergeInsert(req) => {
-                self.require_table(&id).await?;
-                let ds = Arc::new(self.open_table(&id, branch.as_deref()).await?);
-                let on = req.on.clone().unwrap_or_default();
+            (WriteOp::Insert { overwrite }, Target::Written) => {
+                self.insert_stream(&id, branch, overwrite, source).await?
+            }
+            (WriteOp::MergeInsert(req), Target::Written) => {
+                let ds = Arc::new(self.open_table(&id, branch).await?);
                 let job = super::branch_ops::merge_job(ds, &req, on)?;
                 let (ds, _stats) = job.execute(source).await?;
-                (ds.version().version, false)
+                ds.version().version
+            }
+            // A new table, or the first data of a declared one (as the
+            // engine's insert and merge-insert do): written as its first version.
+            (_, fresh) => {
+                self.create_from_stream(&id, fresh.declared(), None, source)
+                    .await?
             }
         };
         Ok(WriteOutcome {
@@ -174,18 +196,18 @@ impl Catalog {
     async fn create_from_stream(
         &self,
         id: &[String],
+        declared: Option<String>,
         properties: Option<HashMap<String, String>>,
         source: SendableRecordBatchStream,
     ) -> CatalogResult<u64> {
         super::checks::check_properties(properties.as_ref())?;
-        self.require_parent(id).await?;
         let params = WriteParams {
             mode: WriteMode::Create,
             session: Some(self.session.clone()),
             store_params: self.store_params(None),
             ..Default::default()
         };
-        if let Some(location) = self.declared_location(id).await? {
+        if let Some(location) = declared {
             let ds = InsertBuilder::new(location.as_str())
                 .with_params(&params)
                 .execute_stream(source)
@@ -231,8 +253,9 @@ impl Catalog {
         Ok(ds.version().version)
     }
 
-    /// The location of a table that is declared but not yet written.
-    async fn declared_location(&self, id: &[String]) -> CatalogResult<Option<String>> {
+    /// Where a write to `id` lands: a new table, a declared one (written at
+    /// its declared location) or an existing one.
+    async fn write_target(&self, id: &[String]) -> CatalogResult<Target> {
         let described = engine(
             self.inner
                 .describe_table(DescribeTableRequest {
@@ -243,12 +266,59 @@ impl Catalog {
                 .await,
         );
         match described {
-            Ok(d) if d.is_only_declared == Some(true) => Ok(d.location),
-            Ok(_) => Ok(None),
-            Err(e) if matches!(e.code.0, 1 | 4) => Ok(None),
+            Ok(d) if d.is_only_declared == Some(true) => match d.location {
+                Some(location) => Ok(Target::Declared(location)),
+                None => Err(CatalogError::internal(format!(
+                    "declared table {} has no location",
+                    display_id(id)
+                ))),
+            },
+            Ok(_) => Ok(Target::Written),
+            Err(e) if matches!(e.code.0, 1 | 4) => Ok(Target::Missing),
             Err(e) => Err(e),
         }
     }
+}
+
+enum Target {
+    Missing,
+    Declared(String),
+    Written,
+}
+
+impl Target {
+    fn declared(self) -> Option<String> {
+        match self {
+            Target::Declared(location) => Some(location),
+            _ => None,
+        }
+    }
+}
+
+/// How many decoded batches wait ahead of Lance's writer. Decoding (a Flight
+/// stream, an IPC body) runs on its own task so that it overlaps with Lance's
+/// encoding; the bound keeps memory at a few batches however long the stream.
+pub const READ_AHEAD_BATCHES: usize = 2;
+
+/// Pull `source` on its own task, at most [`READ_AHEAD_BATCHES`] ahead. When
+/// the writer stops (an error, a dropped request) the channel closes and the
+/// task drops the source, which cancels the upload.
+fn read_ahead(source: SendableRecordBatchStream) -> SendableRecordBatchStream {
+    let schema = source.schema();
+    let (tx, rx) = tokio::sync::mpsc::channel(READ_AHEAD_BATCHES);
+    tokio::spawn(async move {
+        let mut source = source;
+        while let Some(item) = source.next().await {
+            let failed = item.is_err();
+            if tx.send(item).await.is_err() || failed {
+                break;
+            }
+        }
+    });
+    let batches = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    });
+    Box::pin(RecordBatchStreamAdapter::new(schema, batches))
 }
 
 /// Whether an insert `mode` (append or overwrite, any case) replaces rows.

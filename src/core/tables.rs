@@ -220,34 +220,8 @@ impl Catalog {
         body: Bytes,
     ) -> CatalogResult<MergeInsertIntoTableResponse> {
         let id = table_id(&req.id)?;
-        let on: Vec<String> = req
-            .on
-            .take()
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|c| !c.is_empty())
-            .collect();
-        if on.is_empty() {
-            return Err(CatalogError::invalid(
-                "merge_insert needs at least one `on` column to match rows by",
-            ));
-        }
-        let mut seen = std::collections::HashSet::new();
-        if let Some(dup) = on.iter().find(|c| !seen.insert(c.as_str())) {
-            return Err(CatalogError::invalid(format!(
-                "merge_insert `on` names column {dup:?} twice"
-            )));
-        }
         let stream = decode_stream(&body, "merge_insert_into_table")?;
-        if let Some(missing) = on
-            .iter()
-            .find(|c| stream.schema.field_with_name(c).is_err())
-        {
-            return Err(CatalogError::new(
-                Code(12),
-                format!("merge_insert `on` column {missing:?} is not in the data's schema"),
-            ));
-        }
+        let on = merge_on_columns(req.on.take(), &stream.schema)?;
         self.require_table(&id).await?;
         if let Some(branch) = branch_of(&req.branch) {
             return self
@@ -307,4 +281,35 @@ fn schema_error(e: CatalogError) -> CatalogError {
     } else {
         e
     }
+}
+
+/// The merge-insert `on` columns, checked against the incoming data's
+/// schema: at least one, none twice, each present (12 otherwise).
+pub(crate) fn merge_on_columns(
+    on: Option<Vec<String>>,
+    schema: &arrow_schema::Schema,
+) -> CatalogResult<Vec<String>> {
+    let on: Vec<String> = on
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| !c.is_empty())
+        .collect();
+    if on.is_empty() {
+        return Err(CatalogError::invalid(
+            "merge_insert needs at least one `on` column to match rows by",
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(dup) = on.iter().find(|c| !seen.insert(c.as_str())) {
+        return Err(CatalogError::invalid(format!(
+            "merge_insert `on` names column {dup:?} twice"
+        )));
+    }
+    if let Some(missing) = on.iter().find(|c| schema.field_with_name(c).is_err()) {
+        return Err(CatalogError::new(
+            Code(12),
+            format!("merge_insert `on` column {missing:?} is not in the data's schema"),
+        ));
+    }
+    Ok(on)
 }

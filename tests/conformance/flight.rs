@@ -165,3 +165,93 @@ async fn flight_round_trips() {
         .collect();
     assert_eq!(ids.iter().max(), Some(&259));
 }
+
+/// Flight writes decide as the REST data ops do: the first data of a declared
+/// table is its first version, and a merge-insert's `on` is checked the same
+/// way before anything is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flight_writes_match_rest() {
+    let (env, mut client) = client().await;
+    let base = env.base.clone().unwrap();
+    let rest = reqwest::Client::new();
+    let post = |path: &str| rest.post(format!("{base}/v1/{path}"));
+    post("namespace/w/create")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    post("table/w$declared/declare")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .error_for_status()
+        .unwrap();
+    let insert = |table: &str| {
+        FlightDescriptor::new_cmd(json!({"op": "insert", "id": ["w", table]}).to_string())
+    };
+    let written = put(&mut client, insert("declared"), vec![batch(0, 30)])
+        .await
+        .unwrap();
+    assert_eq!(written["version"], 1);
+    assert_eq!(written["created"], true);
+    assert_eq!(
+        rows(
+            &get(&mut client, json!({"id": ["w", "declared"]}))
+                .await
+                .unwrap()
+        ),
+        30
+    );
+
+    // Insert into a table that does not exist: 4 over both.
+    let err = put(&mut client, insert("missing"), vec![batch(0, 1)])
+        .await
+        .unwrap_err();
+    assert_eq!(spec_code(err), "4");
+    let body = crate::harness::ipc(&crate::harness::schema(), &[batch(0, 1)]);
+    let answer = post("table/w$missing/insert")
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap();
+    let problem: Value = answer.json().await.unwrap();
+    assert_eq!(problem["code"], 4);
+
+    // Merge-insert `on` a column the data lacks: 12; with no `on` at all: 13.
+    for (on, code) in [(json!(["nope"]), 12), (json!([]), 13)] {
+        let merge = FlightDescriptor::new_cmd(
+            json!({"op": "merge_insert", "id": ["w", "declared"], "on": on,
+                   "when_not_matched_insert_all": true})
+            .to_string(),
+        );
+        let err = put(&mut client, merge, vec![batch(100, 5)])
+            .await
+            .unwrap_err();
+        assert_eq!(spec_code(err), code.to_string(), "on = {on}");
+        let query: String = on
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| format!("&on={}", c.as_str().unwrap()))
+            .collect();
+        let answer = post(&format!(
+            "table/w$declared/merge_insert?when_not_matched_insert_all=true{query}"
+        ))
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap();
+        let problem: Value = answer.json().await.unwrap();
+        assert_eq!(problem["code"], code, "REST, on = {on}");
+    }
+    // Nothing was written by the refused merges.
+    assert_eq!(
+        rows(
+            &get(&mut client, json!({"id": ["w", "declared"]}))
+                .await
+                .unwrap()
+        ),
+        30
+    );
+}
