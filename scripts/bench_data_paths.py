@@ -44,10 +44,10 @@ def make_table(n):
     })
 
 
-def ipc_stream(tbl):
+def ipc_stream(tbl, chunk):
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, tbl.schema) as w:
-        w.write_table(tbl, max_chunksize=65536)
+        w.write_table(tbl, max_chunksize=chunk)
     return sink.getvalue().to_pybytes()
 
 
@@ -70,6 +70,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--paths", default="lance,flight,rest",
                     help="a comma-separated subset of lance,flight,rest (lance is always run)")
+    ap.add_argument("--chunk", type=int, default=65536,
+                    help="rows per record batch sent over REST and Flight")
     a = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="lance-bench-")
@@ -93,7 +95,7 @@ def main():
         def rest_run(r):
             # One request with the whole IPC stream (encoding included).
             t, _ = timed(lambda: ns.create_table(
-                CreateTableRequest(id=["bench", f"rest{r}"]), ipc_stream(tbl)))
+                CreateTableRequest(id=["bench", f"rest{r}"]), ipc_stream(tbl, a.chunk)))
             results["rest"][0].append(t)
             t, got = timed(lambda: pa.ipc.open_file(ns.query_table(
                 {"id": ["bench", f"rest{r}"], "k": a.rows, "vector": {}}).data).read_all())
@@ -103,7 +105,7 @@ def main():
         def flight_run(r):
             def put():
                 w, rd = fc.do_put(flight.FlightDescriptor.for_path("bench", f"flight{r}"), tbl.schema)
-                w.write_table(tbl, max_chunksize=65536)
+                w.write_table(tbl, max_chunksize=a.chunk)
                 w.done_writing()
                 out = json.loads(rd.read().to_pybytes())
                 w.close()
@@ -131,7 +133,8 @@ def main():
 
         med = {k: (statistics.median(v[0]), statistics.median(v[1])) for k, v in results.items()}
         base_w, base_r = med["lance"]
-        print(f"rows: {a.rows}, repeats: {a.repeat}, median seconds")
+        print(f"rows: {a.rows}, repeats: {a.repeat}, batches of {a.chunk} rows "
+              f"over REST and Flight, median seconds")
         print(f"{'path':8} {'write':>8} {'scan':>8} {'write/lance':>12} {'scan/lance':>11}")
         for k in ("lance", "flight", "rest"):
             if k not in med:

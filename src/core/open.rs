@@ -49,7 +49,17 @@ impl Catalog {
         branch: Option<&str>,
     ) -> CatalogResult<Dataset> {
         let location = self.table_location(id).await?;
-        let mut builder = self.dataset_builder(&location);
+        self.open_at(id, &location, branch).await
+    }
+
+    /// Open table `id`, recorded at `location`, at the head of `branch`.
+    pub(crate) async fn open_at(
+        &self,
+        id: &[String],
+        location: &str,
+        branch: Option<&str>,
+    ) -> CatalogResult<Dataset> {
+        let mut builder = self.dataset_builder(location);
         if let Some(b) = branch {
             builder = builder.with_branch(b, None);
         }

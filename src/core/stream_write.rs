@@ -92,7 +92,7 @@ impl Catalog {
             }
         };
         let (target, ()) = tokio::try_join!(self.write_target(&id), parent)?;
-        let created = !matches!(target, Target::Written);
+        let created = !matches!(target, Target::Written(_));
         if branch.is_some() && created {
             return Err(CatalogError::new(
                 Code::TABLE_NOT_FOUND,
@@ -109,18 +109,19 @@ impl Catalog {
                     "create",
                 )?;
                 match (target, mode) {
-                    (Target::Written, "overwrite") => {
-                        self.insert_stream(&id, branch, true, source).await?
+                    (Target::Written(at), "overwrite") => {
+                        let ds = self.open_at(&id, &at, branch).await?;
+                        self.write_into(ds, true, source).await?
                     }
-                    (Target::Written, "exist_ok") => {
-                        let ds = self.open_table(&id, branch).await?;
+                    (Target::Written(at), "exist_ok") => {
+                        let ds = self.open_at(&id, &at, branch).await?;
                         return Ok(WriteOutcome {
                             version: ds.version().version,
                             num_rows: 0,
                             created: false,
                         });
                     }
-                    (Target::Written, _) => {
+                    (Target::Written(_), _) => {
                         return Err(CatalogError::new(
                             Code::TABLE_ALREADY_EXISTS,
                             format!("table {} already exists", display_id(&id)),
@@ -138,14 +139,16 @@ impl Catalog {
                     format!("table {} does not exist", display_id(&id)),
                 ))
             }
-            (WriteOp::CreateOrAppend, Target::Written) => {
-                self.insert_stream(&id, branch, false, source).await?
+            (WriteOp::CreateOrAppend, Target::Written(at)) => {
+                let ds = self.open_at(&id, &at, branch).await?;
+                self.write_into(ds, false, source).await?
             }
-            (WriteOp::Insert { overwrite }, Target::Written) => {
-                self.insert_stream(&id, branch, overwrite, source).await?
+            (WriteOp::Insert { overwrite }, Target::Written(at)) => {
+                let ds = self.open_at(&id, &at, branch).await?;
+                self.write_into(ds, overwrite, source).await?
             }
-            (WriteOp::MergeInsert(req), Target::Written) => {
-                let ds = Arc::new(self.open_table(&id, branch).await?);
+            (WriteOp::MergeInsert(req), Target::Written(at)) => {
+                let ds = Arc::new(self.open_at(&id, &at, branch).await?);
                 let job = super::branch_ops::merge_job(ds, &req, on)?;
                 let (ds, _stats) = job.execute(source).await?;
                 ds.version().version
@@ -173,6 +176,16 @@ impl Catalog {
         source: SendableRecordBatchStream,
     ) -> CatalogResult<u64> {
         let ds = self.open_table(id, branch).await?;
+        self.write_into(ds, overwrite, source).await
+    }
+
+    /// Append to or overwrite an opened table as one commit.
+    async fn write_into(
+        &self,
+        ds: lance::Dataset,
+        overwrite: bool,
+        source: SendableRecordBatchStream,
+    ) -> CatalogResult<u64> {
         let params = WriteParams {
             mode: if overwrite {
                 WriteMode::Overwrite
@@ -191,8 +204,9 @@ impl Catalog {
 
     /// Write the first version into a fresh directory, then record the table
     /// in the manifest in one commit. Nothing is visible while the stream
-    /// runs; if the write fails, or the id was taken meanwhile, the directory
-    /// is removed. A declared table is written at its declared location.
+    /// runs; if the write fails, or the id was taken meanwhile (14), the
+    /// directory is removed. A declared table is written at its declared
+    /// location.
     async fn create_from_stream(
         &self,
         id: &[String],
@@ -227,29 +241,7 @@ impl Catalog {
                 return Err(CatalogError::from_lance(&e));
             }
         };
-        let recorded = async {
-            let _serial = self.manifest_lock.lock().await;
-            let snapshot = self.manifest_snapshot().await?;
-            if !self
-                .manifest_rows(&snapshot, std::slice::from_ref(&key))
-                .await?
-                .is_empty()
-            {
-                return Err(CatalogError::new(
-                    Code::TABLE_ALREADY_EXISTS,
-                    format!("table {} already exists", display_id(id)),
-                ));
-            }
-            let schema = Arc::new(arrow_schema::Schema::from(snapshot.schema()));
-            let row =
-                super::manifest_tx::table_row(schema, &key, &dir, &properties.unwrap_or_default())?;
-            self.manifest_apply(snapshot, vec![row], &[], false).await
-        }
-        .await;
-        if let Err(e) = recorded {
-            self.remove_location(&dir).await;
-            return Err(e);
-        }
+        self.record_table(id, &dir, properties.as_ref()).await?;
         Ok(ds.version().version)
     }
 
@@ -273,7 +265,9 @@ impl Catalog {
                     display_id(id)
                 ))),
             },
-            Ok(_) => Ok(Target::Written),
+            Ok(d) => d.location.map(Target::Written).ok_or_else(|| {
+                CatalogError::internal(format!("table {} has no location", display_id(id)))
+            }),
             Err(e) if matches!(e.code.0, 1 | 4) => Ok(Target::Missing),
             Err(e) => Err(e),
         }
@@ -283,7 +277,8 @@ impl Catalog {
 enum Target {
     Missing,
     Declared(String),
-    Written,
+    /// Written, at this location.
+    Written(String),
 }
 
 impl Target {

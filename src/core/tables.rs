@@ -98,7 +98,29 @@ impl Catalog {
         };
         let ds = Dataset::write(reader, &uri, Some(params)).await?;
         let id = req.id.clone().unwrap_or_default();
-        let metadata = match req.properties.as_ref().filter(|p| !p.is_empty()) {
+        self.record_table(&id, &relative, req.properties.as_ref())
+            .await?;
+        Ok(CreateTableResponse {
+            location: Some(uri),
+            version: Some(ds.version().version as i64),
+            properties: req.properties,
+            storage_options: req.storage_options,
+            ..Default::default()
+        })
+    }
+
+    /// Record a freshly written table (its directory `relative` under the
+    /// root) in the manifest, through the engine's own copy-on-write commit:
+    /// it keeps the manifest compact and indexed, and a concurrent create of
+    /// the same id makes it fail (14). On failure the directory is removed,
+    /// so no unregistered dataset is left behind.
+    pub(crate) async fn record_table(
+        &self,
+        id: &[String],
+        relative: &str,
+        properties: Option<&HashMap<String, String>>,
+    ) -> CatalogResult<()> {
+        let metadata = match properties.filter(|p| !p.is_empty()) {
             Some(p) => Some(serde_json::to_string(p).map_err(|e| {
                 CatalogError::internal(format!("cannot encode table properties: {e}"))
             })?),
@@ -107,25 +129,18 @@ impl Catalog {
         let entry = ManifestEntry {
             object_id: id.join("$"),
             object_type: ObjectType::Table,
-            location: Some(relative.clone()),
+            location: Some(relative.to_string()),
             metadata,
         };
-        if let Err(e) = engine(
-            self.manifest
-                .insert_into_manifest_with_metadata(vec![entry], None)
-                .await,
-        ) {
-            // Leave no unregistered dataset behind.
-            self.remove_location(&relative).await;
+        let recorded = self
+            .manifest
+            .insert_into_manifest_with_metadata(vec![entry], None)
+            .await;
+        if let Err(e) = engine(recorded) {
+            self.remove_location(relative).await;
             return Err(e);
         }
-        Ok(CreateTableResponse {
-            location: Some(uri),
-            version: Some(ds.version().version as i64),
-            properties: req.properties,
-            storage_options: req.storage_options,
-            ..Default::default()
-        })
+        Ok(())
     }
 
     /// A location relative to the root, from a relative path, an absolute

@@ -16,12 +16,17 @@ use crate::harness::{batch, Env};
 
 async fn client() -> (Env, FlightClient) {
     let env = Env::over_rest_with(RestConfig::default()).await;
-    let channel = tonic::transport::Channel::from_shared(env.base.clone().unwrap())
+    let client = connect(env.base.as_ref().unwrap()).await;
+    (env, client)
+}
+
+async fn connect(base: &str) -> FlightClient {
+    let channel = tonic::transport::Channel::from_shared(base.to_string())
         .unwrap()
         .connect()
         .await
         .unwrap();
-    (env, FlightClient::new(channel))
+    FlightClient::new(channel)
 }
 
 async fn put(
@@ -254,4 +259,51 @@ async fn flight_writes_match_rest() {
         ),
         30
     );
+}
+
+/// Two DoPut creates of one table at once: one creates it, the other is
+/// refused (5 when it saw the table, 14 when it lost the race to record it)
+/// and leaves no directory behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_flight_creates() {
+    let (env, client) = client().await;
+    let base = env.base.clone().unwrap();
+    reqwest::Client::new()
+        .post(format!("{base}/v1/namespace/c/create"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    let create = || {
+        let base = base.clone();
+        async move {
+            let mut client = connect(&base).await;
+            let cmd = json!({"op": "create", "id": ["c", "t"]}).to_string();
+            put(
+                &mut client,
+                FlightDescriptor::new_cmd(cmd),
+                vec![batch(0, 500)],
+            )
+            .await
+        }
+    };
+    let (a, b) = tokio::join!(create(), create());
+    let (won, lost): (Vec<_>, Vec<_>) = [a, b].into_iter().partition(|r| r.is_ok());
+    assert_eq!(won.len(), 1, "exactly one create wins");
+    let code = spec_code(lost.into_iter().next().unwrap().unwrap_err());
+    assert!(
+        code == "5" || code == "14",
+        "the loser gets 5 or 14, not {code}"
+    );
+    let mut client = client;
+    assert_eq!(
+        rows(&get(&mut client, json!({"id": ["c", "t"]})).await.unwrap()),
+        500
+    );
+    let dirs: Vec<String> = std::fs::read_dir(env.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "__manifest" && !n.starts_with('_'))
+        .collect();
+    assert_eq!(dirs.len(), 1, "one table directory, not {dirs:?}");
 }

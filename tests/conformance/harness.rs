@@ -19,6 +19,11 @@ pub struct Env {
 }
 
 impl Env {
+    /// The storage root's directory.
+    pub fn root(&self) -> &std::path::Path {
+        self._dir.path()
+    }
+
     pub async fn catalog() -> (Catalog, TempDir) {
         let dir = tempfile::tempdir().expect("tempdir");
         let cfg = StorageConfig {
