@@ -290,9 +290,10 @@ impl Target {
     }
 }
 
-/// How many decoded batches wait ahead of Lance's writer. Decoding (a Flight
-/// stream, an IPC body) runs on its own task so that it overlaps with Lance's
-/// encoding; the bound keeps memory at a few batches however long the stream.
+/// How many decoded batches wait ahead of Lance's writer. Decoding the
+/// incoming stream (Flight messages into record batches) runs on its own task
+/// so that it overlaps with Lance's encoding; the bound keeps memory at a few
+/// batches however long the stream.
 pub const READ_AHEAD_BATCHES: usize = 2;
 
 /// Pull `source` on its own task, at most [`READ_AHEAD_BATCHES`] ahead. When
