@@ -1,13 +1,15 @@
 //! Asynchronous jobs (column backfills, materialized-view refreshes): a
 //! record per job, written through to the storage root as JSON under
 //! `_catalog/jobs/`, so any replica can answer for it and it outlives the
-//! process that ran it. A job that was running when its process died stays
-//! `running` in its record; its `updated_at` shows it is stale.
+//! process that ran it. A running job refreshes its record's `updated_at`
+//! every [`HEARTBEAT`]; a queued or running record that has not been
+//! refreshed for [`STALE_AFTER`] belonged to a process that stopped, and is
+//! answered as `failed` (the record itself is left as it was written).
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use lance::io::ObjectStore;
 use object_store::path::Path;
@@ -17,6 +19,14 @@ use crate::error::{CatalogError, CatalogResult, Code};
 
 /// How many job records to keep in memory before dropping finished ones.
 const MAX_LIVE: usize = 1024;
+
+/// How often a running job refreshes its record.
+pub const HEARTBEAT: Duration = Duration::from_secs(10);
+
+/// How long a queued or running record may go unrefreshed before it is
+/// taken as abandoned: several missed heartbeats, so a slow store is not
+/// mistaken for a dead process.
+pub const STALE_AFTER: Duration = Duration::from_secs(60);
 
 /// Where job records live, under the storage root.
 const JOBS_DIR: &str = "_catalog/jobs";
@@ -147,7 +157,19 @@ impl Jobs {
             job.state = JobState::Running;
             job.updated_at_ms = now_ms();
             jobs.save(&job).await;
-            match work.await {
+            let mut work = Box::pin(work);
+            let mut beat = tokio::time::interval(HEARTBEAT);
+            beat.tick().await;
+            let result = loop {
+                tokio::select! {
+                    result = &mut work => break result,
+                    _ = beat.tick() => {
+                        job.updated_at_ms = now_ms();
+                        jobs.save(&job).await;
+                    }
+                }
+            };
+            match result {
                 Ok(outcome) => {
                     job.state = JobState::Succeeded;
                     job.rows_written = Some(outcome.rows_written);
@@ -181,7 +203,70 @@ impl Jobs {
             .read_one_all(&self.path(job_id))
             .await
             .map_err(|_| not_found())?;
-        serde_json::from_slice(&bytes)
-            .map_err(|e| CatalogError::internal(format!("job record {job_id} is unreadable: {e}")))
+        let job: Job = serde_json::from_slice(&bytes).map_err(|e| {
+            CatalogError::internal(format!("job record {job_id} is unreadable: {e}"))
+        })?;
+        Ok(abandoned(job, now_ms()))
+    }
+}
+
+/// A stored record as of `now`: unfinished and not refreshed for
+/// [`STALE_AFTER`] means the process running it stopped.
+fn abandoned(mut job: Job, now: u64) -> Job {
+    let unfinished = matches!(job.state, JobState::Queued | JobState::Running);
+    let silent_ms = now.saturating_sub(job.updated_at_ms);
+    if unfinished && silent_ms > STALE_AFTER.as_millis() as u64 {
+        job.state = JobState::Failed;
+        job.error_code = Some(Code::INTERNAL.0);
+        job.error = Some(format!(
+            "the process running this job stopped: its record was last refreshed {} s ago; \
+             run the job again",
+            silent_ms / 1000
+        ));
+    }
+    job
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(state: JobState, updated_at_ms: u64) -> Job {
+        Job {
+            job_id: "j".into(),
+            kind: "backfill".into(),
+            table: vec!["t".into()],
+            column: None,
+            state,
+            error: None,
+            error_code: None,
+            rows_written: None,
+            version: None,
+            details: HashMap::new(),
+            created_at_ms: 0,
+            updated_at_ms,
+        }
+    }
+
+    #[test]
+    fn only_silent_unfinished_records_are_abandoned() {
+        let now = 1_000_000;
+        let stale = now - STALE_AFTER.as_millis() as u64 - 1;
+        let fresh = now - HEARTBEAT.as_millis() as u64;
+        assert_eq!(
+            abandoned(record(JobState::Running, stale), now).state,
+            JobState::Failed
+        );
+        assert_eq!(
+            abandoned(record(JobState::Queued, stale), now).state,
+            JobState::Failed
+        );
+        assert_eq!(
+            abandoned(record(JobState::Running, fresh), now).state,
+            JobState::Running
+        );
+        let done = abandoned(record(JobState::Succeeded, stale), now);
+        assert_eq!(done.state, JobState::Succeeded);
+        assert!(done.error.is_none());
     }
 }

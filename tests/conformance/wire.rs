@@ -457,6 +457,38 @@ async fn backfill_jobs_are_queryable() {
     problem(r, StatusCode::NOT_FOUND, 10000).await;
 }
 
+/// A record left `running` by a process that died (as one would find it on
+/// storage after a crash) is answered as failed once it has gone unrefreshed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abandoned_job_is_failed() {
+    let (env, base, c) = server(RestConfig::default()).await;
+    let jobs = env.root().join("_catalog").join("jobs");
+    std::fs::create_dir_all(&jobs).unwrap();
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let record = |id: &str, silent_ms: u64| {
+        let at = now_ms - silent_ms;
+        let job = json!({"job_id": id, "kind": "backfill", "table": ["j", "t"],
+                         "state": "running", "created_at_ms": at, "updated_at_ms": at});
+        std::fs::write(jobs.join(format!("{id}.json")), job.to_string()).unwrap();
+    };
+    let dead = "00000000-0000-4000-8000-000000000001";
+    let alive = "00000000-0000-4000-8000-000000000002";
+    record(dead, 10 * 60 * 1000);
+    record(alive, 1000);
+    let describe = |id: &str| post_json(&c, format!("{base}/v1/job/{id}/describe"), json!({}));
+    let state: Value = describe(dead).await.json().await.unwrap();
+    assert_eq!(state["state"], "failed", "{state}");
+    assert!(
+        state["error"].as_str().unwrap().contains("stopped"),
+        "{state}"
+    );
+    let state: Value = describe(alive).await.json().await.unwrap();
+    assert_eq!(state["state"], "running", "{state}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn missing_capability_is_406_code_0() {
     let (_env, base, c) = server(RestConfig::default()).await;
