@@ -133,6 +133,14 @@ impl Catalog {
     }
 }
 
+/// TableNotFound (4) for `id`, in the one wording every path uses.
+pub(crate) fn table_not_found(id: &[String]) -> CatalogError {
+    CatalogError::new(
+        Code::TABLE_NOT_FOUND,
+        format!("table {} does not exist", display_id(id)),
+    )
+}
+
 /// An id as people write it: segments joined by `.`-free `$`, root as `$`.
 pub(crate) fn display_id(id: &[String]) -> String {
     if id.is_empty() {

@@ -5,7 +5,7 @@ use lance::Dataset;
 use lance_namespace::models::DescribeTableRequest;
 use lance_namespace::LanceNamespace;
 
-use super::checks::display_id;
+use super::checks::{display_id, table_not_found};
 use super::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -29,10 +29,7 @@ impl Catalog {
         };
         let described = engine(self.inner.describe_table(req).await).map_err(|e| {
             if e.code == Code::NAMESPACE_NOT_FOUND || e.code == Code::TABLE_NOT_FOUND {
-                CatalogError::new(
-                    Code::TABLE_NOT_FOUND,
-                    format!("table {} does not exist", display_id(id)),
-                )
+                table_not_found(id)
             } else {
                 e
             }

@@ -21,7 +21,7 @@ use lance_namespace::LanceNamespace;
 use lance_namespace_impls::dir::manifest::ManifestNamespace;
 use serde::{Deserialize, Serialize};
 
-use super::checks::{display_id, table_id};
+use super::checks::{display_id, table_id, table_not_found};
 use super::data::parse_mode;
 use super::open::branch_of;
 use super::{engine, Catalog};
@@ -134,10 +134,7 @@ impl Catalog {
                 }
             }
             (WriteOp::Insert { .. } | WriteOp::MergeInsert(_), Target::Missing) => {
-                return Err(CatalogError::new(
-                    Code::TABLE_NOT_FOUND,
-                    format!("table {} does not exist", display_id(&id)),
-                ))
+                return Err(table_not_found(&id))
             }
             (WriteOp::CreateOrAppend, Target::Written(at)) => {
                 let ds = self.open_at(&id, &at, branch).await?;

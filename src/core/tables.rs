@@ -16,7 +16,7 @@ use lance_namespace::models::{
 use lance_namespace::LanceNamespace;
 use lance_namespace_impls::dir::manifest::{ManifestEntry, ObjectType};
 
-use super::checks::{display_id, table_id};
+use super::checks::{table_id, table_not_found};
 use super::data::{decode_stream, encode_stream, parse_mode};
 use super::open::branch_of;
 use super::{engine, Catalog};
@@ -275,10 +275,7 @@ impl Catalog {
         if self.table_present(id).await? {
             Ok(())
         } else {
-            Err(CatalogError::new(
-                Code::TABLE_NOT_FOUND,
-                format!("table {} does not exist", display_id(id)),
-            ))
+            Err(table_not_found(id))
         }
     }
 }

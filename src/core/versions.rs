@@ -26,7 +26,7 @@ use object_store::path::Path;
 use object_store::ObjectStoreExt;
 use serde::{Deserialize, Serialize};
 
-use super::checks::{display_id, table_id};
+use super::checks::{display_id, table_id, table_not_found};
 use super::manifest_tx::{row_properties, with_properties};
 use super::{engine, missing_table, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -325,14 +325,7 @@ impl Catalog {
         }
         ids.iter()
             .zip(keys.iter())
-            .map(|(id, k)| {
-                by_key.remove(k).ok_or_else(|| {
-                    CatalogError::new(
-                        Code::TABLE_NOT_FOUND,
-                        format!("table {} does not exist", display_id(id)),
-                    )
-                })
-            })
+            .map(|(id, k)| by_key.remove(k).ok_or_else(|| table_not_found(id)))
             .collect()
     }
 
