@@ -1,6 +1,7 @@
 //! Server settings: command-line flags, each with an environment variable.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use clap::Args;
 
@@ -47,6 +48,20 @@ pub struct ServeArgs {
     /// Largest JSON request body, in bytes.
     #[arg(long, env = "LANCE_CATALOG_MAX_JSON_BODY", default_value_t = 16 * 1024 * 1024)]
     pub max_json_body: usize,
+
+    /// Seconds a client may take to send a request's headers (HTTP/1.1);
+    /// past it the connection is closed.
+    #[arg(
+        long,
+        env = "LANCE_CATALOG_HEADER_READ_TIMEOUT",
+        default_value_t = 30.0
+    )]
+    pub header_read_timeout: f64,
+
+    /// Seconds a REST request body may send nothing before it is refused
+    /// with 408.
+    #[arg(long, env = "LANCE_CATALOG_BODY_IDLE_TIMEOUT", default_value_t = 60.0)]
+    pub body_idle_timeout: f64,
 }
 
 impl ServeArgs {
@@ -72,6 +87,14 @@ impl ServeArgs {
                 .filter(|p| !p.trim_matches('/').is_empty()),
             max_arrow_body: self.max_arrow_body,
             max_json_body: self.max_json_body,
+            body_idle_timeout: seconds(self.body_idle_timeout),
+            header_read_timeout: seconds(self.header_read_timeout),
         }
     }
+}
+
+/// A positive number of seconds as a duration (at least 1 ms, so a zero or
+/// negative setting cannot turn the timeout into an instant failure).
+fn seconds(s: f64) -> Duration {
+    Duration::from_secs_f64(if s.is_finite() { s.max(0.001) } else { 0.001 })
 }

@@ -19,6 +19,10 @@ struct Cli {
 enum Command {
     /// Serve the catalog (the default when no command is given).
     Serve(ServeArgs),
+    /// Compare the storage root with the catalog's records and print, as
+    /// JSON, what no table owns and which tables hold no data. Reports
+    /// only; deletes nothing.
+    Reconcile(ServeArgs),
 }
 
 /// `lance-catalog` alone serves with the defaults and environment.
@@ -39,15 +43,18 @@ fn main() {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
         .init();
     let cli = Cli::parse();
-    let args = match cli.command {
-        Some(Command::Serve(a)) => a,
-        None => DefaultServe::parse_from(["lance-catalog"]).args,
-    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("tokio runtime");
-    if let Err(e) = runtime.block_on(lance_catalog::server::serve(args)) {
+    let result = match cli.command {
+        Some(Command::Serve(a)) => runtime.block_on(lance_catalog::server::serve(a)),
+        Some(Command::Reconcile(a)) => runtime.block_on(lance_catalog::server::reconcile(a)),
+        None => runtime.block_on(lance_catalog::server::serve(
+            DefaultServe::parse_from(["lance-catalog"]).args,
+        )),
+    };
+    if let Err(e) = result {
         eprintln!("lance-catalog: {e}");
         std::process::exit(1);
     }

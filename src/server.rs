@@ -22,6 +22,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let rest_config = args.rest();
+    let header_timeout = rest_config.header_read_timeout;
     let prefix = rest_config.prefix.clone().unwrap_or_default();
     tracing::info!(
         "lance-catalog serving REST on http://{addr} (root {}, prefix {:?})",
@@ -53,16 +54,34 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
                 .map_err(|e| format!("cannot listen on {grpc_addr}: {e}"))?;
             let grpc_at = grpc_listener.local_addr().map_err(|e| e.to_string())?;
             println!("lance-catalog gRPC listening on http://{grpc_at}");
-            let grpc_server = serve_http(grpc_listener, grpc, stopped());
-            let rest_server = serve_http(listener, rest, stopped());
+            let grpc_server = serve_http(grpc_listener, grpc, header_timeout, stopped());
+            let rest_server = serve_http(listener, rest, header_timeout, stopped());
             tokio::join!(rest_server, grpc_server);
         }
         // One port: gRPC paths go to tonic, everything else to REST.
         None => {
-            serve_http(listener, grpc.fallback_service(rest), stopped()).await;
+            serve_http(
+                listener,
+                grpc.fallback_service(rest),
+                header_timeout,
+                stopped(),
+            )
+            .await;
         }
     }
     tracing::info!("lance-catalog stopped");
+    Ok(())
+}
+
+/// Print the reconciler's report for the configured root (see
+/// `core/reconcile.rs`).
+pub async fn reconcile(args: ServeArgs) -> Result<(), String> {
+    let catalog = Catalog::open(&args.storage()?)
+        .await
+        .map_err(|e| e.message.clone())?;
+    let report = catalog.reconcile().await.map_err(|e| e.message)?;
+    let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+    println!("{json}");
     Ok(())
 }
 
@@ -72,9 +91,15 @@ pub async fn spawn(catalog: Catalog, config: RestConfig) -> std::io::Result<Sock
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let catalog = Arc::new(catalog);
+    let header_timeout = config.header_read_timeout;
     let app = grpc::router(catalog.clone(), config.max_arrow_body)
         .fallback_service(rest::catalog_router(catalog, config));
-    tokio::spawn(serve_http(listener, app, std::future::pending::<()>()));
+    tokio::spawn(serve_http(
+        listener,
+        app,
+        header_timeout,
+        std::future::pending::<()>(),
+    ));
     Ok(addr)
 }
 
@@ -85,15 +110,24 @@ pub async fn spawn(catalog: Catalog, config: RestConfig) -> std::io::Result<Sock
 async fn serve_http(
     listener: TcpListener,
     app: axum::Router,
+    header_timeout: std::time::Duration,
     stop: impl std::future::Future<Output = ()>,
 ) {
-    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     use hyper_util::server::conn::auto::Builder;
     use hyper_util::server::graceful::GracefulShutdown;
     use hyper_util::service::TowerToHyperService;
 
     let mut builder = Builder::new(TokioExecutor::new());
     builder.http2().adaptive_window(true);
+    // A client that stalls mid-headers is disconnected. hyper's header
+    // count limit sits above the gateway's own, which answers 431 with a
+    // problem document (hyper could only send an empty body).
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .max_headers(crate::rest::guard::HYPER_MAX_HEADERS);
     let graceful = GracefulShutdown::new();
     tokio::pin!(stop);
     loop {

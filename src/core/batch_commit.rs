@@ -18,6 +18,7 @@ use lance_namespace::LanceNamespace;
 use lance_namespace_impls::dir::manifest::ManifestNamespace;
 
 use super::checks::{display_id, table_id};
+use super::locations::{find_overlap, overlap_error, Placed};
 use super::manifest_tx::{row_location, row_properties, table_row};
 use super::versions::VersionPlan;
 use super::{engine, Catalog};
@@ -44,6 +45,9 @@ impl Catalog {
         let mut plans: Vec<(usize, VersionPlan)> = Vec::new();
         let mut deletes: Vec<(usize, BatchDeleteTableVersionsRequest)> = Vec::new();
         let mut results = Vec::with_capacity(req.operations.len());
+        // Every recorded table's location, read when a declaration first
+        // names a location of its own.
+        let mut placed: Option<Vec<Placed>> = None;
 
         for (i, op) in req.operations.iter().enumerate() {
             let set = [
@@ -77,7 +81,25 @@ impl Catalog {
                 // A caller-chosen location must be a directory directly
                 // under the root; otherwise the catalog picks one.
                 let dir = match d.location.as_deref().filter(|l| !l.trim().is_empty()) {
-                    Some(wanted) => self.relative_location(wanted)?,
+                    Some(wanted) => {
+                        let dir = self.relative_location(wanted.trim(), false)?;
+                        // Checked against every recorded table and the
+                        // batch's own declarations; the batch's one commit
+                        // conflicts if the manifest changes meanwhile.
+                        let placed = match placed.as_mut() {
+                            Some(p) => p,
+                            None => placed.insert(self.placed_tables().await?),
+                        };
+                        if let Some(other) = find_overlap(&dir, placed, Some(&key)) {
+                            return Err(overlap_error(&id, &dir, other));
+                        }
+                        self.require_empty_location(&dir).await?;
+                        placed.push(Placed {
+                            key: key.clone(),
+                            location: dir.clone(),
+                        });
+                        dir
+                    }
                     None => ManifestNamespace::generate_dir_name(&key),
                 };
                 let location = self.location_uri(&dir);

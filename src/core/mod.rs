@@ -14,11 +14,13 @@ mod checks;
 mod computed;
 mod data;
 mod jobs;
+mod locations;
 mod manifest_tx;
 mod metadata;
 mod namespace_impl;
 mod namespaces;
 mod open;
+mod reconcile;
 mod rename;
 mod scan;
 mod settle;
@@ -30,6 +32,7 @@ mod views;
 
 pub use jobs::{Job, JobState};
 pub use metadata::UNSET_KEYS;
+pub use reconcile::{Orphan, Reconciliation, TableWithoutData};
 pub use scan::{Scan, ScanSpec};
 pub use storage::StorageConfig;
 pub use stream_write::{insert_mode_is_overwrite, WriteOp, WriteOutcome};
@@ -125,18 +128,49 @@ impl Catalog {
         })
     }
 
-    /// Best-effort removal of a directory under the root, used to undo a
-    /// write whose registration failed.
-    pub(crate) async fn remove_location(&self, relative: &str) {
+    /// The object store and path of a directory under the root.
+    pub(crate) async fn location_store(
+        &self,
+        relative: &str,
+    ) -> CatalogResult<(Arc<ObjectStore>, object_store::path::Path)> {
         let uri = self.location_uri(relative);
         let params = self.store_params(None).unwrap_or_default();
-        if let Ok((store, path)) =
-            ObjectStore::from_uri_and_params(self.session.store_registry(), &uri, &params).await
-        {
-            if let Err(e) = store.remove_dir_all(path).await {
-                tracing::warn!(location = %uri, error = %e, "could not remove an unregistered table");
+        engine(ObjectStore::from_uri_and_params(self.session.store_registry(), &uri, &params).await)
+    }
+
+    /// Best-effort removal of a directory under the root: a dropped table's,
+    /// or what a failed or lost write wrote. Callers have checked that the
+    /// directory is theirs to remove.
+    pub(crate) async fn remove_location(&self, relative: &str) {
+        match self.location_store(relative).await {
+            Ok((store, path)) => {
+                if let Err(e) = store.remove_dir_all(path).await {
+                    tracing::warn!(location = %relative, error = %e, "could not remove a table directory; the reconciler will report it");
+                }
+            }
+            Err(e) => {
+                tracing::warn!(location = %relative, error = %e.message, "could not reach a table directory to remove it")
             }
         }
+    }
+
+    /// Refuse (13) a caller-chosen location that already holds objects: a
+    /// new table there could not later tell its bytes from what was there.
+    pub(crate) async fn require_empty_location(&self, relative: &str) -> CatalogResult<()> {
+        use futures::TryStreamExt;
+        let (store, path) = self.location_store(relative).await?;
+        let first = engine(store.list(Some(path)).try_next().await)?;
+        match first {
+            None => Ok(()),
+            Some(_) => Err(CatalogError::invalid(format!(
+                "table location {relative:?} already holds data; register an existing dataset with register_table instead"
+            ))),
+        }
+    }
+
+    /// The storage options a client needs to reach the root's tables.
+    pub(crate) fn vended_storage_options(&self) -> Option<HashMap<String, String>> {
+        (!self.storage_options.is_empty()).then(|| self.storage_options.clone())
     }
 }
 

@@ -148,12 +148,8 @@ impl LanceNamespace for Catalog {
     }
 
     async fn drop_table(&self, request: DropTableRequest) -> Result<DropTableResponse> {
-        checked(
-            table_id(&request.id),
-            Names::Table,
-            self.inner.drop_table(request),
-        )
-        .await
+        let id = out(table_id(&request.id))?;
+        out(self.drop_table_by_id(&id).await)
     }
 
     async fn deregister_table(

@@ -106,6 +106,17 @@ impl Catalog {
                     ),
                 ));
             }
+            // Nothing is deleted unless every table below may be: a cascade
+            // refused half-way would leave a namespace half-dropped.
+            let prefix = format!("{}$", id.join("$"));
+            let below: Vec<String> = self
+                .placed_tables()
+                .await?
+                .into_iter()
+                .filter(|t| t.key.starts_with(&prefix))
+                .map(|t| t.key)
+                .collect();
+            self.deletable_locations(&below).await?;
             // Cascade: deepest first, so no object is ever left without its parent.
             for table in &tables {
                 let mut t = id.clone();

@@ -227,24 +227,33 @@ impl Catalog {
         }
         let key = id.join("$");
         let dir = ManifestNamespace::generate_dir_name(&key);
-        let written = InsertBuilder::new(self.location_uri(&dir).as_str())
-            .with_params(&params)
-            .execute_stream(source)
-            .await;
-        let ds = match written {
-            Ok(ds) => ds,
-            Err(e) => {
-                self.remove_location(&dir).await;
-                return Err(CatalogError::from_lance(&e));
-            }
-        };
-        self.record_table(id, &dir, properties.as_ref()).await?;
-        Ok(ds.version().version)
+        // On its own task: a caller that goes away ends the stream (the
+        // write fails and its directory is removed) but cannot stop the
+        // task between the write and the record.
+        let catalog = self.clone();
+        let id = id.to_vec();
+        let task = tokio::spawn(async move {
+            let written = InsertBuilder::new(catalog.location_uri(&dir).as_str())
+                .with_params(&params)
+                .execute_stream(source)
+                .await;
+            let ds = match written {
+                Ok(ds) => ds,
+                Err(e) => {
+                    catalog.remove_location(&dir).await;
+                    return Err(CatalogError::from_lance(&e));
+                }
+            };
+            catalog.record_table(&id, &dir, properties.as_ref()).await?;
+            Ok(ds.version().version)
+        });
+        task.await
+            .map_err(|e| CatalogError::internal(format!("the create task stopped: {e}")))?
     }
 
     /// Where a write to `id` lands: a new table, a declared one (written at
     /// its declared location) or an existing one.
-    async fn write_target(&self, id: &[String]) -> CatalogResult<Target> {
+    pub(crate) async fn write_target(&self, id: &[String]) -> CatalogResult<Target> {
         let described = engine(
             self.inner
                 .describe_table(DescribeTableRequest {
@@ -271,7 +280,7 @@ impl Catalog {
     }
 }
 
-enum Target {
+pub(crate) enum Target {
     Missing,
     Declared(String),
     /// Written, at this location.

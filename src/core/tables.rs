@@ -9,16 +9,17 @@ use lance::dataset::{WriteMode, WriteParams};
 use lance::Dataset;
 use lance_namespace::models::{
     CreateTableRequest, CreateTableResponse, DeclareTableRequest, DeclareTableResponse,
-    DropTableRequest, DropTableResponse, InsertIntoTableRequest, InsertIntoTableResponse,
+    DropTableResponse, InsertIntoTableRequest, InsertIntoTableResponse,
     MergeInsertIntoTableRequest, MergeInsertIntoTableResponse, RegisterTableRequest,
     RegisterTableResponse, TableExistsRequest,
 };
 use lance_namespace::LanceNamespace;
-use lance_namespace_impls::dir::manifest::{ManifestEntry, ObjectType};
+use lance_namespace_impls::dir::manifest::{ManifestEntry, ManifestNamespace, ObjectType};
 
 use super::checks::{table_id, table_not_found};
 use super::data::{decode_stream, encode_stream, parse_mode};
 use super::open::branch_of;
+use super::stream_write::Target;
 use super::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -64,49 +65,105 @@ impl Catalog {
             .get(LOCATION_KEY)
             .map(|s| s.trim())
             .filter(|s| !s.is_empty());
-        if let Some(location) = location {
-            if !self.table_present(&id).await? {
-                return self.create_table_at(req, location, body).await;
-            }
+        if matches!(self.write_target(&id).await?, Target::Missing) {
+            // A new table: the catalog writes and records it itself, so that
+            // a create that loses a race or fails half-way removes what it
+            // wrote (the engine's create leaves the dataset behind).
+            let placement = match location {
+                Some(l) => Placement::Chosen(self.relative_location(l, false)?),
+                None => Placement::Fresh(ManifestNamespace::generate_dir_name(&id.join("$"))),
+            };
+            return self.create_table_at(req, placement, body).await;
         }
         let mut created = engine(self.inner.create_table(req, body).await)?;
         super::checks::public_properties(&mut created.properties);
         Ok(created)
     }
 
-    /// Create a table at a caller-chosen location inside the storage root:
-    /// write the dataset there, then register it. A location outside the
-    /// root is refused: the catalog only governs what it stores.
+    /// Create a new table at `placement`: write the dataset, then record
+    /// it. The work runs on its own task, so a caller that goes away cannot
+    /// stop it between the write and the record; whatever fails, the
+    /// catalog removes the bytes it wrote and nothing else.
     async fn create_table_at(
         &self,
         req: CreateTableRequest,
-        location: &str,
+        placement: Placement,
         body: Bytes,
     ) -> CatalogResult<CreateTableResponse> {
-        let relative = self.relative_location(location)?;
-        let uri = self.location_uri(&relative);
-        let stream = decode_stream(&body, "create_table")?;
-        let reader = arrow_array::RecordBatchIterator::new(
-            stream.batches.into_iter().map(Ok),
-            stream.schema.clone(),
-        );
-        let params = WriteParams {
-            mode: WriteMode::Create,
-            session: Some(self.session.clone()),
-            store_params: self.store_params(req.storage_options.clone()),
-            ..Default::default()
-        };
-        let ds = Dataset::write(reader, &uri, Some(params)).await?;
         let id = req.id.clone().unwrap_or_default();
-        self.record_table(&id, &relative, req.properties.as_ref())
-            .await?;
-        Ok(CreateTableResponse {
-            location: Some(uri),
-            version: Some(ds.version().version as i64),
-            properties: req.properties,
-            storage_options: req.storage_options,
-            ..Default::default()
-        })
+        if let Placement::Chosen(rel) = &placement {
+            self.check_unclaimed(&id, rel).await?;
+            self.require_empty_location(rel).await?;
+        }
+        let stream = decode_stream(&body, "create_table")?;
+        let catalog = self.clone();
+        let task = tokio::spawn(async move {
+            let rel = placement.relative().to_string();
+            let reader = arrow_array::RecordBatchIterator::new(
+                stream.batches.into_iter().map(Ok),
+                stream.schema.clone(),
+            );
+            let params = WriteParams {
+                mode: WriteMode::Create,
+                session: Some(catalog.session.clone()),
+                store_params: catalog.store_params(req.storage_options.clone()),
+                ..Default::default()
+            };
+            let uri = catalog.location_uri(&rel);
+            let ds = match Dataset::write(reader, &uri, Some(params)).await {
+                Ok(ds) => ds,
+                Err(e) => {
+                    let err = CatalogError::from_lance(&e);
+                    // Another writer created a dataset at a chosen location
+                    // first: those bytes are not ours to remove.
+                    if err.code != Code::TABLE_ALREADY_EXISTS
+                        && err.code != Code::CONCURRENT_MODIFICATION
+                    {
+                        catalog.remove_location(&rel).await;
+                    }
+                    return Err(err);
+                }
+            };
+            catalog
+                .record_placed(&id, &placement, req.properties.as_ref())
+                .await?;
+            Ok(CreateTableResponse {
+                location: Some(uri),
+                version: Some(ds.version().version as i64),
+                properties: req.properties,
+                storage_options: catalog.vended_storage_options(),
+                ..Default::default()
+            })
+        });
+        task.await
+            .map_err(|e| CatalogError::internal(format!("the create task stopped: {e}")))?
+    }
+
+    /// Record a table freshly written at `placement`. A chosen location is
+    /// checked again under the manifest lock and settled after the commit
+    /// (see `locations.rs`); on any failure the written directory is removed.
+    pub(crate) async fn record_placed(
+        &self,
+        id: &[String],
+        placement: &Placement,
+        properties: Option<&HashMap<String, String>>,
+    ) -> CatalogResult<()> {
+        let rel = placement.relative();
+        if let Placement::Chosen(rel) = placement {
+            let _serial = self.manifest_lock.lock().await;
+            if let Err(e) = self.check_unclaimed(id, rel).await {
+                self.remove_location(rel).await;
+                return Err(e);
+            }
+            // record_table removes the directory itself when it fails.
+            self.record_table(id, rel, properties).await?;
+            if let Err(e) = self.settle_claim(id, rel).await {
+                self.remove_location(rel).await;
+                return Err(e);
+            }
+            return Ok(());
+        }
+        self.record_table(id, rel, properties).await
     }
 
     /// Record a freshly written table (its directory `relative` under the
@@ -138,21 +195,23 @@ impl Catalog {
             .await;
         if let Err(e) = engine(recorded) {
             self.remove_location(relative).await;
-            return Err(e);
+            return Err(lost_create(e, id));
         }
         Ok(())
     }
 
     /// A location relative to the root, from a relative path, an absolute
-    /// path or a URI under the root.
-    pub(crate) fn relative_location(&self, location: &str) -> CatalogResult<String> {
+    /// path or a URI under the root, checked (see `locations.rs`). Unless
+    /// `nested`, it must be one directory directly under the root: the
+    /// engine's own paths treat a table location as one directory name.
+    pub(crate) fn relative_location(&self, location: &str, nested: bool) -> CatalogResult<String> {
         let root = self.root.trim_end_matches('/');
         let stripped = location
             .strip_prefix("file://")
             .filter(|_| !root.contains("://"))
             .unwrap_or(location);
         let rel = match stripped.strip_prefix(root) {
-            Some(rest) if rest.starts_with('/') => rest.trim_start_matches('/'),
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => rest,
             _ if stripped.contains("://") || stripped.starts_with('/') => {
                 return Err(CatalogError::invalid(format!(
                     "table location {location:?} is outside the catalog's storage root {root}"
@@ -160,20 +219,13 @@ impl Catalog {
             }
             _ => stripped,
         };
-        let rel = rel.trim_end_matches('/');
-        // The storage engine keeps a table's location as one directory name
-        // under the root; a nested path would be mangled into one segment.
-        if rel.is_empty() || rel.contains('/') || rel == "." || rel == ".." {
+        let rel = super::locations::check_relative(rel, location)?;
+        if !nested && rel.contains('/') {
             return Err(CatalogError::invalid(format!(
                 "table location {location:?} must be a directory directly under the storage root {root}"
             )));
         }
-        if rel == "__manifest" {
-            return Err(CatalogError::invalid(
-                "table location may not be the catalog's manifest",
-            ));
-        }
-        Ok(rel.to_string())
+        Ok(rel)
     }
 
     pub(crate) async fn declare_table_op(
@@ -183,8 +235,43 @@ impl Catalog {
         let id = table_id(&req.id)?;
         super::checks::check_properties(req.properties.as_ref())?;
         self.require_parent(&id).await?;
+        if let Some(location) = req.location.as_deref().filter(|l| !l.trim().is_empty()) {
+            let rel = self.relative_location(location.trim(), false)?;
+            return self.declare_at(&id, rel, req.properties).await;
+        }
         req.id = Some(id);
         engine(self.inner.declare_table(req).await)
+    }
+
+    /// Declare a table at a caller-chosen directory under the root (the
+    /// engine only takes the name it would pick itself). The directory must
+    /// hold nothing yet and overlap no other table.
+    async fn declare_at(
+        &self,
+        id: &[String],
+        rel: String,
+        properties: Option<HashMap<String, String>>,
+    ) -> CatalogResult<DeclareTableResponse> {
+        if self.table_present(id).await? {
+            return Err(CatalogError::new(
+                Code::TABLE_ALREADY_EXISTS,
+                format!("table {} already exists", super::checks::display_id(id)),
+            ));
+        }
+        self.require_empty_location(&rel).await?;
+        {
+            let _serial = self.manifest_lock.lock().await;
+            self.check_unclaimed(id, &rel).await?;
+            self.record_table(id, &rel, properties.as_ref()).await?;
+            self.settle_claim(id, &rel).await?;
+        }
+        Ok(DeclareTableResponse {
+            location: Some(self.location_uri(&rel)),
+            storage_options: self.vended_storage_options(),
+            properties,
+            managed_versioning: Some(true),
+            ..Default::default()
+        })
     }
 
     pub(crate) async fn register_table_op(
@@ -199,9 +286,18 @@ impl Catalog {
             "register_table",
         )?;
         super::checks::check_properties(req.properties.as_ref())?;
+        // Registered datasets may sit deeper than one directory (an existing
+        // `warehouse/sales/orders.lance`); they are still the catalog's to
+        // check: inside the root, overlapping no other table.
+        let rel = self.relative_location(&req.location, true)?;
         self.require_parent(&id).await?;
-        req.id = Some(id);
-        engine(self.inner.register_table(req).await)
+        let _serial = self.manifest_lock.lock().await;
+        self.check_unclaimed(&id, &rel).await?;
+        req.id = Some(id.clone());
+        req.location = rel.clone();
+        let registered = engine(self.inner.register_table(req).await)?;
+        self.settle_claim(&id, &rel).await?;
+        Ok(registered)
     }
 
     pub(crate) async fn insert_op(
@@ -249,12 +345,28 @@ impl Catalog {
         engine(self.inner.merge_insert_into_table(req, body).await).map_err(schema_error)
     }
 
+    /// Drop a table: forget it, then delete its directory, which must be
+    /// its own (see `locations.rs`: never the root, the manifest, or bytes
+    /// another table's location overlaps, re-checked now).
     pub(crate) async fn drop_table_by_id(&self, id: &[String]) -> CatalogResult<DropTableResponse> {
-        let req = DropTableRequest {
-            id: Some(id.to_vec()),
-            ..Default::default()
+        let key = id.join("$");
+        let rel = {
+            let _serial = self.manifest_lock.lock().await;
+            let located = self.deletable_locations(std::slice::from_ref(&key)).await?;
+            let Some(rel) = located.get(&key).cloned() else {
+                return Err(table_not_found(id));
+            };
+            engine(self.manifest.delete_from_manifest(&key).await)?;
+            rel
         };
-        engine(self.inner.drop_table(req).await)
+        // The table is gone from the catalog; bytes that cannot be removed
+        // now are left for the reconciler to report, not an error.
+        self.remove_location(&rel).await;
+        Ok(DropTableResponse {
+            id: Some(id.to_vec()),
+            location: Some(self.location_uri(&rel)),
+            ..Default::default()
+        })
     }
 
     pub(crate) async fn table_present(&self, id: &[String]) -> CatalogResult<bool> {
@@ -277,6 +389,37 @@ impl Catalog {
         } else {
             Err(table_not_found(id))
         }
+    }
+}
+
+/// Where a new table's bytes go: a directory the catalog named (fresh and
+/// unique, so no other table can overlap it) or one the caller chose.
+pub(crate) enum Placement {
+    Fresh(String),
+    Chosen(String),
+}
+
+impl Placement {
+    pub(crate) fn relative(&self) -> &str {
+        match self {
+            Placement::Fresh(r) | Placement::Chosen(r) => r,
+        }
+    }
+}
+
+/// A create whose record lost to another create of the same id answers
+/// TableAlreadyExists (5), as the engine's own create does.
+fn lost_create(e: CatalogError, id: &[String]) -> CatalogError {
+    if e.code == Code::CONCURRENT_MODIFICATION || e.code == Code::TABLE_ALREADY_EXISTS {
+        CatalogError::new(
+            Code::TABLE_ALREADY_EXISTS,
+            format!(
+                "table {} already exists (created concurrently); nothing of this create was kept",
+                super::checks::display_id(id)
+            ),
+        )
+    } else {
+        e
     }
 }
 

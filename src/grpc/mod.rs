@@ -49,15 +49,24 @@ pub fn router(catalog: Arc<Catalog>, max_message: usize) -> axum::Router {
             .set_serving::<CatalogControlServiceServer<control::ControlService>>()
             .await;
     });
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    // Reflection in both protocol versions: grpcurl and current tools speak
+    // v1, Python's grpcio-reflection and older tools only v1alpha.
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection_v1 = reflection()
         .build_v1()
+        .expect("reflection service from the compiled-in descriptors");
+    let reflection_v1alpha = reflection()
+        .build_v1alpha()
         .expect("reflection service from the compiled-in descriptors");
     tonic::service::Routes::new(namespace)
         .add_service(control)
         .add_service(flight)
         .add_service(health)
-        .add_service(reflection)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
         .into_axum_router()
 }

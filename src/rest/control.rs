@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -22,7 +23,15 @@ pub fn routes(catalog: Arc<Catalog>) -> Router {
 }
 
 /// A backfill or refresh job: state, error, rows written, version.
-async fn describe_job(State(catalog): State<Arc<Catalog>>, Path(id): Path<String>) -> Response {
+async fn describe_job(
+    State(catalog): State<Arc<Catalog>>,
+    id: Result<Path<String>, PathRejection>,
+    uri: axum::http::Uri,
+) -> Response {
+    let id = match id {
+        Ok(Path(id)) => id,
+        Err(e) => return super::path_problem(&e, uri.path()).into_response(),
+    };
     match catalog.job(&id).await {
         Ok(job) => Json(job).into_response(),
         Err(e) => Problem::new(e, format!("/v1/job/{id}/describe")).into_response(),

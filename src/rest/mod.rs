@@ -4,6 +4,7 @@
 
 mod control;
 mod dispatch;
+pub mod guard;
 pub mod ops;
 mod problem;
 mod request;
@@ -12,6 +13,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::body::Body;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -40,6 +42,11 @@ pub struct RestConfig {
     pub max_arrow_body: usize,
     /// Largest JSON body accepted.
     pub max_json_body: usize,
+    /// A request body that sends nothing for this long is refused (408).
+    pub body_idle_timeout: std::time::Duration,
+    /// An HTTP/1.1 client that takes longer than this to send a request's
+    /// headers is disconnected.
+    pub header_read_timeout: std::time::Duration,
 }
 
 impl Default for RestConfig {
@@ -48,6 +55,8 @@ impl Default for RestConfig {
             prefix: None,
             max_arrow_body: 2 * 1024 * 1024 * 1024,
             max_json_body: 16 * 1024 * 1024,
+            body_idle_timeout: std::time::Duration::from_secs(60),
+            header_read_timeout: std::time::Duration::from_secs(30),
         }
     }
 }
@@ -79,10 +88,9 @@ fn spec_routes(ns: Arc<dyn LanceNamespace>, config: &RestConfig) -> Router {
     };
     let mut api = Router::new();
     for op in OPS.iter() {
-        let handler =
-            move |state: State<AppState>,
-                  path: Option<Path<HashMap<String, String>>>,
-                  req: Request| async move { handle(op, state, path, req).await };
+        let handler = move |state: State<AppState>, path: PathParams, req: Request| async move {
+            handle(op, state, path, req).await
+        };
         let route: MethodRouter<AppState> = match op.method.as_str() {
             "GET" => get(handler),
             _ => post(handler),
@@ -102,7 +110,11 @@ fn finish(api: Router, config: &RestConfig) -> Router {
             app = app.nest(&prefix, api);
         }
     }
+    let idle = config.body_idle_timeout;
     app.fallback(not_found)
+        .layer(axum::middleware::from_fn(move |req, next| {
+            guard::limits(idle, req, next)
+        }))
 }
 
 pub(crate) async fn not_found(req: Request) -> Response {
@@ -128,10 +140,14 @@ pub(crate) async fn method_not_allowed(req: Request) -> Response {
     .into_response()
 }
 
+/// The route's path parameters, or why they could not be read (an id
+/// that is not UTF-8 once percent-decoded).
+type PathParams = Result<Option<Path<HashMap<String, String>>>, PathRejection>;
+
 async fn handle(
     op: &'static OpDef,
     State(state): State<AppState>,
-    path: Option<Path<HashMap<String, String>>>,
+    path: PathParams,
     req: Request,
 ) -> Response {
     let instance = req.uri().path().to_string();
@@ -154,11 +170,14 @@ async fn handle(
 async fn run(
     op: &'static OpDef,
     state: &AppState,
-    path: Option<Path<HashMap<String, String>>>,
+    path: PathParams,
     req: Request,
     instance: &str,
 ) -> Result<Response, Problem> {
-    let params = path.map(|Path(p)| p).unwrap_or_default();
+    let params = path
+        .map_err(|e| path_problem(&e, instance))?
+        .map(|Path(p)| p)
+        .unwrap_or_default();
     let query = Query::parse(req.uri().query());
     let delimiter = query.delimiter(instance)?;
     let (parts, body) = req.into_parts();
@@ -206,12 +225,30 @@ async fn run(
     Ok(render(op, reply, &delimiter))
 }
 
+/// A path that could not be read, as a problem document.
+pub(crate) fn path_problem(e: &PathRejection, instance: &str) -> Problem {
+    Problem::invalid(
+        format!(
+            "the request path cannot be read: {} (ids must be UTF-8 once percent-decoded)",
+            e.body_text()
+        ),
+        instance,
+    )
+}
+
 async fn read_body(body: Body, limit: usize, instance: &str) -> Result<Bytes, Problem> {
     axum::body::to_bytes(body, limit).await.map_err(|e| {
         let too_large = std::error::Error::source(&e)
             .map(|s| s.is::<http_body_util::LengthLimitError>())
             .unwrap_or(false)
             || e.to_string().contains("length limit");
+        if guard::is_idle_timeout(&e) {
+            return Problem::invalid(
+                format!("the request body stalled: {e}; send the whole body without pausing"),
+                instance,
+            )
+            .with_status(StatusCode::REQUEST_TIMEOUT);
+        }
         if too_large {
             Problem::invalid(
                 format!("the request body exceeds this operation's limit of {limit} bytes"),

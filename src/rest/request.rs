@@ -169,7 +169,9 @@ fn typed(key: &str, kind: Kind, raw: &str) -> Result<Value, String> {
     }
 }
 
-/// Parse a JSON body into an object; an empty body is `{}`.
+/// Parse a JSON body into an object; an empty body and `null` are `{}`:
+/// Lance's clients send either for a request whose model has no required
+/// field (lancedb's `version/list`).
 pub fn json_body(
     headers: &HeaderMap,
     body: &[u8],
@@ -190,6 +192,7 @@ pub fn json_body(
     }
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(m)) => Ok(m),
+        Ok(Value::Null) => Ok(Map::new()),
         Ok(_) => Err(Problem::invalid(
             "the JSON body must be an object",
             instance,

@@ -11,7 +11,7 @@ use lance_namespace::models::*;
 use lance_namespace::LanceNamespace;
 use lance_namespace_impls::RestNamespaceBuilder;
 
-use crate::harness::{batch, code, ids, rows, Env};
+use crate::harness::{batch, code, count, ids, rows, Env};
 
 /// Forwards to the catalog but keeps `create_table_version` requests instead
 /// of committing them, the way a client assembling a batch holds its staged
@@ -93,15 +93,6 @@ fn entry(r: &CreateTableVersionRequest) -> CreateTableVersionEntry {
         naming_scheme: r.naming_scheme.clone(),
         ..Default::default()
     }
-}
-
-async fn count(ns: &dyn LanceNamespace, id: &[&str]) -> i64 {
-    ns.count_table_rows(CountTableRowsRequest {
-        id: ids(id),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
 }
 
 /// A catalog served over REST, with a namespace of 3-row tables; the

@@ -80,6 +80,37 @@ async fn reflection_lists_the_catalog_service() {
     );
 }
 
+/// Python's grpcio-reflection and older tools speak only v1alpha.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflection_v1alpha_lists_the_catalog_service() {
+    use tonic_reflection::pb::v1alpha::server_reflection_client::ServerReflectionClient as Alpha;
+    use tonic_reflection::pb::v1alpha::server_reflection_request::MessageRequest as Req;
+    use tonic_reflection::pb::v1alpha::server_reflection_response::MessageResponse as Resp;
+    let (_env, base) = endpoint().await;
+    let mut client = Alpha::new(channel(base).await);
+    let request = tonic_reflection::pb::v1alpha::ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(Req::ListServices(String::new())),
+    };
+    let answer = client
+        .server_reflection_info(futures::stream::iter(vec![request]))
+        .await
+        .unwrap()
+        .into_inner()
+        .message()
+        .await
+        .unwrap()
+        .unwrap();
+    let Some(Resp::ListServicesResponse(list)) = answer.message_response else {
+        panic!("no service list: {answer:?}");
+    };
+    let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
+    assert!(
+        names.contains(&"lance.catalog.v1.LanceNamespaceService".to_string()),
+        "{names:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_carry_the_spec_code() {
     let (_env, base) = endpoint().await;

@@ -139,3 +139,39 @@ pub fn read_file(bytes: &Bytes) -> Vec<RecordBatch> {
             .expect("an Arrow IPC file");
     reader.map(|b| b.unwrap()).collect()
 }
+
+/// Create namespace `id` (its parent must exist).
+pub async fn namespace(ns: &dyn LanceNamespace, id: &[&str]) {
+    ns.create_namespace(lance_namespace::models::CreateNamespaceRequest {
+        id: ids(id),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+}
+
+/// Create table `id` from Arrow IPC stream bytes.
+pub async fn create(
+    ns: &dyn LanceNamespace,
+    id: &[&str],
+    data: Bytes,
+) -> lance::Result<lance_namespace::models::CreateTableResponse> {
+    ns.create_table(
+        lance_namespace::models::CreateTableRequest {
+            id: ids(id),
+            ..Default::default()
+        },
+        data,
+    )
+    .await
+}
+
+/// The row count of table `id`.
+pub async fn count(ns: &dyn LanceNamespace, id: &[&str]) -> i64 {
+    ns.count_table_rows(lance_namespace::models::CountTableRowsRequest {
+        id: ids(id),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+}

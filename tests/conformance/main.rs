@@ -10,6 +10,8 @@ mod cases;
 mod flight;
 mod grpc;
 mod harness;
+mod hostile;
+mod ownership;
 mod routes;
 mod storage;
 mod wire;
@@ -68,4 +70,5 @@ conformance!(
     branch_writes,
     computed_column_backfill,
     materialized_views,
+    location_ownership,
 );

@@ -13,7 +13,7 @@ use crate::harness::{ids, rows, Env};
 
 const ARROW: &str = "application/vnd.apache.arrow.stream";
 
-async fn problem(resp: Response, status: StatusCode, code: u64) -> Value {
+pub(crate) async fn problem(resp: Response, status: StatusCode, code: u64) -> Value {
     assert_eq!(resp.status(), status);
     let ct = resp.headers()["content-type"].to_str().unwrap().to_string();
     assert_eq!(ct, "application/problem+json");
@@ -28,7 +28,7 @@ async fn problem(resp: Response, status: StatusCode, code: u64) -> Value {
     body
 }
 
-async fn server(config: RestConfig) -> (Env, String, Client) {
+pub(crate) async fn server(config: RestConfig) -> (Env, String, Client) {
     let env = Env::over_rest_with(config).await;
     let base = env.base.clone().unwrap();
     (env, base, Client::new())

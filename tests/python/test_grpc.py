@@ -56,3 +56,24 @@ def test_namespace_and_table_over_grpc(stub):
     trailers = dict(err.value.trailing_metadata())
     assert trailers["lance-error-code"] == "4"
     assert trailers["lance-error-name"] == "TableNotFound"
+
+
+def test_reflection_with_grpcio_reflection(server):
+    """grpcio-reflection speaks grpc.reflection.v1alpha only: the service
+    list and a method's descriptor come back through it."""
+    from google.protobuf.descriptor_pool import DescriptorPool
+    from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
+        ProtoReflectionDescriptorDatabase,
+    )
+
+    channel = grpc.insecure_channel(server["url"].removeprefix("http://"))
+    try:
+        db = ProtoReflectionDescriptorDatabase(channel)
+        services = db.get_services()
+        assert "lance.catalog.v1.LanceNamespaceService" in services
+        assert "grpc.health.v1.Health" in services
+        pool = DescriptorPool(db)
+        svc = pool.FindServiceByName("lance.catalog.v1.LanceNamespaceService")
+        assert svc.FindMethodByName("CreateNamespace").input_type.name == "CreateNamespaceRequest"
+    finally:
+        channel.close()

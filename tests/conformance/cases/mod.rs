@@ -4,11 +4,13 @@
 mod data;
 mod jobs;
 mod namespaces;
+mod ownership;
 mod tables;
 mod versions;
 
 pub use data::*;
 pub use jobs::*;
 pub use namespaces::*;
+pub use ownership::*;
 pub use tables::*;
 pub use versions::*;

@@ -2,31 +2,7 @@ use bytes::Bytes;
 use lance_namespace::models::*;
 use lance_namespace::LanceNamespace;
 
-use crate::harness::{code, ids, ipc, rows, schema};
-
-async fn namespace(ns: &dyn LanceNamespace, id: &[&str]) {
-    ns.create_namespace(CreateNamespaceRequest {
-        id: ids(id),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-}
-
-async fn create(
-    ns: &dyn LanceNamespace,
-    id: &[&str],
-    data: Bytes,
-) -> lance::Result<CreateTableResponse> {
-    ns.create_table(
-        CreateTableRequest {
-            id: ids(id),
-            ..Default::default()
-        },
-        data,
-    )
-    .await
-}
+use crate::harness::{code, create, ids, ipc, namespace, rows, schema};
 
 pub async fn tables_lifecycle(ns: &dyn LanceNamespace) {
     namespace(ns, &["shop"]).await;

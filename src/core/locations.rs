@@ -1,0 +1,328 @@
+//! The catalog owns where its tables live. Every door that records a table
+//! location (create at a location, declare, register, batch declare) and
+//! every drop goes through here:
+//!
+//! - a location is a path relative to the storage root, never the root
+//!   itself, never the manifest or the catalog's own records;
+//! - no table location equals, contains or lies inside another's;
+//! - a drop deletes only a location no other table overlaps, re-checked at
+//!   drop time, so aliases recorded before these rules existed are safe too.
+//!
+//! Locations are compared segment by segment (`a/b` lies inside `a`, `ab`
+//! does not).
+
+use std::collections::HashMap;
+
+use arrow_array::{Array, StringArray};
+use futures::TryStreamExt;
+
+use super::checks::display_id;
+use super::Catalog;
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// Top-level names under the root that belong to the catalog itself: the
+/// engine's manifest and the catalog's own records (jobs).
+pub(crate) const RESERVED_DIRS: &[&str] = &["__manifest", "_catalog"];
+
+/// A recorded table and where it lives.
+#[derive(Debug, Clone)]
+pub(crate) struct Placed {
+    /// The manifest key (`$`-joined id).
+    pub key: String,
+    /// The location as recorded, normalised (possibly empty: the root).
+    pub location: String,
+}
+
+/// The segments of a recorded location, leniently: empty and `.` segments
+/// are dropped (legacy records may hold `a//b/` or `./a`).
+fn segments(location: &str) -> Vec<&str> {
+    location
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect()
+}
+
+/// A recorded location in its canonical form.
+pub(crate) fn canonical(location: &str) -> String {
+    segments(location).join("/")
+}
+
+/// Whether two canonical locations overlap: equal, or one inside the other.
+pub(crate) fn overlaps(a: &str, b: &str) -> bool {
+    let (a, b) = (segments(a), segments(b));
+    let n = a.len().min(b.len());
+    a[..n] == b[..n]
+}
+
+/// Check a caller's relative location and return its canonical form: not
+/// the root, no `..`, nothing the catalog keeps for itself.
+pub(crate) fn check_relative(location: &str, original: &str) -> CatalogResult<String> {
+    if location.split('/').any(|s| s == "..") {
+        return Err(CatalogError::invalid(format!(
+            "table location {original:?} may not contain '..'"
+        )));
+    }
+    if location.chars().any(|c| c.is_control() || c == '\\') {
+        return Err(CatalogError::invalid(format!(
+            "table location {original:?} contains a control character or a backslash"
+        )));
+    }
+    let rel = canonical(location);
+    if rel.is_empty() {
+        return Err(CatalogError::invalid(format!(
+            "table location {original:?} is the catalog's storage root itself; a table needs a directory of its own under it"
+        )));
+    }
+    let first = rel.split('/').next().unwrap_or_default();
+    if RESERVED_DIRS.contains(&first) {
+        return Err(CatalogError::invalid(format!(
+            "table location {original:?} lies in {first:?}, which the catalog keeps for its own records"
+        )));
+    }
+    Ok(rel)
+}
+
+/// The first recorded table, other than `except`, whose location overlaps
+/// `location`.
+pub(crate) fn find_overlap<'a>(
+    location: &str,
+    tables: &'a [Placed],
+    except: Option<&str>,
+) -> Option<&'a Placed> {
+    tables
+        .iter()
+        .filter(|t| Some(t.key.as_str()) != except)
+        .find(|t| overlaps(&t.location, location))
+}
+
+pub(crate) fn overlap_error(id: &[String], location: &str, other: &Placed) -> CatalogError {
+    let how = if canonical(&other.location) == location {
+        "is"
+    } else if segments(&other.location).len() < segments(location).len() {
+        "lies inside"
+    } else {
+        "contains"
+    };
+    CatalogError::invalid(format!(
+        "table location {location:?} for {} {how} the location {:?} of table {}; a table's location may not overlap another table's",
+        display_id(id),
+        other.location,
+        display_id(&key_id(&other.key)),
+    ))
+}
+
+/// The segments of a manifest key.
+pub(crate) fn key_id(key: &str) -> Vec<String> {
+    key.split('$').map(str::to_string).collect()
+}
+
+impl Catalog {
+    /// Every recorded table (declared ones too) and its location, from the
+    /// manifest's latest version.
+    pub(crate) async fn placed_tables(&self) -> CatalogResult<Vec<Placed>> {
+        let ds = self.manifest_snapshot().await?;
+        let mut scan = ds.scan();
+        scan.filter("object_type = 'table'")?;
+        scan.project(&["object_id", "location"])?;
+        let batches: Vec<arrow_array::RecordBatch> =
+            scan.try_into_stream().await?.try_collect().await?;
+        let mut out = Vec::new();
+        for batch in batches {
+            let col = |name: &str| {
+                batch
+                    .column_by_name(name)
+                    .and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned())
+            };
+            let (Some(ids), Some(locs)) = (col("object_id"), col("location")) else {
+                continue;
+            };
+            for i in 0..batch.num_rows() {
+                if ids.is_null(i) {
+                    continue;
+                }
+                out.push(Placed {
+                    key: ids.value(i).to_string(),
+                    location: if locs.is_null(i) {
+                        String::new()
+                    } else {
+                        canonical(locs.value(i))
+                    },
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Refuse a new location for table `id` (13, naming the table it
+    /// overlaps) unless no other recorded table overlaps it.
+    pub(crate) async fn check_unclaimed(&self, id: &[String], location: &str) -> CatalogResult<()> {
+        let tables = self.placed_tables().await?;
+        let key = id.join("$");
+        match find_overlap(location, &tables, Some(&key)) {
+            Some(other) => Err(overlap_error(id, location, other)),
+            None => Ok(()),
+        }
+    }
+
+    /// After recording `id` at `location`: if another table recorded an
+    /// overlapping location at the same time (another replica; both passed
+    /// their check before either committed), both records are undone and
+    /// both callers get 14, so two tables never share bytes.
+    pub(crate) async fn settle_claim(&self, id: &[String], location: &str) -> CatalogResult<()> {
+        let tables = self.placed_tables().await?;
+        let key = id.join("$");
+        let Some(other) = find_overlap(location, &tables, Some(&key)) else {
+            return Ok(());
+        };
+        let other = other.clone();
+        if let Err(e) = self.manifest.delete_from_manifest(&key).await {
+            tracing::warn!(table = %key, error = %e, "could not undo a conflicting registration");
+        }
+        Err(CatalogError::new(
+            Code::CONCURRENT_MODIFICATION,
+            format!(
+                "table {} was registered at {location:?} while table {} was registered at the overlapping {:?}; neither registration stands, retry",
+                display_id(id),
+                display_id(&key_id(&other.key)),
+                other.location
+            ),
+        ))
+    }
+
+    /// Whether dropping table `key` may delete its recorded location: not
+    /// the root or the catalog's own records, and no other table's location
+    /// overlaps it. Refused with InvalidTableState (19); deregister keeps
+    /// the bytes and is always allowed.
+    pub(crate) fn check_deletable(
+        key: &str,
+        location: &str,
+        tables: &[Placed],
+    ) -> CatalogResult<()> {
+        let id = key_id(key);
+        let first = location.split('/').next().unwrap_or_default();
+        if location.is_empty() || RESERVED_DIRS.contains(&first) {
+            return Err(CatalogError::new(
+                Code(19),
+                format!(
+                    "table {} is recorded at {location:?}, which is the storage root or the catalog's own records; dropping it would delete data that is not the table's. Deregister it instead",
+                    display_id(&id)
+                ),
+            ));
+        }
+        if let Some(other) = find_overlap(location, tables, Some(key)) {
+            return Err(CatalogError::new(
+                Code(19),
+                format!(
+                    "table {}'s location {location:?} overlaps the location {:?} of table {}; dropping it would delete that table's data. Deregister one of them instead",
+                    display_id(&id),
+                    other.location,
+                    display_id(&key_id(&other.key))
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The recorded locations of the given tables, checked deletable
+    /// together (a cascade refuses before it deletes anything).
+    pub(crate) async fn deletable_locations(
+        &self,
+        keys: &[String],
+    ) -> CatalogResult<HashMap<String, String>> {
+        let tables = self.placed_tables().await?;
+        let mut out = HashMap::new();
+        for key in keys {
+            if let Some(t) = tables.iter().find(|t| &t.key == key) {
+                Self::check_deletable(key, &t.location, &tables)?;
+                out.insert(key.clone(), t.location.clone());
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn placed(key: &str, location: &str) -> Placed {
+        Placed {
+            key: key.into(),
+            location: canonical(location),
+        }
+    }
+
+    #[test]
+    fn overlap_is_by_segment() {
+        assert!(overlaps("a", "a"));
+        assert!(overlaps("a", "a/b"));
+        assert!(overlaps("a/b/", "a"));
+        assert!(overlaps("", "a"));
+        assert!(!overlaps("a", "ab"));
+        assert!(!overlaps("a/b", "a/c"));
+        assert!(overlaps("./a//b", "a/b"));
+    }
+
+    #[test]
+    fn relative_locations_are_checked() {
+        assert_eq!(check_relative("a/b/", "a/b/").unwrap(), "a/b");
+        for bad in [
+            "",
+            "/",
+            ".",
+            "./",
+            "__manifest",
+            "__manifest/x",
+            "_catalog/jobs",
+            "a/../b",
+        ] {
+            let e = check_relative(bad, bad).unwrap_err();
+            assert_eq!(e.code, Code::INVALID_INPUT, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn drops_refuse_shared_bytes() {
+        let tables = vec![
+            placed("h$t", "1234_h$t"),
+            placed("h$alias", "1234_h$t"),
+            placed("h$u", "u"),
+        ];
+        let e = Catalog::check_deletable("h$alias", "1234_h$t", &tables).unwrap_err();
+        assert_eq!(e.code, Code(19));
+        assert!(e.message.contains("'h$t'"), "{}", e.message);
+        assert!(Catalog::check_deletable("h$u", "u", &tables).is_ok());
+        assert_eq!(
+            Catalog::check_deletable("h$r", "", &tables)
+                .unwrap_err()
+                .code,
+            Code(19)
+        );
+        let nested = vec![placed("h$u", "u"), placed("h$in", "u/data")];
+        assert_eq!(
+            Catalog::check_deletable("h$in", "u/data", &nested)
+                .unwrap_err()
+                .code,
+            Code(19)
+        );
+        assert_eq!(
+            Catalog::check_deletable("h$u", "u", &nested)
+                .unwrap_err()
+                .code,
+            Code(19)
+        );
+    }
+
+    #[test]
+    fn overlap_names_the_other_table() {
+        let tables = vec![placed("h$t", "t")];
+        let other = find_overlap("t/x", &tables, Some("h$y")).unwrap();
+        let e = overlap_error(&["h".into(), "y".into()], "t/x", other);
+        assert!(
+            e.message.contains("lies inside") && e.message.contains("'h$t'"),
+            "{}",
+            e.message
+        );
+        assert!(find_overlap("t", &tables, Some("h$t")).is_none());
+    }
+}

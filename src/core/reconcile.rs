@@ -1,0 +1,139 @@
+//! What the storage root holds that the catalog's records do not account
+//! for: directories no table owns (a create killed mid-write, a dropped
+//! table whose bytes could not be removed, data put there by hand) and
+//! tables whose location holds no dataset. Reported, never deleted: only an
+//! operator can tell a crash leftover from data someone still wants.
+
+use object_store::path::Path;
+use serde::Serialize;
+
+use super::locations::{key_id, overlaps, Placed, RESERVED_DIRS};
+use super::{engine, Catalog};
+use crate::error::CatalogResult;
+
+/// How deep below the root the scan follows directories that lead to
+/// registered tables (`warehouse/sales/orders.lance`).
+const MAX_DEPTH: usize = 16;
+
+/// The reconciler's report.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Reconciliation {
+    /// Paths under the root, relative to it, that no table's location covers.
+    pub orphans: Vec<Orphan>,
+    /// Tables whose location holds no Lance dataset: declared and never
+    /// written, registered at an empty location, or whose data is gone.
+    pub without_data: Vec<TableWithoutData>,
+}
+
+/// A path under the root that no table owns.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Orphan {
+    pub location: String,
+    /// Whether it holds a Lance dataset (a `_versions/` directory): the
+    /// signature of a create that never got recorded.
+    pub dataset: bool,
+}
+
+/// A recorded table whose location holds no dataset.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct TableWithoutData {
+    pub table: Vec<String>,
+    pub location: String,
+}
+
+impl Catalog {
+    /// Compare the storage root with the catalog's records.
+    pub async fn reconcile(&self) -> CatalogResult<Reconciliation> {
+        let tables = self.placed_tables().await?;
+        let (store, base) = self.location_store("").await?;
+        let mut report = Reconciliation::default();
+        let mut pending = vec![(String::new(), base.clone(), 0usize)];
+        while let Some((rel, path, depth)) = pending.pop() {
+            let listed = engine(store.list_with_delimiter(Some(&path)).await)?;
+            for file in &listed.objects {
+                let Some(name) = file.location.filename() else {
+                    continue;
+                };
+                let child = join(&rel, name);
+                if !owned(&child, &tables) {
+                    report.orphans.push(Orphan {
+                        location: child,
+                        dataset: false,
+                    });
+                }
+            }
+            for dir in &listed.common_prefixes {
+                let Some(name) = dir.filename() else { continue };
+                let child = join(&rel, name);
+                if rel.is_empty() && RESERVED_DIRS.contains(&name) {
+                    continue;
+                }
+                if owned(&child, &tables) {
+                    continue;
+                }
+                let leads_to_table = tables.iter().any(|t| overlaps(&t.location, &child));
+                if leads_to_table && depth < MAX_DEPTH {
+                    pending.push((child, dir.clone(), depth + 1));
+                } else {
+                    let dataset = self.holds_dataset(&child).await?;
+                    report.orphans.push(Orphan {
+                        location: child,
+                        dataset,
+                    });
+                }
+            }
+        }
+        for t in &tables {
+            if !t.location.is_empty() && !self.holds_dataset(&t.location).await? {
+                report.without_data.push(TableWithoutData {
+                    table: key_id(&t.key),
+                    location: t.location.clone(),
+                });
+            }
+        }
+        report.orphans.sort_by(|a, b| a.location.cmp(&b.location));
+        report.without_data.sort_by(|a, b| a.table.cmp(&b.table));
+        Ok(report)
+    }
+
+    /// Whether a directory under the root holds a Lance dataset.
+    async fn holds_dataset(&self, relative: &str) -> CatalogResult<bool> {
+        use futures::TryStreamExt;
+        let (store, path) = self.location_store(relative).await?;
+        let versions: Path = path.clone().join("_versions");
+        Ok(engine(store.list(Some(versions)).try_next().await)?.is_some())
+    }
+}
+
+/// Whether a table's location is `path` or one of its ancestors.
+fn owned(path: &str, tables: &[Placed]) -> bool {
+    let depth = path.split('/').count();
+    tables
+        .iter()
+        .any(|t| overlaps(&t.location, path) && t.location.split('/').count() <= depth)
+}
+
+fn join(parent: &str, name: &str) -> String {
+    if parent.is_empty() {
+        name.to_string()
+    } else {
+        format!("{parent}/{name}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ownership_is_by_ancestor() {
+        let tables = vec![Placed {
+            key: "a$t".into(),
+            location: "w/t".into(),
+        }];
+        assert!(owned("w/t", &tables));
+        assert!(owned("w/t/data", &tables));
+        assert!(!owned("w", &tables));
+        assert!(!owned("w/u", &tables));
+    }
+}

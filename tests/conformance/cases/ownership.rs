@@ -1,0 +1,141 @@
+//! The catalog owns where its tables live: no location is the root, the
+//! manifest or the catalog's records, none overlaps another table's, and a
+//! drop deletes only its own table's bytes.
+
+use lance_catalog::CatalogError;
+use lance_namespace::models::*;
+use lance_namespace::LanceNamespace;
+
+use crate::harness::{code, count, create, ids, namespace, rows};
+
+async fn register(
+    ns: &dyn LanceNamespace,
+    id: &[&str],
+    location: &str,
+) -> lance::Result<RegisterTableResponse> {
+    ns.register_table(RegisterTableRequest {
+        id: ids(id),
+        location: location.to_string(),
+        ..Default::default()
+    })
+    .await
+}
+
+fn message<T: std::fmt::Debug>(r: lance::Result<T>) -> (u32, String) {
+    let e = CatalogError::from_lance(&r.expect_err("expected an error"));
+    (e.code.0, e.message)
+}
+
+pub async fn location_ownership(ns: &dyn LanceNamespace) {
+    namespace(ns, &["own"]).await;
+    create(ns, &["own", "t"], rows(0, 5)).await.unwrap();
+    let location = ns
+        .describe_table(DescribeTableRequest {
+            id: ids(&["own", "t"]),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .location
+        .unwrap();
+    let dir = location.trim_end_matches('/').rsplit('/').next().unwrap();
+
+    // The root, the manifest, the catalog's records, escapes: all 13.
+    for bad in [
+        "",
+        ".",
+        "./",
+        "__manifest",
+        "__manifest/data",
+        "_catalog/jobs",
+        "../outside",
+        "a/../../outside",
+        "/etc",
+        "file:///etc",
+        "s3://elsewhere/x",
+    ] {
+        let r = register(ns, &["own", "alias"], bad).await;
+        assert_eq!(code(r), 13, "register at {bad:?}");
+    }
+    // Another table's directory, or anything inside it: 13, naming it.
+    for bad in [dir.to_string(), format!("{dir}/"), format!("{dir}/data")] {
+        let (c, m) = message(register(ns, &["own", "alias"], &bad).await);
+        assert_eq!(c, 13, "register at {bad:?}");
+        assert!(m.contains("own$t"), "{m}");
+    }
+    // The table and its data are untouched by the refusals.
+    assert_eq!(count(ns, &["own", "t"]).await, 5);
+    let r = ns
+        .table_exists(TableExistsRequest {
+            id: ids(&["own", "alias"]),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 4);
+
+    // Nested registrations are allowed; their parents and children overlap.
+    register(ns, &["own", "deep"], "deep/inner").await.unwrap();
+    for bad in ["deep", "deep/inner", "deep/inner/x"] {
+        let (c, m) = message(register(ns, &["own", "other"], bad).await);
+        assert_eq!(c, 13, "register at {bad:?}");
+        assert!(m.contains("own$deep"), "{m}");
+    }
+    register(ns, &["own", "sibling"], "deep/sibling")
+        .await
+        .unwrap();
+    // A declaration at a chosen directory is checked the same way.
+    let r = ns
+        .declare_table(DeclareTableRequest {
+            id: ids(&["own", "d"]),
+            location: Some(dir.to_string()),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 13);
+    let declared = ns
+        .declare_table(DeclareTableRequest {
+            id: ids(&["own", "d"]),
+            location: Some("chosen".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(
+        declared.location.as_deref().unwrap().ends_with("/chosen"),
+        "{declared:?}"
+    );
+    assert_eq!(code(register(ns, &["own", "x"], "chosen").await), 13);
+
+    // Dropping a registered table removes only its own directory.
+    ns.drop_table(DropTableRequest {
+        id: ids(&["own", "deep"]),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    assert_eq!(count(ns, &["own", "t"]).await, 5);
+    ns.describe_table(DescribeTableRequest {
+        id: ids(&["own", "sibling"]),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    // Its location is free again.
+    register(ns, &["own", "deep2"], "deep/inner").await.unwrap();
+    // The whole namespace drops; the catalog still answers.
+    ns.drop_namespace(DropNamespaceRequest {
+        id: ids(&["own"]),
+        behavior: Some("cascade".into()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let listed = ns
+        .list_namespaces(ListNamespacesRequest {
+            id: Some(vec![]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(!listed.namespaces.contains(&"own".to_string()));
+}
