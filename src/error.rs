@@ -7,6 +7,8 @@
 
 use lance_namespace::{ErrorCode, NamespaceError};
 
+mod classify;
+
 /// A spec error code. The numeric value is the cross-language contract that
 /// Lance clients classify by; the HTTP status is advisory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -123,6 +125,14 @@ impl CatalogError {
     /// keep it; the rest are mapped by kind, so that a client mistake is never
     /// reported as Internal.
     pub fn from_lance(err: &lance::Error) -> Self {
+        let classified = Self::classify_lance(err);
+        match classify::settle(classified.code, &classified.message) {
+            Some((code, message)) => Self::new(code, message),
+            None => classified,
+        }
+    }
+
+    fn classify_lance(err: &lance::Error) -> Self {
         use lance::Error as E;
         if let E::Namespace { source, .. } = err {
             if let Some(ns) = source.downcast_ref::<NamespaceError>() {
@@ -153,7 +163,7 @@ impl CatalogError {
             E::IndexNotFound { .. } => Code(6),
             E::Timeout { .. } => Code::SERVICE_UNAVAILABLE,
             E::Backpressure { .. } => Code::THROTTLING,
-            E::Shared { source } => return Self::from_lance(source),
+            E::Shared { source } => return Self::classify_lance(source),
             _ => Code::INTERNAL,
         };
         Self::new(code, msg)

@@ -147,17 +147,7 @@ impl Catalog {
                     )));
                 }
                 self.batch_row(&ds, &id, &rows, &removed).await?;
-                if d.ranges.is_empty()
-                    || d.ranges.iter().any(|r| {
-                        r.start_version < 0
-                            || (r.end_version >= 0 && r.end_version <= r.start_version)
-                    })
-                {
-                    return Err(CatalogError::invalid(format!(
-                        "delete_table_versions for {} needs ranges with start < end",
-                        display_id(&id)
-                    )));
-                }
+                super::versions::check_ranges(&id, &d.ranges)?;
                 let mut d = d.clone();
                 d.id = Some(id);
                 deletes.push((i, *d));

@@ -16,15 +16,14 @@ use lance::dataset::NewColumnTransform;
 use lance::dataset::UpdateBuilder;
 use lance::Dataset;
 use lance_namespace::models::{
-    AddColumnsEntry, AlterTableAddColumnsRequest, AlterTableAddColumnsResponse,
+    AlterTableAddColumnsRequest, AlterTableAddColumnsResponse,
     AlterTableBackfillColumnsRequest, AlterTableBackfillColumnsResponse, JsonArrowDataType,
 };
-use lance_namespace::LanceNamespace;
 
 use super::checks::{display_id, table_id};
 use super::jobs::JobOutcome;
 use super::open::branch_of;
-use super::{engine, Catalog};
+use super::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// Field-metadata key holding a computed column's SQL binding.
@@ -32,15 +31,10 @@ pub const COMPUTED_KEY: &str = "lance-catalog:computed";
 /// Field-metadata key holding a virtual column's UDF definition (JSON).
 pub const VIRTUAL_KEY: &str = "lance-catalog:virtual_column";
 
-fn bound(e: &AddColumnsEntry) -> bool {
-    e.computed.as_ref().is_some_and(|c| c.is_some())
-        || e.virtual_column.as_ref().is_some_and(|v| v.is_some())
-}
-
 impl Catalog {
     pub(crate) async fn add_columns_op(
         &self,
-        mut req: AlterTableAddColumnsRequest,
+        req: AlterTableAddColumnsRequest,
     ) -> CatalogResult<AlterTableAddColumnsResponse> {
         let id = table_id(&req.id)?;
         if req.new_columns.is_empty() {
@@ -48,11 +42,9 @@ impl Catalog {
                 "add_columns needs at least one new column",
             ));
         }
-        if !req.new_columns.iter().any(bound) {
-            req.id = Some(id.clone());
-            return engine(self.inner.alter_table_add_columns(req).await)
-                .map_err(|e| super::missing_table(e, &id));
-        }
+        // Plain expressions are added here too, not by the engine: the
+        // names are checked first, the branch is honoured, and Lance's
+        // verdict on an expression keeps its code.
         let mut ds = self.open_table(&id, branch_of(&req.branch)).await?;
         let mut expressions = Vec::new();
         let mut null_fields = Vec::new();

@@ -150,3 +150,28 @@ impl Catalog {
         Ok(())
     }
 }
+
+/// New column names in an alteration: not empty, and no two columns end
+/// up with one name (an empty rename would leave a column no query can
+/// name). Whether a new name collides with an untouched column is Lance's
+/// to say (13).
+pub(crate) fn check_renames(
+    alterations: &[lance_namespace::models::AlterColumnsEntry],
+) -> CatalogResult<()> {
+    let mut seen = std::collections::HashSet::new();
+    for a in alterations {
+        let Some(Some(name)) = &a.rename else { continue };
+        if name.trim().is_empty() {
+            return Err(CatalogError::invalid(format!(
+                "column {:?} cannot be renamed to an empty name",
+                a.path
+            )));
+        }
+        if !seen.insert(name.as_str()) {
+            return Err(CatalogError::invalid(format!(
+                "two columns cannot both be renamed to {name:?}"
+            )));
+        }
+    }
+    Ok(())
+}

@@ -214,6 +214,7 @@ impl LanceNamespace for Catalog {
         &self,
         request: ListTableIndicesRequest,
     ) -> Result<ListTableIndicesResponse> {
+        out(self.no_branch_yet(&request.id, &request.branch, "listing indices").await)?;
         checked(
             table_id(&request.id),
             Names::Table,
@@ -226,6 +227,9 @@ impl LanceNamespace for Catalog {
         &self,
         request: DescribeTableIndexStatsRequest,
     ) -> Result<DescribeTableIndexStatsResponse> {
+        out(self
+            .no_branch_yet(&request.id, &request.branch, "index statistics")
+            .await)?;
         checked(
             table_id(&request.id),
             Names::Table,
@@ -255,6 +259,13 @@ impl LanceNamespace for Catalog {
     }
 
     async fn restore_table(&self, request: RestoreTableRequest) -> Result<RestoreTableResponse> {
+        if request.version < 0 {
+            return Err(CatalogError::invalid(format!(
+                "cannot restore version {}: versions start at 1",
+                request.version
+            ))
+            .into_lance());
+        }
         checked(
             table_id(&request.id),
             Names::Table,
@@ -288,8 +299,10 @@ impl LanceNamespace for Catalog {
         &self,
         request: BatchDeleteTableVersionsRequest,
     ) -> Result<BatchDeleteTableVersionsResponse> {
+        let id = out(table_id(&request.id))?;
+        out(super::versions::check_ranges(&id, &request.ranges))?;
         checked(
-            table_id(&request.id),
+            Ok(id),
             Names::Table,
             self.inner.batch_delete_table_versions(request),
         )
@@ -319,6 +332,15 @@ impl LanceNamespace for Catalog {
         &self,
         request: ExplainTableQueryPlanRequest,
     ) -> Result<String> {
+        if super::open::branch_of(&request.branch).is_some() {
+            let mut query = (*request.query).clone();
+            query.id = request.id.clone();
+            query.branch = request.branch.clone();
+            let spec = out(super::ScanSpec::from_query(&query))?;
+            return out(self
+                .plan(&spec, false, request.verbose.unwrap_or(false))
+                .await);
+        }
         checked(
             table_id(&request.id),
             Names::Table,
@@ -331,6 +353,14 @@ impl LanceNamespace for Catalog {
         &self,
         request: AnalyzeTableQueryPlanRequest,
     ) -> Result<String> {
+        if super::open::branch_of(&request.branch).is_some() {
+            // The analyse request carries the query's fields inline.
+            let query: QueryTableRequest = serde_json::to_value(&request)
+                .and_then(serde_json::from_value)
+                .map_err(|e| CatalogError::invalid(format!("the query to analyse: {e}")).into_lance())?;
+            let spec = out(super::ScanSpec::from_query(&query))?;
+            return out(self.plan(&spec, true, false).await);
+        }
         checked(
             table_id(&request.id),
             Names::Table,
@@ -356,6 +386,7 @@ impl LanceNamespace for Catalog {
         out(self
             .require_columns(&id, branch.as_deref(), paths.iter().map(String::as_str))
             .await)?;
+        out(super::metadata::check_renames(&request.alterations))?;
         checked(
             Ok(id),
             Names::Table,
@@ -410,6 +441,9 @@ impl LanceNamespace for Catalog {
         &self,
         request: CreateTableTagRequest,
     ) -> Result<CreateTableTagResponse> {
+        if super::open::branch_of(&request.branch).is_some() {
+            return out(self.create_tag_on_branch(request).await);
+        }
         checked(
             table_id(&request.id),
             Names::Table,

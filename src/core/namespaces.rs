@@ -18,6 +18,7 @@ impl Catalog {
         mut req: CreateNamespaceRequest,
     ) -> CatalogResult<CreateNamespaceResponse> {
         let id = namespace_id(&req.id)?;
+        super::checks::check_properties(req.properties.as_ref())?;
         if id.is_empty() {
             return Err(CatalogError::new(
                 Code::NAMESPACE_ALREADY_EXISTS,

@@ -76,4 +76,54 @@ impl Catalog {
             }
         })
     }
+
+    /// For operations that do not yet read a branch: the branch must exist
+    /// (22 otherwise), and then the answer is Unsupported (0) rather than
+    /// the main line's answer passed off as the branch's.
+    pub(crate) async fn no_branch_yet(
+        &self,
+        id: &Option<Vec<String>>,
+        branch: &Option<String>,
+        what: &str,
+    ) -> CatalogResult<()> {
+        let Some(b) = branch_of(branch) else {
+            return Ok(());
+        };
+        let id = super::checks::table_id(id)?;
+        self.open_table(&id, Some(b)).await?;
+        Err(CatalogError::unsupported(format!(
+            "{what} on a branch is not supported; ask without a branch for the main line of table {}",
+            display_id(&id)
+        )))
+    }
+
+    /// Tag a version of a branch (the engine would tag the main line's).
+    pub(crate) async fn create_tag_on_branch(
+        &self,
+        req: lance_namespace::models::CreateTableTagRequest,
+    ) -> CatalogResult<lance_namespace::models::CreateTableTagResponse> {
+        let id = super::checks::table_id(&req.id)?;
+        let branch = branch_of(&req.branch).unwrap_or(MAIN);
+        if req.tag.trim().is_empty() {
+            return Err(CatalogError::invalid("a tag needs a name"));
+        }
+        if req.version < 1 {
+            return Err(CatalogError::invalid(format!(
+                "version {} cannot be tagged: versions start at 1",
+                req.version
+            )));
+        }
+        let ds = self.open_table(&id, Some(branch)).await?;
+        ds.tags()
+            .create(&req.tag, (branch, req.version as u64))
+            .await
+            .map_err(|e| match e {
+                lance::Error::RefConflict { .. } => CatalogError::new(
+                    Code(9),
+                    format!("table {} already has a tag {:?}", display_id(&id), req.tag),
+                ),
+                e => CatalogError::from_lance(&e),
+            })?;
+        Ok(Default::default())
+    }
 }

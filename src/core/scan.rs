@@ -126,6 +126,41 @@ pub struct Scan {
 impl Catalog {
     /// Start a scan; batches arrive as Lance produces them.
     pub async fn scan(&self, spec: &ScanSpec) -> CatalogResult<Scan> {
+        let (scan, exact_rows) = self.scanner(spec).await?;
+        let schema = scan.schema().await?;
+        let batches = scan
+            .try_into_stream()
+            .await?
+            .map_err(|e| CatalogError::from_lance(&e))
+            .boxed();
+        Ok(Scan {
+            schema,
+            exact_rows,
+            batches,
+        })
+    }
+
+    /// The plan of a scan: explained, or run and analysed. For queries on a
+    /// branch, which the engine would answer from the main line.
+    pub(crate) async fn plan(
+        &self,
+        spec: &ScanSpec,
+        analyze: bool,
+        verbose: bool,
+    ) -> CatalogResult<String> {
+        let (scan, _) = self.scanner(spec).await?;
+        Ok(match analyze {
+            true => scan.analyze_plan().await?,
+            false => scan.explain_plan(verbose).await?,
+        })
+    }
+
+    /// A Lance scanner for `spec`, and the row count when it is known up
+    /// front.
+    async fn scanner(
+        &self,
+        spec: &ScanSpec,
+    ) -> CatalogResult<(lance::dataset::scanner::Scanner, Option<u64>)> {
         let id = table_id(&Some(spec.id.clone()))?;
         let branch = branch_of(&spec.branch);
         let mut ds = self.open_table(&id, branch).await?;
@@ -188,17 +223,7 @@ impl Catalog {
         if spec.with_row_id.unwrap_or(false) {
             scan.with_row_id();
         }
-        let schema = scan.schema().await?;
-        let batches = scan
-            .try_into_stream()
-            .await?
-            .map_err(|e| CatalogError::from_lance(&e))
-            .boxed();
-        Ok(Scan {
-            schema,
-            exact_rows,
-            batches,
-        })
+        Ok((scan, exact_rows))
     }
 
     /// The dataset as of `version`, or TableVersionNotFound (11).

@@ -72,6 +72,32 @@ fn scheme(name: Option<&str>) -> (ManifestNamingScheme, &'static str) {
     }
 }
 
+/// Version ranges to delete: at least one; each from a version >= 0 to an
+/// end past it, or to -1 (through the latest), as the spec defines them.
+pub(crate) fn check_ranges(
+    id: &[String],
+    ranges: &[lance_namespace::models::VersionRange],
+) -> CatalogResult<()> {
+    let bad = ranges.iter().find(|r| {
+        r.start_version < 0
+            || r.end_version < -1
+            || (r.end_version >= 0 && r.end_version <= r.start_version)
+    });
+    match (ranges.is_empty(), bad) {
+        (true, _) => Err(CatalogError::invalid(format!(
+            "deleting versions of table {} needs at least one range",
+            display_id(id)
+        ))),
+        (false, Some(r)) => Err(CatalogError::invalid(format!(
+            "version range [{}, {}) of table {} is invalid: start must be >= 0 and end past start, or -1 for the latest",
+            r.start_version,
+            r.end_version,
+            display_id(id)
+        ))),
+        (false, None) => Ok(()),
+    }
+}
+
 impl Catalog {
     /// The newest version in the table's `_versions/` directory (0 if none).
     async fn published_latest(&self, id: &[String]) -> CatalogResult<i64> {
@@ -147,43 +173,17 @@ impl Catalog {
         let dir = super::manifest_tx::row_location(row).ok_or_else(|| {
             CatalogError::internal(format!("table {} has no location", display_id(&id)))
         })?;
-        let location = self.location_uri(&dir);
-        let table_path = lance::io::ObjectStore::extract_path_from_uri(
-            self.session.store_registry(),
-            &location,
-        )?;
         let (naming, naming_name) = scheme(entry.naming_scheme.as_deref());
-        let final_path = naming.manifest_path(&table_path, entry.version as u64);
-        let staging = Path::parse(&entry.manifest_path).map_err(|e| {
-            CatalogError::invalid(format!(
-                "invalid staging manifest path {:?}: {e}",
-                entry.manifest_path
-            ))
-        })?;
-        // A staged manifest is the final name of this very version plus a
-        // suffix (`<final>-<uuid>`), in this table's `_versions/`: anything
-        // else could make the catalog copy, and then delete, a foreign object.
-        let staged_name_ok = staging
-            .as_ref()
-            .strip_prefix(final_path.as_ref())
-            .is_some_and(|rest| rest.len() > 1 && rest.starts_with('-') && !rest.contains('/'));
-        if !staged_name_ok {
-            return Err(CatalogError::invalid(format!(
-                "staging manifest {:?} is not a staged manifest for version {} of table {} (expected {}-<suffix>)",
-                entry.manifest_path,
+        let (staging, final_path) = self
+            .check_staged(
+                &id,
+                &self.location_uri(&dir),
+                None,
                 entry.version,
-                display_id(&id),
-                final_path
-            )));
-        }
-        if !self.store.exists(&staging).await? {
-            return Err(CatalogError::invalid(format!(
-                "staging manifest {:?} for version {} of table {} does not exist",
-                entry.manifest_path,
-                entry.version,
-                display_id(&id)
-            )));
-        }
+                naming,
+                &entry.manifest_path,
+            )
+            .await?;
         let pending = Pending {
             version: entry.version,
             manifest_path: entry.manifest_path.clone(),
@@ -374,12 +374,75 @@ impl Catalog {
 }
 
 impl Catalog {
+    /// Check a staged manifest before anything copies it: version N >= 1
+    /// of this table (or of its `branch`), named as version N's final
+    /// manifest plus a suffix (`<final>-<uuid>`) in that `_versions/`, and
+    /// present. Anything else could make the catalog copy, and then delete,
+    /// a foreign object (another table's manifest). Answers the staging and
+    /// final paths.
+    pub(crate) async fn check_staged(
+        &self,
+        id: &[String],
+        location: &str,
+        branch: Option<&str>,
+        version: i64,
+        naming: ManifestNamingScheme,
+        manifest_path: &str,
+    ) -> CatalogResult<(Path, Path)> {
+        if version < 1 {
+            return Err(CatalogError::invalid(format!(
+                "version {version} of table {} cannot be created: versions start at 1",
+                display_id(id)
+            )));
+        }
+        let table_path =
+            lance::io::ObjectStore::extract_path_from_uri(self.session.store_registry(), location)?;
+        let base = match branch {
+            Some(b) => Path::parse(format!("{table_path}/tree/{b}")).map_err(|e| {
+                CatalogError::invalid(format!("branch {b:?} is not a valid name: {e}"))
+            })?,
+            None => table_path,
+        };
+        let final_path = naming.manifest_path(&base, version as u64);
+        let staging = Path::parse(manifest_path).map_err(|e| {
+            CatalogError::invalid(format!("invalid staging manifest path {manifest_path:?}: {e}"))
+        })?;
+        let staged_name_ok = staging
+            .as_ref()
+            .strip_prefix(final_path.as_ref())
+            .is_some_and(|rest| rest.len() > 1 && rest.starts_with('-') && !rest.contains('/'));
+        if !staged_name_ok {
+            return Err(CatalogError::invalid(format!(
+                "staging manifest {manifest_path:?} is not a staged manifest for version {version} of table {} (expected {final_path}-<suffix>)",
+                display_id(id),
+            )));
+        }
+        if !self.store.exists(&staging).await? {
+            return Err(CatalogError::invalid(format!(
+                "staging manifest {manifest_path:?} for version {version} of table {} does not exist",
+                display_id(id)
+            )));
+        }
+        Ok((staging, final_path))
+    }
+
     pub(crate) async fn create_version_op(
         &self,
         req: lance_namespace::models::CreateTableVersionRequest,
     ) -> CatalogResult<lance_namespace::models::CreateTableVersionResponse> {
         let id = table_id(&req.id)?;
-        if super::open::branch_of(&req.branch).is_some() {
+        let location = self.table_location(&id).await?;
+        let branch = super::open::branch_of(&req.branch);
+        self.check_staged(
+            &id,
+            &location,
+            branch,
+            req.version,
+            scheme(req.naming_scheme.as_deref()).0,
+            &req.manifest_path,
+        )
+        .await?;
+        if branch.is_some() {
             // Branch heads live in the branch's own directory; the engine
             // commits them with its per-table compare-and-swap.
             return engine(self.inner.create_table_version(req).await)
