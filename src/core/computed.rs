@@ -16,8 +16,8 @@ use lance::dataset::NewColumnTransform;
 use lance::dataset::UpdateBuilder;
 use lance::Dataset;
 use lance_namespace::models::{
-    AlterTableAddColumnsRequest, AlterTableAddColumnsResponse,
-    AlterTableBackfillColumnsRequest, AlterTableBackfillColumnsResponse, JsonArrowDataType,
+    AlterTableAddColumnsRequest, AlterTableAddColumnsResponse, AlterTableBackfillColumnsRequest,
+    AlterTableBackfillColumnsResponse, JsonArrowDataType,
 };
 
 use super::checks::{display_id, table_id};

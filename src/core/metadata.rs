@@ -160,7 +160,9 @@ pub(crate) fn check_renames(
 ) -> CatalogResult<()> {
     let mut seen = std::collections::HashSet::new();
     for a in alterations {
-        let Some(Some(name)) = &a.rename else { continue };
+        let Some(Some(name)) = &a.rename else {
+            continue;
+        };
         if name.trim().is_empty() {
             return Err(CatalogError::invalid(format!(
                 "column {:?} cannot be renamed to an empty name",

@@ -214,7 +214,9 @@ impl LanceNamespace for Catalog {
         &self,
         request: ListTableIndicesRequest,
     ) -> Result<ListTableIndicesResponse> {
-        out(self.no_branch_yet(&request.id, &request.branch, "listing indices").await)?;
+        out(self
+            .no_branch_yet(&request.id, &request.branch, "listing indices")
+            .await)?;
         checked(
             table_id(&request.id),
             Names::Table,
@@ -357,7 +359,9 @@ impl LanceNamespace for Catalog {
             // The analyse request carries the query's fields inline.
             let query: QueryTableRequest = serde_json::to_value(&request)
                 .and_then(serde_json::from_value)
-                .map_err(|e| CatalogError::invalid(format!("the query to analyse: {e}")).into_lance())?;
+                .map_err(|e| {
+                    CatalogError::invalid(format!("the query to analyse: {e}")).into_lance()
+                })?;
             let spec = out(super::ScanSpec::from_query(&query))?;
             return out(self.plan(&spec, true, false).await);
         }

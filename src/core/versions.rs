@@ -405,7 +405,9 @@ impl Catalog {
         };
         let final_path = naming.manifest_path(&base, version as u64);
         let staging = Path::parse(manifest_path).map_err(|e| {
-            CatalogError::invalid(format!("invalid staging manifest path {manifest_path:?}: {e}"))
+            CatalogError::invalid(format!(
+                "invalid staging manifest path {manifest_path:?}: {e}"
+            ))
         })?;
         let staged_name_ok = staging
             .as_ref()

@@ -14,6 +14,9 @@ use crate::error::Code;
 pub(super) fn settle(code: Code, msg: &str) -> Option<(Code, String)> {
     match code {
         Code::INTERNAL => settle_internal(msg),
+        Code::INVALID_INPUT if names_missing_column(&msg.to_ascii_lowercase()) => {
+            Some((Code(12), clean(msg)))
+        }
         Code::TABLE_NOT_FOUND => {
             let lower = msg.to_ascii_lowercase();
             if lower.starts_with("branch '") && lower.contains("' not found") {
@@ -38,7 +41,10 @@ fn settle_internal(msg: &str) -> Option<(Code, String)> {
         return Some((Code::TABLE_VERSION_NOT_FOUND, cleaned()));
     }
     // A branch to start from that does not exist.
-    if lower.contains("branch operation failed") && lower.contains("/tree/") && lower.contains("not found") {
+    if lower.contains("branch operation failed")
+        && lower.contains("/tree/")
+        && lower.contains("not found")
+    {
         return Some((Code(22), cleaned()));
     }
     // A recorded table whose location holds no dataset.
@@ -48,11 +54,7 @@ fn settle_internal(msg: &str) -> Option<(Code, String)> {
             format!("the table's location holds no Lance dataset: {}", cleaned()),
         ));
     }
-    if lower.contains("fieldnotfound")
-        || lower.contains("no field named")
-        || lower.contains("does not exist in the dataset schema")
-        || (lower.contains("column") && lower.contains("does not exist in schema"))
-    {
+    if names_missing_column(&lower) {
         return Some((Code(12), cleaned()));
     }
     let invalid = [
@@ -69,6 +71,14 @@ fn settle_internal(msg: &str) -> Option<(Code, String)> {
         return Some((Code::INVALID_INPUT, cleaned()));
     }
     None
+}
+
+/// Whether a (lower-cased) engine text says a named column does not exist.
+fn names_missing_column(lower: &str) -> bool {
+    lower.contains("fieldnotfound")
+        || lower.contains("no field named")
+        || lower.contains("does not exist in the dataset schema")
+        || (lower.contains("column") && lower.contains("does not exist in schema"))
 }
 
 /// The human part of a Lance error's debug text: the `source: "..."` string
@@ -89,7 +99,11 @@ fn clean(msg: &str) -> String {
     if let Some(i) = out.find(" in schema:") {
         out.truncate(i);
     }
-    for cut in [", location: Location", " location: Location", ", backtrace:"] {
+    for cut in [
+        ", location: Location",
+        " location: Location",
+        ", backtrace:",
+    ] {
         if let Some(i) = out.find(cut) {
             out.truncate(i);
         }
@@ -147,7 +161,11 @@ mod tests {
         assert_eq!(c, Code::INVALID_INPUT);
         assert!(!m.contains("fields"), "{m}");
         assert!(settle_internal("disk on fire").is_none());
-        let (c, _) = settle(Code::TABLE_NOT_FOUND, "branch 'nope' not found for table at 'file:///t': Not found: t/tree/nope/_versions").unwrap();
+        let (c, _) = settle(
+            Code::TABLE_NOT_FOUND,
+            "branch 'nope' not found for table at 'file:///t': Not found: t/tree/nope/_versions",
+        )
+        .unwrap();
         assert_eq!(c, Code(22));
         assert!(settle(Code::TABLE_NOT_FOUND, "table 'a$b' does not exist").is_none());
     }

@@ -71,4 +71,5 @@ conformance!(
     computed_column_backfill,
     materialized_views,
     location_ownership,
+    engine_mistakes_are_client_errors,
 );

@@ -3,6 +3,7 @@
 
 mod data;
 mod jobs;
+mod mistakes;
 mod namespaces;
 mod ownership;
 mod tables;
@@ -10,6 +11,7 @@ mod versions;
 
 pub use data::*;
 pub use jobs::*;
+pub use mistakes::*;
 pub use namespaces::*;
 pub use ownership::*;
 pub use tables::*;
