@@ -3,6 +3,7 @@ import os
 import re
 import subprocess
 import tempfile
+import threading
 
 import pytest
 
@@ -33,6 +34,8 @@ def server():
     if url is None:
         proc.kill()
         raise RuntimeError("lance-catalog did not start")
+    # Keep reading the server's output: a full pipe would block its logging.
+    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
     yield {"url": url, "root": root}
     proc.terminate()
     proc.wait(timeout=30)
