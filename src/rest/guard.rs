@@ -53,7 +53,17 @@ pub async fn limits(idle: Duration, req: Request, next: Next) -> Response {
         idle,
         timer: Box::pin(tokio::time::sleep(idle)),
     });
-    let resp = next.run(Request::from_parts(parts, body)).await;
+    // A panic anywhere below is a bug, answered as one internal error
+    // instead of a dropped connection.
+    let run = std::panic::AssertUnwindSafe(next.run(Request::from_parts(parts, body)));
+    let resp = match futures::FutureExt::catch_unwind(run).await {
+        Ok(resp) => resp,
+        Err(_) => Problem::new(
+            CatalogError::internal("the request handler panicked"),
+            instance.clone(),
+        )
+        .into_response(),
+    };
     problem_net(resp, &instance)
 }
 
