@@ -11,6 +11,7 @@ pub mod error;
 pub mod flight;
 pub mod grpc;
 pub mod identity;
+mod inventory;
 pub mod rest;
 pub mod server;
 

@@ -80,7 +80,8 @@ impl NamespaceService {
 /// model as is; `wrap` answers put a bare value under the named field
 /// (count, plan, analysis, data); `unit` answers are empty messages.
 macro_rules! namespace_service {
-    ($( $method:ident ($Req:ident -> $Resp:ident) $kind:ident $($field:literal)? ; )*) => {
+    ($( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident $([$field:literal])?,
+        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; )*) => {
         #[tonic::async_trait]
         impl pb::lance_namespace_service_server::LanceNamespaceService for NamespaceService {
             $(
@@ -90,7 +91,7 @@ macro_rules! namespace_service {
                 ) -> Result<Response<pb::$Resp>, Status> {
                     self.call(request, (stringify!($Req), stringify!($Resp)), |ns, model, _data| {
                         Box::pin(async move {
-                            namespace_service!(@call $kind ns $method model _data $($field)?)
+                            namespace_service!(@call $body $answer ns $method model _data $($field)?)
                         })
                     })
                     .await
@@ -118,79 +119,27 @@ macro_rules! namespace_service {
             }
         }
     };
-    (@call json $ns:ident $method:ident $model:ident $data:ident) => {
-        $ns.$method($model).await
-    };
-    (@call data $ns:ident $method:ident $model:ident $data:ident) => {
+    (@call arrow $answer:ident $ns:ident $method:ident $model:ident $data:ident) => {
         $ns.$method($model, $data).await
     };
-    (@call unit $ns:ident $method:ident $model:ident $data:ident) => {
+    (@call $body:ident unit $ns:ident $method:ident $model:ident $data:ident) => {
         $ns.$method($model).await.map(|()| json!({}))
     };
-    (@call bytes $ns:ident $method:ident $model:ident $data:ident $field:literal) => {
+    (@call $body:ident bytes $ns:ident $method:ident $model:ident $data:ident $field:literal) => {
         $ns.$method($model).await.map(|v| {
             use base64::Engine;
             json!({ $field: base64::engine::general_purpose::STANDARD.encode(&v) })
         })
     };
-    (@call wrap $ns:ident $method:ident $model:ident $data:ident $field:literal) => {
+    (@call $body:ident count $ns:ident $method:ident $model:ident $data:ident $field:literal) => {
         $ns.$method($model).await.map(|v| json!({ $field: v }))
+    };
+    (@call $body:ident text $ns:ident $method:ident $model:ident $data:ident $field:literal) => {
+        $ns.$method($model).await.map(|v| json!({ $field: v }))
+    };
+    (@call $body:ident $answer:ident $ns:ident $method:ident $model:ident $data:ident) => {
+        $ns.$method($model).await
     };
 }
 
-namespace_service! {
-    create_namespace(CreateNamespaceRequest -> CreateNamespaceResponse) json;
-    list_namespaces(ListNamespacesRequest -> ListNamespacesResponse) json;
-    describe_namespace(DescribeNamespaceRequest -> DescribeNamespaceResponse) json;
-    drop_namespace(DropNamespaceRequest -> DropNamespaceResponse) json;
-    namespace_exists(NamespaceExistsRequest -> NamespaceExistsResponse) unit;
-    list_tables(ListTablesRequest -> ListTablesResponse) json;
-    list_all_tables(ListTablesRequest -> ListTablesResponse) json;
-    register_table(RegisterTableRequest -> RegisterTableResponse) json;
-    describe_table(DescribeTableRequest -> DescribeTableResponse) json;
-    table_exists(TableExistsRequest -> TableExistsResponse) unit;
-    drop_table(DropTableRequest -> DropTableResponse) json;
-    deregister_table(DeregisterTableRequest -> DeregisterTableResponse) json;
-    restore_table(RestoreTableRequest -> RestoreTableResponse) json;
-    rename_table(RenameTableRequest -> RenameTableResponse) json;
-    update_table_schema_metadata(UpdateTableSchemaMetadataRequest -> UpdateTableSchemaMetadataResponse) json;
-    list_table_versions(ListTableVersionsRequest -> ListTableVersionsResponse) json;
-    create_table_version(CreateTableVersionRequest -> CreateTableVersionResponse) json;
-    describe_table_version(DescribeTableVersionRequest -> DescribeTableVersionResponse) json;
-    batch_delete_table_versions(BatchDeleteTableVersionsRequest -> BatchDeleteTableVersionsResponse) json;
-    batch_create_table_versions(BatchCreateTableVersionsRequest -> BatchCreateTableVersionsResponse) json;
-    batch_commit_tables(BatchCommitTablesRequest -> BatchCommitTablesResponse) json;
-    alter_table_alter_columns(AlterTableAlterColumnsRequest -> AlterTableAlterColumnsResponse) json;
-    update_field_metadata(UpdateFieldMetadataRequest -> UpdateFieldMetadataResponse) json;
-    alter_table_drop_columns(AlterTableDropColumnsRequest -> AlterTableDropColumnsResponse) json;
-    get_table_stats(GetTableStatsRequest -> GetTableStatsResponse) json;
-    insert_into_table(InsertIntoTableRequest -> InsertIntoTableResponse) data;
-    merge_insert_into_table(MergeInsertIntoTableRequest -> MergeInsertIntoTableResponse) data;
-    update_table(UpdateTableRequest -> UpdateTableResponse) json;
-    delete_from_table(DeleteFromTableRequest -> DeleteFromTableResponse) json;
-    query_table(QueryTableRequest -> QueryTableResponse) bytes "data";
-    count_table_rows(CountTableRowsRequest -> CountTableRowsResponse) wrap "count";
-    create_table(CreateTableRequest -> CreateTableResponse) data;
-    explain_table_query_plan(ExplainTableQueryPlanRequest -> ExplainTableQueryPlanResponse) wrap "plan";
-    analyze_table_query_plan(AnalyzeTableQueryPlanRequest -> AnalyzeTableQueryPlanResponse) wrap "analysis";
-    alter_table_add_columns(AlterTableAddColumnsRequest -> AlterTableAddColumnsResponse) json;
-    alter_table_backfill_columns(AlterTableBackfillColumnsRequest -> AlterTableBackfillColumnsResponse) json;
-    refresh_materialized_view(RefreshMaterializedViewRequest -> RefreshMaterializedViewResponse) json;
-    create_materialized_view(CreateMaterializedViewRequest -> CreateMaterializedViewResponse) json;
-    create_table_index(CreateTableIndexRequest -> CreateTableIndexResponse) json;
-    create_table_scalar_index(CreateTableIndexRequest -> CreateTableScalarIndexResponse) json;
-    list_table_indices(ListTableIndicesRequest -> ListTableIndicesResponse) json;
-    describe_table_index_stats(DescribeTableIndexStatsRequest -> DescribeTableIndexStatsResponse) json;
-    drop_table_index(DropTableIndexRequest -> DropTableIndexResponse) json;
-    list_table_tags(ListTableTagsRequest -> ListTableTagsResponse) json;
-    get_table_tag_version(GetTableTagVersionRequest -> GetTableTagVersionResponse) json;
-    declare_table(DeclareTableRequest -> DeclareTableResponse) json;
-    create_table_tag(CreateTableTagRequest -> CreateTableTagResponse) json;
-    delete_table_tag(DeleteTableTagRequest -> DeleteTableTagResponse) json;
-    update_table_tag(UpdateTableTagRequest -> UpdateTableTagResponse) json;
-    list_table_branches(ListTableBranchesRequest -> ListTableBranchesResponse) json;
-    create_table_branch(CreateTableBranchRequest -> CreateTableBranchResponse) json;
-    delete_table_branch(DeleteTableBranchRequest -> DeleteTableBranchResponse) json;
-    describe_transaction(DescribeTransactionRequest -> DescribeTransactionResponse) json;
-    alter_transaction(AlterTransactionRequest -> AlterTransactionResponse) json;
-}
+crate::inventory::for_each_spec_op!(namespace_service);

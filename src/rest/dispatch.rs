@@ -1,5 +1,6 @@
-//! One match from operation name to the core call. Each arm only converts:
-//! the request object into the model, the model answer into a reply.
+//! From a request object to the core call and back, for every operation in
+//! the inventory: convert the object into the request model, call the
+//! namespace, turn the answer into a reply of the row's answer kind.
 
 use bytes::Bytes;
 use lance_namespace::LanceNamespace;
@@ -8,12 +9,15 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::CatalogError;
+use crate::inventory::for_each_spec_op;
 
 /// What a successful operation answers.
-pub enum Reply {
+pub(crate) enum Reply {
     /// A JSON value (an object for model answers; a bare integer or string
     /// for count and plan answers).
     Json(Value),
+    /// A JSON object whose `tables` are `$`-joined full ids.
+    FullIds(Value),
     /// An empty 200 (the exists operations).
     Empty,
     /// An Arrow IPC file (query).
@@ -25,123 +29,103 @@ fn model<T: DeserializeOwned>(obj: Map<String, Value>) -> Result<T, CatalogError
         .map_err(|e| CatalogError::invalid(format!("invalid request: {e}")))
 }
 
-fn json<T: Serialize>(v: T) -> Result<Reply, CatalogError> {
+fn json<T: Serialize>(v: T) -> Result<Value, CatalogError> {
     serde_json::to_value(v)
-        .map(Reply::Json)
         .map_err(|e| CatalogError::internal(format!("cannot render answer: {e}")))
 }
 
-/// Run operation `op` with its request object (and Arrow body, for the data
-/// operations).
-pub async fn dispatch(
-    ns: &dyn LanceNamespace,
-    op: &str,
-    obj: Map<String, Value>,
-    body: Bytes,
-) -> Result<Reply, CatalogError> {
-    macro_rules! call {
-        ($method:ident) => {
-            json(ns.$method(model(obj)?).await?)
-        };
-        ($method:ident, data) => {
-            json(ns.$method(model(obj)?, body).await?)
-        };
-    }
-    match op {
-        "CreateNamespace" => call!(create_namespace),
-        "ListNamespaces" => call!(list_namespaces),
-        "DescribeNamespace" => call!(describe_namespace),
-        "DropNamespace" => call!(drop_namespace),
-        "NamespaceExists" => {
-            ns.namespace_exists(model(obj)?).await?;
-            Ok(Reply::Empty)
-        }
-        "ListTables" => call!(list_tables),
-        "ListAllTables" => call!(list_all_tables),
-        "RegisterTable" => call!(register_table),
-        "DescribeTable" => call!(describe_table),
-        "TableExists" => {
-            ns.table_exists(model(obj)?).await?;
-            Ok(Reply::Empty)
-        }
-        "DropTable" => call!(drop_table),
-        "DeregisterTable" => call!(deregister_table),
-        "RestoreTable" => call!(restore_table),
-        "RenameTable" => call!(rename_table),
-        "UpdateTableSchemaMetadata" => {
-            // The spec sends and answers a bare `{key: value}` map here.
-            // A `null` value asks to delete the key: the model cannot carry
-            // that, so it travels in the context (see core::UNSET_KEYS).
-            let mut req = Map::new();
-            let mut metadata = Map::new();
-            let mut unset = Vec::new();
-            for (k, v) in obj {
-                match k.as_str() {
-                    "id" | "branch" | "identity" | "context" => {
-                        req.insert(k, v);
-                    }
-                    _ if v.is_null() => unset.push(k),
-                    _ => {
-                        metadata.insert(k, v);
-                    }
-                }
+/// A bare `{key: value}` map body as the request model's `metadata`; keys
+/// given as `null` ask for deletion, which the model cannot carry, so they
+/// travel in the context (see `core::UNSET_KEYS`).
+fn map_body(obj: Map<String, Value>) -> Map<String, Value> {
+    let mut req = Map::new();
+    let mut metadata = Map::new();
+    let mut unset = Vec::new();
+    for (k, v) in obj {
+        match k.as_str() {
+            "id" | "branch" | "identity" | "context" => {
+                req.insert(k, v);
             }
-            req.insert("metadata".into(), Value::Object(metadata));
-            if !unset.is_empty() {
-                let ctx = req
-                    .entry("context")
-                    .or_insert_with(|| Value::Object(Map::new()));
-                if let Value::Object(ctx) = ctx {
-                    ctx.insert(
-                        crate::core::UNSET_KEYS.into(),
-                        Value::from(Value::from(unset).to_string()),
-                    );
-                }
+            _ if v.is_null() => unset.push(k),
+            _ => {
+                metadata.insert(k, v);
             }
-            let resp = ns.update_table_schema_metadata(model(req)?).await?;
-            json(resp.metadata.unwrap_or_default())
         }
-        "ListTableVersions" => call!(list_table_versions),
-        "CreateTableVersion" => call!(create_table_version),
-        "DescribeTableVersion" => call!(describe_table_version),
-        "BatchDeleteTableVersions" => call!(batch_delete_table_versions),
-        "BatchCreateTableVersions" => call!(batch_create_table_versions),
-        "BatchCommitTables" => call!(batch_commit_tables),
-        "AlterTableAlterColumns" => call!(alter_table_alter_columns),
-        "UpdateFieldMetadata" => call!(update_field_metadata),
-        "AlterTableDropColumns" => call!(alter_table_drop_columns),
-        "GetTableStats" => call!(get_table_stats),
-        "InsertIntoTable" => call!(insert_into_table, data),
-        "MergeInsertIntoTable" => call!(merge_insert_into_table, data),
-        "UpdateTable" => call!(update_table),
-        "DeleteFromTable" => call!(delete_from_table),
-        "QueryTable" => Ok(Reply::ArrowFile(ns.query_table(model(obj)?).await?)),
-        "CountTableRows" => json(ns.count_table_rows(model(obj)?).await?),
-        "CreateTable" => call!(create_table, data),
-        "ExplainTableQueryPlan" => json(ns.explain_table_query_plan(model(obj)?).await?),
-        "AnalyzeTableQueryPlan" => json(ns.analyze_table_query_plan(model(obj)?).await?),
-        "AlterTableAddColumns" => call!(alter_table_add_columns),
-        "AlterTableBackfillColumns" => call!(alter_table_backfill_columns),
-        "RefreshMaterializedView" => call!(refresh_materialized_view),
-        "CreateMaterializedView" => call!(create_materialized_view),
-        "CreateTableIndex" => call!(create_table_index),
-        "CreateTableScalarIndex" => call!(create_table_scalar_index),
-        "ListTableIndices" => call!(list_table_indices),
-        "DescribeTableIndexStats" => call!(describe_table_index_stats),
-        "DropTableIndex" => call!(drop_table_index),
-        "ListTableTags" => call!(list_table_tags),
-        "GetTableTagVersion" => call!(get_table_tag_version),
-        "DeclareTable" => call!(declare_table),
-        "CreateTableTag" => call!(create_table_tag),
-        "DeleteTableTag" => call!(delete_table_tag),
-        "UpdateTableTag" => call!(update_table_tag),
-        "ListTableBranches" => call!(list_table_branches),
-        "CreateTableBranch" => call!(create_table_branch),
-        "DeleteTableBranch" => call!(delete_table_branch),
-        "DescribeTransaction" => call!(describe_transaction),
-        "AlterTransaction" => call!(alter_transaction),
-        other => Err(CatalogError::unsupported(format!(
-            "operation {other} is not served"
-        ))),
     }
+    req.insert("metadata".into(), Value::Object(metadata));
+    if !unset.is_empty() {
+        let ctx = req
+            .entry("context")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(ctx) = ctx {
+            ctx.insert(
+                crate::core::UNSET_KEYS.into(),
+                Value::from(Value::from(unset).to_string()),
+            );
+        }
+    }
+    req
 }
+
+macro_rules! call {
+    (arrow, $ns:ident . $method:ident, $obj:ident, $body:ident) => {
+        $ns.$method(model($obj)?, $body).await?
+    };
+    (map, $ns:ident . $method:ident, $obj:ident, $body:ident) => {
+        $ns.$method(model(map_body($obj))?).await?
+    };
+    ($other:ident, $ns:ident . $method:ident, $obj:ident, $body:ident) => {
+        $ns.$method(model($obj)?).await?
+    };
+}
+
+macro_rules! reply {
+    (json, $v:expr) => {
+        Reply::Json(json($v)?)
+    };
+    (ids, $v:expr) => {
+        Reply::FullIds(json($v)?)
+    };
+    (unit, $v:expr) => {{
+        $v;
+        Reply::Empty
+    }};
+    (bytes, $v:expr) => {
+        Reply::ArrowFile($v)
+    };
+    (count, $v:expr) => {
+        Reply::Json(Value::from($v))
+    };
+    (text, $v:expr) => {
+        Reply::Json(Value::from($v))
+    };
+    (map, $v:expr) => {
+        Reply::Json(json($v.metadata.unwrap_or_default())?)
+    };
+}
+
+macro_rules! dispatch_fn {
+    ($( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident $([$field:literal])?,
+        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; )*) => {
+        /// Run operation `op` with its request object (and Arrow body, for
+        /// the data operations).
+        pub(crate) async fn dispatch(
+            ns: &dyn LanceNamespace,
+            op: &str,
+            obj: Map<String, Value>,
+            body: Bytes,
+        ) -> Result<Reply, CatalogError> {
+            let _ = &body;
+            Ok(match op {
+                $( stringify!($Name) => reply!($answer, call!($body, ns.$method, obj, body)), )*
+                other => {
+                    return Err(CatalogError::unsupported(format!(
+                        "operation {other} is not served"
+                    )))
+                }
+            })
+        }
+    };
+}
+
+for_each_spec_op!(dispatch_fn);

@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 use crate::core::Catalog;
 use crate::error::CatalogError;
 use dispatch::{dispatch, Reply};
-pub use ops::{BodyKind, OpDef, OPS};
+pub use ops::{AnswerKind, BodyKind, Kind, OpDef, OPS};
 pub use problem::Problem;
 use request::{
     apply_headers, apply_query, check_arrow_content_type, json_body, set_id, split_id, Query,
@@ -91,11 +91,11 @@ fn spec_routes(ns: Arc<dyn LanceNamespace>, config: &RestConfig) -> Router {
         let handler = move |state: State<AppState>, path: PathParams, req: Request| async move {
             handle(op, state, path, req).await
         };
-        let route: MethodRouter<AppState> = match op.method.as_str() {
+        let route: MethodRouter<AppState> = match op.method {
             "GET" => get(handler),
             _ => post(handler),
         };
-        api = api.route(&op.path, route.fallback(method_not_allowed));
+        api = api.route(op.path, route.fallback(method_not_allowed));
     }
     api.with_state(state)
 }
@@ -121,7 +121,7 @@ pub(crate) async fn not_found(req: Request) -> Response {
     let path = req.uri().path().to_string();
     Problem::invalid(
         format!(
-            "no operation is served at {} {path}; the API is described in spec/operations.tsv",
+            "no operation is served at {} {path}; the API is described in spec/README.md",
             req.method()
         ),
         path,
@@ -189,7 +189,7 @@ async fn run(
     let body = read_body(body, limit, instance).await?;
 
     let (mut obj, data) = match op.body {
-        BodyKind::Json => (json_body(&headers, &body, instance)?, Bytes::new()),
+        BodyKind::Json | BodyKind::Map => (json_body(&headers, &body, instance)?, Bytes::new()),
         BodyKind::None => {
             // Clients send bodiless POSTs, or `{}`; accept both.
             let obj = if op.method == "POST" {
@@ -216,10 +216,10 @@ async fn run(
             instance,
         )?;
     }
-    apply_query(&op.name, &query, &mut obj, instance)?;
+    apply_query(op.query, &query, &mut obj, instance)?;
     apply_headers(&headers, &mut obj);
 
-    let reply = dispatch(state.ns.as_ref(), &op.name, obj, data)
+    let reply = dispatch(state.ns.as_ref(), op.name, obj, data)
         .await
         .map_err(|e: CatalogError| Problem::new(e, instance))?;
     Ok(render(op, reply, &delimiter))
@@ -274,18 +274,19 @@ fn render(op: &OpDef, reply: Reply, delimiter: &str) -> Response {
             bytes,
         )
             .into_response(),
-        Reply::Json(mut value) => {
-            if op.name == "ListAllTables" && delimiter != "$" {
-                // The core names tables by `$`-joined ids; answer in the
-                // caller's delimiter.
-                if let Some(Value::Array(tables)) = value.get_mut("tables") {
-                    for t in tables.iter_mut() {
-                        if let Value::String(s) = t {
-                            *s = s.replace('$', delimiter);
-                        }
+        Reply::FullIds(mut value) => {
+            // The core names tables by `$`-joined ids; answer in the
+            // caller's delimiter.
+            if let Some(Value::Array(tables)) = value.get_mut("tables") {
+                for t in tables.iter_mut() {
+                    if let Value::String(s) = t {
+                        *s = s.replace('$', delimiter);
                     }
                 }
             }
+            render(op, Reply::Json(value), delimiter)
+        }
+        Reply::Json(value) => {
             let headers = context_headers(&value);
             let mut resp = (
                 status,

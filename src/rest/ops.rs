@@ -1,60 +1,129 @@
-//! The route table: the project's own inventory of the 54 spec operations
-//! (`spec/operations.tsv`), compiled in. The router is built from it, so the
-//! inventory and what the server serves cannot drift apart.
+//! The REST view of the operation inventory (`src/inventory.rs`): each
+//! operation's route, body, query parameters, answer and status, as a static
+//! table the router is built from.
 
-use std::sync::LazyLock;
+use crate::inventory::for_each_spec_op;
 
 /// What a route's request body is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyKind {
-    /// A JSON request model (optional: an empty body is `{}`).
+    /// A JSON request model (optional: an empty body or `null` is `{}`).
     Json,
-    /// An Arrow IPC stream; the request model comes from the query string.
+    /// An Arrow IPC stream; the request model comes from the path and query.
     Arrow,
     /// No body: the request model comes from the path and query string.
     None,
+    /// A bare JSON map of keys to values; `null` values ask for deletion.
+    Map,
 }
 
-/// One spec operation as served over REST.
-#[derive(Debug, Clone)]
+/// What a successful answer is, on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerKind {
+    /// A JSON object (the response model).
+    Json,
+    /// An empty 200.
+    Empty,
+    /// A JSON object whose `tables` are full ids, joined by the caller's
+    /// delimiter.
+    FullIds,
+    /// An Arrow IPC file.
+    ArrowFile,
+    /// A bare JSON integer.
+    Integer,
+    /// A JSON string.
+    Text,
+    /// The response model's `metadata`, as a bare map.
+    Map,
+}
+
+/// How a query parameter's text becomes a JSON value of the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Str,
+    Bool,
+    Int,
+    /// A JSON-encoded object of strings (create's `properties`).
+    JsonMap,
+    /// Every occurrence of a repeated key, as a list (merge-insert's `on`).
+    List,
+}
+
+/// One operation as served over REST.
+#[derive(Debug, Clone, Copy)]
 pub struct OpDef {
     /// The spec's operationId, e.g. `CreateTable`.
-    pub name: String,
+    pub name: &'static str,
     /// `GET` or `POST`.
-    pub method: String,
+    pub method: &'static str,
     /// The spec path, e.g. `/v1/table/{id}/create`.
-    pub path: String,
+    pub path: &'static str,
     pub body: BodyKind,
+    pub answer: AnswerKind,
     /// The status of a successful answer (200, 201 or 202).
     pub status: u16,
+    /// The query parameters read into the request model.
+    pub query: &'static [(&'static str, Kind)],
 }
 
-pub const INVENTORY: &str = include_str!("../../spec/operations.tsv");
+macro_rules! body_kind {
+    (json) => {
+        BodyKind::Json
+    };
+    (arrow) => {
+        BodyKind::Arrow
+    };
+    (none) => {
+        BodyKind::None
+    };
+    (map) => {
+        BodyKind::Map
+    };
+}
 
-/// The parsed inventory, in file order.
-pub static OPS: LazyLock<Vec<OpDef>> = LazyLock::new(|| parse(INVENTORY));
+macro_rules! answer_kind {
+    (json) => {
+        AnswerKind::Json
+    };
+    (unit) => {
+        AnswerKind::Empty
+    };
+    (ids) => {
+        AnswerKind::FullIds
+    };
+    (bytes) => {
+        AnswerKind::ArrowFile
+    };
+    (count) => {
+        AnswerKind::Integer
+    };
+    (text) => {
+        AnswerKind::Text
+    };
+    (map) => {
+        AnswerKind::Map
+    };
+}
 
-fn parse(text: &str) -> Vec<OpDef> {
-    text.lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|l| {
-            let cols: Vec<&str> = l.split('\t').collect();
-            assert_eq!(cols.len(), 5, "spec/operations.tsv: bad line {l:?}");
+macro_rules! op_defs {
+    ($( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident $([$field:literal])?,
+        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; )*) => {
+        &[$(
             OpDef {
-                name: cols[0].to_string(),
-                method: cols[1].to_string(),
-                path: cols[2].to_string(),
-                body: match cols[3] {
-                    "json" => BodyKind::Json,
-                    "arrow" => BodyKind::Arrow,
-                    "none" => BodyKind::None,
-                    other => panic!("spec/operations.tsv: unknown body kind {other:?}"),
-                },
-                status: cols[4].parse().expect("spec/operations.tsv: bad status"),
-            }
-        })
-        .collect()
+                name: stringify!($Name),
+                method: stringify!($verb),
+                path: $path,
+                body: body_kind!($body),
+                answer: answer_kind!($answer),
+                status: $status,
+                query: &[$((stringify!($q), Kind::$kind)),*],
+            },
+        )*]
+    };
 }
+
+/// Every spec operation, in inventory order.
+pub static OPS: &[OpDef] = for_each_spec_op!(op_defs);
 
 #[cfg(test)]
 mod tests {
@@ -63,7 +132,7 @@ mod tests {
     #[test]
     fn inventory_has_54_unique_operations() {
         assert_eq!(OPS.len(), 54);
-        let mut names: Vec<_> = OPS.iter().map(|o| o.name.as_str()).collect();
+        let mut names: Vec<_> = OPS.iter().map(|o| o.name).collect();
         names.sort();
         names.dedup();
         assert_eq!(names.len(), 54);

@@ -7,6 +7,7 @@ use axum::http::{header, HeaderMap};
 pub use crate::identity::apply_headers;
 use serde_json::{Map, Value};
 
+use super::ops::Kind;
 use super::problem::Problem;
 
 /// The raw query string, decoded, keeping repeated keys (merge-insert's `on`).
@@ -58,70 +59,14 @@ pub fn split_id(raw: &str, delimiter: &str) -> Vec<String> {
     raw.split(delimiter).map(str::to_string).collect()
 }
 
-/// How a query parameter's text becomes a JSON value of the model.
-#[derive(Clone, Copy)]
-pub enum Kind {
-    Str,
-    Bool,
-    Int,
-    /// A JSON-encoded object (create's `properties` and `storage_options`).
-    JsonMap,
-    /// Every occurrence of a repeated key, as a list (merge-insert's `on`).
-    List,
-}
-
-/// The query parameters each operation reads into its request model.
-pub fn query_params(op: &str) -> &'static [(&'static str, Kind)] {
-    use Kind::*;
-    match op {
-        "ListNamespaces" => &[("page_token", Str), ("limit", Int)],
-        "ListTables" | "ListAllTables" => &[
-            ("page_token", Str),
-            ("limit", Int),
-            ("include_declared", Bool),
-        ],
-        "DescribeTable" => &[
-            ("with_table_uri", Bool),
-            ("load_detailed_metadata", Bool),
-            ("check_declared", Bool),
-        ],
-        "ListTableVersions" => &[
-            ("branch", Str),
-            ("page_token", Str),
-            ("limit", Int),
-            ("descending", Bool),
-        ],
-        "ListTableTags" | "ListTableBranches" => &[("page_token", Str), ("limit", Int)],
-        "UpdateTableSchemaMetadata" | "DropTableIndex" => &[("branch", Str)],
-        "CreateTable" => &[
-            ("mode", Str),
-            ("properties", JsonMap),
-            ("storage_options", JsonMap),
-        ],
-        "InsertIntoTable" => &[("branch", Str), ("mode", Str)],
-        "MergeInsertIntoTable" => &[
-            ("branch", Str),
-            ("on", List),
-            ("when_matched_update_all", Bool),
-            ("when_matched_update_all_filt", Str),
-            ("when_not_matched_insert_all", Bool),
-            ("when_not_matched_by_source_delete", Bool),
-            ("when_not_matched_by_source_delete_filt", Str),
-            ("timeout", Str),
-            ("use_index", Bool),
-        ],
-        _ => &[],
-    }
-}
-
 /// Copy the operation's query parameters into the request object, typed.
 pub fn apply_query(
-    op: &str,
+    params: &[(&str, Kind)],
     query: &Query,
     obj: &mut Map<String, Value>,
     instance: &str,
 ) -> Result<(), Problem> {
-    for (key, kind) in query_params(op) {
+    for (key, kind) in params {
         let value = match kind {
             Kind::List => {
                 let all = query.all(key);
@@ -267,7 +212,7 @@ mod tests {
     fn repeated_on_is_a_list() {
         let q = Query::parse(Some("on=a&on=b&delimiter=%24"));
         let mut m = Map::new();
-        apply_query("MergeInsertIntoTable", &q, &mut m, "/").unwrap();
+        apply_query(&[("on", Kind::List)], &q, &mut m, "/").unwrap();
         assert_eq!(m["on"], serde_json::json!(["a", "b"]));
         assert_eq!(q.delimiter("/").unwrap(), "$");
     }
@@ -276,7 +221,7 @@ mod tests {
     fn bad_query_values_are_invalid_input() {
         let q = Query::parse(Some("limit=ten"));
         let mut m = Map::new();
-        let e = apply_query("ListNamespaces", &q, &mut m, "/").unwrap_err();
+        let e = apply_query(&[("limit", Kind::Int)], &q, &mut m, "/").unwrap_err();
         assert_eq!(e.error.code.0, 13);
     }
 }

@@ -1,0 +1,98 @@
+//! The one inventory of operations: a row per operation, read by every
+//! transport. The REST routes, their request parsing and answers, the gRPC
+//! service and the gRPC client (`GrpcNamespace`) are all expanded from
+//! these rows, so a new operation is one row here, its core method, its
+//! proto message and its conformance cases.
+//!
+//! A row:
+//!
+//! ```text
+//! Name => method(Request -> Response) answer, VERB "path", body kind, status, query [param: kind, ..];
+//! ```
+//!
+//! - `method`: the `LanceNamespace` method; `Request` is both the spec model
+//!   and the proto message, `Response` the proto message (and, for `json`
+//!   answers, the model).
+//! - `answer`: `json` (the response model; REST: a JSON object), `unit`
+//!   (REST: an empty 200), `ids` (a model whose `tables` are full ids; REST
+//!   joins them with the caller's delimiter), `bytes["f"]` (an Arrow IPC
+//!   file; gRPC field `f`), `count["f"]` (REST: a bare integer), `text["f"]`
+//!   (REST: a JSON string), `map` (REST: the model's `metadata` as a bare
+//!   map).
+//! - `body`: `json` (the request model), `none` (from the path and query
+//!   only), `arrow` (an Arrow IPC stream beside the model: the method takes
+//!   the bytes too), `map` (a bare map of keys, whose `null` values ask for
+//!   a deletion).
+//! - `query`: the query parameters read into the model, and how to read
+//!   them: `Str`, `Bool`, `Int`, `JsonMap` (a JSON object of strings),
+//!   `List` (every occurrence of a repeated key).
+//!
+//! Path parameters: `{id}` is the object id, split by the delimiter;
+//! others (`{index_name}`) are strings of the same name.
+//!
+//! Why a macro: the rows drive code (trait calls, tonic methods, typed
+//! answers), not just data, and a `macro_rules!` table keeps them in one
+//! place with no build step beyond the compiler.
+
+/// Call `$m!` with every spec operation's row.
+macro_rules! for_each_spec_op {
+    ($m:ident) => {
+        $m! {
+            CreateNamespace => create_namespace(CreateNamespaceRequest -> CreateNamespaceResponse) json, POST "/v1/namespace/{id}/create", body json, 200, query [];
+            ListNamespaces => list_namespaces(ListNamespacesRequest -> ListNamespacesResponse) json, GET "/v1/namespace/{id}/list", body none, 200, query [page_token: Str, limit: Int];
+            DescribeNamespace => describe_namespace(DescribeNamespaceRequest -> DescribeNamespaceResponse) json, POST "/v1/namespace/{id}/describe", body json, 200, query [];
+            DropNamespace => drop_namespace(DropNamespaceRequest -> DropNamespaceResponse) json, POST "/v1/namespace/{id}/drop", body json, 200, query [];
+            NamespaceExists => namespace_exists(NamespaceExistsRequest -> NamespaceExistsResponse) unit, POST "/v1/namespace/{id}/exists", body json, 200, query [];
+            ListTables => list_tables(ListTablesRequest -> ListTablesResponse) json, GET "/v1/namespace/{id}/table/list", body none, 200, query [page_token: Str, limit: Int, include_declared: Bool];
+            ListAllTables => list_all_tables(ListTablesRequest -> ListTablesResponse) ids, GET "/v1/table", body none, 200, query [page_token: Str, limit: Int, include_declared: Bool];
+            RegisterTable => register_table(RegisterTableRequest -> RegisterTableResponse) json, POST "/v1/table/{id}/register", body json, 200, query [];
+            DescribeTable => describe_table(DescribeTableRequest -> DescribeTableResponse) json, POST "/v1/table/{id}/describe", body json, 200, query [with_table_uri: Bool, load_detailed_metadata: Bool, check_declared: Bool];
+            TableExists => table_exists(TableExistsRequest -> TableExistsResponse) unit, POST "/v1/table/{id}/exists", body json, 200, query [];
+            DropTable => drop_table(DropTableRequest -> DropTableResponse) json, POST "/v1/table/{id}/drop", body none, 200, query [];
+            DeregisterTable => deregister_table(DeregisterTableRequest -> DeregisterTableResponse) json, POST "/v1/table/{id}/deregister", body json, 200, query [];
+            RestoreTable => restore_table(RestoreTableRequest -> RestoreTableResponse) json, POST "/v1/table/{id}/restore", body json, 200, query [];
+            RenameTable => rename_table(RenameTableRequest -> RenameTableResponse) json, POST "/v1/table/{id}/rename", body json, 200, query [];
+            UpdateTableSchemaMetadata => update_table_schema_metadata(UpdateTableSchemaMetadataRequest -> UpdateTableSchemaMetadataResponse) map, POST "/v1/table/{id}/schema_metadata/update", body map, 200, query [branch: Str];
+            ListTableVersions => list_table_versions(ListTableVersionsRequest -> ListTableVersionsResponse) json, POST "/v1/table/{id}/version/list", body none, 200, query [branch: Str, page_token: Str, limit: Int, descending: Bool];
+            CreateTableVersion => create_table_version(CreateTableVersionRequest -> CreateTableVersionResponse) json, POST "/v1/table/{id}/version/create", body json, 200, query [];
+            DescribeTableVersion => describe_table_version(DescribeTableVersionRequest -> DescribeTableVersionResponse) json, POST "/v1/table/{id}/version/describe", body json, 200, query [];
+            BatchDeleteTableVersions => batch_delete_table_versions(BatchDeleteTableVersionsRequest -> BatchDeleteTableVersionsResponse) json, POST "/v1/table/{id}/version/delete", body json, 200, query [];
+            BatchCreateTableVersions => batch_create_table_versions(BatchCreateTableVersionsRequest -> BatchCreateTableVersionsResponse) json, POST "/v1/table/version/batch-create", body json, 200, query [];
+            BatchCommitTables => batch_commit_tables(BatchCommitTablesRequest -> BatchCommitTablesResponse) json, POST "/v1/table/batch-commit", body json, 200, query [];
+            AlterTableAlterColumns => alter_table_alter_columns(AlterTableAlterColumnsRequest -> AlterTableAlterColumnsResponse) json, POST "/v1/table/{id}/alter_columns", body json, 200, query [];
+            UpdateFieldMetadata => update_field_metadata(UpdateFieldMetadataRequest -> UpdateFieldMetadataResponse) json, POST "/v1/table/{id}/update_field_metadata", body json, 200, query [];
+            AlterTableDropColumns => alter_table_drop_columns(AlterTableDropColumnsRequest -> AlterTableDropColumnsResponse) json, POST "/v1/table/{id}/drop_columns", body json, 200, query [];
+            GetTableStats => get_table_stats(GetTableStatsRequest -> GetTableStatsResponse) json, POST "/v1/table/{id}/stats", body json, 200, query [];
+            InsertIntoTable => insert_into_table(InsertIntoTableRequest -> InsertIntoTableResponse) json, POST "/v1/table/{id}/insert", body arrow, 200, query [branch: Str, mode: Str];
+            MergeInsertIntoTable => merge_insert_into_table(MergeInsertIntoTableRequest -> MergeInsertIntoTableResponse) json, POST "/v1/table/{id}/merge_insert", body arrow, 200, query [branch: Str, on: List, when_matched_update_all: Bool, when_matched_update_all_filt: Str, when_not_matched_insert_all: Bool, when_not_matched_by_source_delete: Bool, when_not_matched_by_source_delete_filt: Str, timeout: Str, use_index: Bool];
+            UpdateTable => update_table(UpdateTableRequest -> UpdateTableResponse) json, POST "/v1/table/{id}/update", body json, 200, query [];
+            DeleteFromTable => delete_from_table(DeleteFromTableRequest -> DeleteFromTableResponse) json, POST "/v1/table/{id}/delete", body json, 200, query [];
+            QueryTable => query_table(QueryTableRequest -> QueryTableResponse) bytes["data"], POST "/v1/table/{id}/query", body json, 200, query [];
+            CountTableRows => count_table_rows(CountTableRowsRequest -> CountTableRowsResponse) count["count"], POST "/v1/table/{id}/count_rows", body json, 200, query [];
+            CreateTable => create_table(CreateTableRequest -> CreateTableResponse) json, POST "/v1/table/{id}/create", body arrow, 200, query [mode: Str, properties: JsonMap, storage_options: JsonMap];
+            ExplainTableQueryPlan => explain_table_query_plan(ExplainTableQueryPlanRequest -> ExplainTableQueryPlanResponse) text["plan"], POST "/v1/table/{id}/explain_plan", body json, 200, query [];
+            AnalyzeTableQueryPlan => analyze_table_query_plan(AnalyzeTableQueryPlanRequest -> AnalyzeTableQueryPlanResponse) text["analysis"], POST "/v1/table/{id}/analyze_plan", body json, 200, query [];
+            AlterTableAddColumns => alter_table_add_columns(AlterTableAddColumnsRequest -> AlterTableAddColumnsResponse) json, POST "/v1/table/{id}/add_columns", body json, 200, query [];
+            AlterTableBackfillColumns => alter_table_backfill_columns(AlterTableBackfillColumnsRequest -> AlterTableBackfillColumnsResponse) json, POST "/v1/table/{id}/backfill_column", body json, 202, query [];
+            RefreshMaterializedView => refresh_materialized_view(RefreshMaterializedViewRequest -> RefreshMaterializedViewResponse) json, POST "/v1/materialized_view/{id}/refresh", body json, 202, query [];
+            CreateMaterializedView => create_materialized_view(CreateMaterializedViewRequest -> CreateMaterializedViewResponse) json, POST "/v1/materialized_view/{id}/create", body json, 201, query [];
+            CreateTableIndex => create_table_index(CreateTableIndexRequest -> CreateTableIndexResponse) json, POST "/v1/table/{id}/create_index", body json, 200, query [];
+            CreateTableScalarIndex => create_table_scalar_index(CreateTableIndexRequest -> CreateTableScalarIndexResponse) json, POST "/v1/table/{id}/create_scalar_index", body json, 200, query [];
+            ListTableIndices => list_table_indices(ListTableIndicesRequest -> ListTableIndicesResponse) json, POST "/v1/table/{id}/index/list", body json, 200, query [];
+            DescribeTableIndexStats => describe_table_index_stats(DescribeTableIndexStatsRequest -> DescribeTableIndexStatsResponse) json, POST "/v1/table/{id}/index/{index_name}/stats", body json, 200, query [];
+            DropTableIndex => drop_table_index(DropTableIndexRequest -> DropTableIndexResponse) json, POST "/v1/table/{id}/index/{index_name}/drop", body none, 200, query [branch: Str];
+            ListTableTags => list_table_tags(ListTableTagsRequest -> ListTableTagsResponse) json, POST "/v1/table/{id}/tags/list", body none, 200, query [page_token: Str, limit: Int];
+            GetTableTagVersion => get_table_tag_version(GetTableTagVersionRequest -> GetTableTagVersionResponse) json, POST "/v1/table/{id}/tags/version", body json, 200, query [];
+            DeclareTable => declare_table(DeclareTableRequest -> DeclareTableResponse) json, POST "/v1/table/{id}/declare", body json, 200, query [];
+            CreateTableTag => create_table_tag(CreateTableTagRequest -> CreateTableTagResponse) json, POST "/v1/table/{id}/tags/create", body json, 200, query [];
+            DeleteTableTag => delete_table_tag(DeleteTableTagRequest -> DeleteTableTagResponse) json, POST "/v1/table/{id}/tags/delete", body json, 200, query [];
+            UpdateTableTag => update_table_tag(UpdateTableTagRequest -> UpdateTableTagResponse) json, POST "/v1/table/{id}/tags/update", body json, 200, query [];
+            ListTableBranches => list_table_branches(ListTableBranchesRequest -> ListTableBranchesResponse) json, POST "/v1/table/{id}/branches/list", body none, 200, query [page_token: Str, limit: Int];
+            CreateTableBranch => create_table_branch(CreateTableBranchRequest -> CreateTableBranchResponse) json, POST "/v1/table/{id}/branches/create", body json, 200, query [];
+            DeleteTableBranch => delete_table_branch(DeleteTableBranchRequest -> DeleteTableBranchResponse) json, POST "/v1/table/{id}/branches/delete", body json, 200, query [];
+            DescribeTransaction => describe_transaction(DescribeTransactionRequest -> DescribeTransactionResponse) json, POST "/v1/transaction/{id}/describe", body json, 200, query [];
+            AlterTransaction => alter_transaction(AlterTransactionRequest -> AlterTransactionResponse) json, POST "/v1/transaction/{id}/alter", body json, 200, query [];
+        }
+    };
+}
+pub(crate) use for_each_spec_op;
