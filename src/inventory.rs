@@ -96,3 +96,15 @@ macro_rules! for_each_spec_op {
     };
 }
 pub(crate) use for_each_spec_op;
+
+/// Call `$m!` with every control-plane operation's row (the catalog's own
+/// operations, `core::control::ControlPlane`), in the same row format.
+macro_rules! for_each_control_op {
+    ($m:ident) => {
+        $m! {
+            GetServerInfo => get_server_info(GetServerInfoRequest -> ServerInfo) json, GET "/v1/server/info", body none, 200, query [];
+            DescribeJob => describe_job(DescribeJobRequest -> JobRecord) json, POST "/v1/job/{job_id}/describe", body json, 200, query [];
+        }
+    };
+}
+pub(crate) use for_each_control_op;

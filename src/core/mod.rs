@@ -12,6 +12,7 @@ mod branch_index;
 mod branch_ops;
 mod checks;
 mod computed;
+pub mod control;
 mod data;
 mod jobs;
 mod locations;

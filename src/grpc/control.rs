@@ -1,61 +1,110 @@
-//! The control-plane service: server facts and job records.
+//! The control-plane service and client, expanded from the inventory's
+//! control rows (`src/inventory.rs`): the same model JSON <-> message
+//! conversion as the namespace service.
 
 use std::sync::Arc;
 
+use async_trait::async_trait;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
-use super::convert::from_json;
+use super::convert::{from_json, model_from_value, request_json, to_json};
 use super::pb;
-use super::status::to_status;
-use crate::core::Catalog;
-use crate::error::CatalogError;
+use super::pb::catalog_control_service_client::CatalogControlServiceClient;
+use super::status::{from_status, to_status};
+use crate::core::control::*;
+use crate::error::{CatalogError, CatalogResult};
 
+/// The control plane served over gRPC.
+#[derive(Clone)]
 pub struct ControlService {
-    catalog: Arc<Catalog>,
+    plane: Arc<dyn ControlPlane>,
+}
+
+impl std::fmt::Debug for ControlService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ControlService").finish_non_exhaustive()
+    }
 }
 
 impl ControlService {
-    pub fn new(catalog: Arc<Catalog>) -> Self {
-        Self { catalog }
+    pub fn new(plane: Arc<dyn ControlPlane>) -> Self {
+        Self { plane }
     }
 }
 
-/// What this build serves.
-pub const FEATURES: &[&str] = &[
-    "rest",
-    "grpc",
-    "flight",
-    "managed-versioning",
-    "materialized-views",
-    "jobs",
-];
+/// A request message as its model.
+fn request_model<P: prost::Message, M: DeserializeOwned>(
+    request: Request<P>,
+    name: &str,
+) -> Result<M, Status> {
+    let value = request_json(&request.into_inner(), name).map_err(to_status)?;
+    model_from_value(value, name).map_err(to_status)
+}
 
-#[tonic::async_trait]
-impl pb::catalog_control_service_server::CatalogControlService for ControlService {
-    async fn get_server_info(
-        &self,
-        _request: Request<pb::GetServerInfoRequest>,
-    ) -> Result<Response<pb::ServerInfo>, Status> {
-        Ok(Response::new(pb::ServerInfo {
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            storage_roots: vec![self.catalog.root().to_string()],
-            features: FEATURES.iter().map(|f| f.to_string()).collect(),
-        }))
-    }
+/// A model answer as its response message.
+fn response<T: Serialize, Q: prost::Message + Default>(
+    answer: CatalogResult<T>,
+    name: &str,
+) -> Result<Response<Q>, Status> {
+    let value = serde_json::to_value(answer.map_err(to_status)?)
+        .map_err(|e| to_status(CatalogError::internal(format!("cannot render answer: {e}"))))?;
+    from_json(value, name).map(Response::new).map_err(to_status)
+}
 
-    async fn describe_job(
-        &self,
-        request: Request<pb::DescribeJobRequest>,
-    ) -> Result<Response<pb::JobRecord>, Status> {
-        let job = self
-            .catalog
-            .job(&request.into_inner().job_id)
-            .await
-            .map_err(to_status)?;
-        let value = serde_json::to_value(job)
-            .map_err(|e| to_status(CatalogError::internal(e.to_string())))?;
-        from_json(value, "JobRecord")
-            .map(Response::new)
-            .map_err(to_status)
+macro_rules! control_service {
+    ($( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
+        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; )*) => {
+        #[tonic::async_trait]
+        impl pb::catalog_control_service_server::CatalogControlService for ControlService {
+            $(
+                async fn $method(
+                    &self,
+                    request: Request<pb::$Req>,
+                ) -> Result<Response<pb::$Resp>, Status> {
+                    let model: $Req = request_model(request, stringify!($Req))?;
+                    response(self.plane.$method(model).await, stringify!($Resp))
+                }
+            )*
+        }
+
+        #[async_trait]
+        impl ControlPlane for GrpcControl {
+            $(
+                async fn $method(&self, request: $Req) -> CatalogResult<$Resp> {
+                    let value = serde_json::to_value(&request).map_err(|e| {
+                        CatalogError::invalid(format!("cannot encode request: {e}"))
+                    })?;
+                    let message: pb::$Req = from_json(value, stringify!($Req))?;
+                    let answer = self
+                        .client
+                        .clone()
+                        .$method(Request::new(message))
+                        .await
+                        .map_err(|s| from_status(&s))?;
+                    let value = to_json(&answer.into_inner(), stringify!($Resp))?;
+                    model_from_value(value, stringify!($Resp))
+                }
+            )*
+        }
+    };
+}
+
+/// The control plane over gRPC, for Rust callers.
+#[derive(Debug, Clone)]
+pub struct GrpcControl {
+    client: CatalogControlServiceClient<Channel>,
+}
+
+impl GrpcControl {
+    /// Connect to `endpoint`, e.g. `http://127.0.0.1:2333`.
+    pub async fn connect(endpoint: &str) -> Result<Self, tonic::transport::Error> {
+        Ok(Self {
+            client: CatalogControlServiceClient::connect(endpoint.to_string()).await?,
+        })
     }
 }
+
+crate::inventory::for_each_control_op!(control_service);

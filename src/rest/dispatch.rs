@@ -8,8 +8,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::core::control::*;
 use crate::error::CatalogError;
-use crate::inventory::for_each_spec_op;
+use crate::inventory::{for_each_control_op, for_each_spec_op};
 
 /// What a successful operation answers.
 pub(crate) enum Reply {
@@ -129,3 +130,27 @@ macro_rules! dispatch_fn {
 }
 
 for_each_spec_op!(dispatch_fn);
+
+macro_rules! dispatch_control_fn {
+    ($( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
+        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; )*) => {
+        /// Run control-plane operation `op` with its request object.
+        pub(crate) async fn dispatch_control(
+            plane: &dyn ControlPlane,
+            op: &str,
+            obj: Map<String, Value>,
+        ) -> Result<Reply, CatalogError> {
+            match op {
+                $( stringify!($Name) => {
+                    let answer: $Resp = plane.$method(model::<$Req>(obj)?).await?;
+                    Ok(Reply::Json(json(answer)?))
+                } )*
+                other => Err(CatalogError::unsupported(format!(
+                    "operation {other} is not served"
+                ))),
+            }
+        }
+    };
+}
+
+for_each_control_op!(dispatch_control_fn);

@@ -2,7 +2,6 @@
 //! It parses requests into spec models and renders answers; it decides
 //! nothing about what an operation means.
 
-mod control;
 mod dispatch;
 pub mod guard;
 pub mod ops;
@@ -23,10 +22,11 @@ use bytes::Bytes;
 use lance_namespace::LanceNamespace;
 use serde_json::{Map, Value};
 
+use crate::core::control::ControlPlane;
 use crate::core::Catalog;
 use crate::error::CatalogError;
-use dispatch::{dispatch, Reply};
-pub use ops::{AnswerKind, BodyKind, Kind, OpDef, OPS};
+use dispatch::{dispatch, dispatch_control, Reply};
+pub use ops::{AnswerKind, BodyKind, Kind, OpDef, Plane, CONTROL_OPS, OPS};
 pub use problem::Problem;
 use request::{
     apply_headers, apply_query, check_arrow_content_type, json_body, set_id, split_id, Query,
@@ -64,30 +64,41 @@ impl Default for RestConfig {
 #[derive(Clone)]
 struct AppState {
     ns: Arc<dyn LanceNamespace>,
+    /// The control plane, when this router serves one.
+    control: Option<Arc<dyn ControlPlane>>,
     config: Arc<RestConfig>,
 }
 
 /// The gateway's router over any namespace implementation: the 54 spec
 /// routes only.
 pub fn router(ns: Arc<dyn LanceNamespace>, config: RestConfig) -> Router {
-    let api = spec_routes(ns, &config);
+    let api = routes(ns, None, &config);
     finish(api, &config)
 }
 
 /// The catalog's full router: the spec routes and the catalog's own
-/// control-plane routes (see `control.rs`).
+/// control-plane routes, both from the inventory.
 pub fn catalog_router(catalog: Arc<Catalog>, config: RestConfig) -> Router {
-    let api = spec_routes(catalog.clone(), &config).merge(control::routes(catalog));
+    let api = routes(catalog.clone(), Some(catalog), &config);
     finish(api, &config)
 }
 
-fn spec_routes(ns: Arc<dyn LanceNamespace>, config: &RestConfig) -> Router {
+fn routes(
+    ns: Arc<dyn LanceNamespace>,
+    control: Option<Arc<dyn ControlPlane>>,
+    config: &RestConfig,
+) -> Router {
+    let ops: Vec<&'static OpDef> = match control {
+        Some(_) => OPS.iter().chain(CONTROL_OPS).collect(),
+        None => OPS.iter().collect(),
+    };
     let state = AppState {
         ns,
+        control,
         config: Arc::new(config.clone()),
     };
     let mut api = Router::new();
-    for op in OPS.iter() {
+    for op in ops {
         let handler = move |state: State<AppState>, path: PathParams, req: Request| async move {
             handle(op, state, path, req).await
         };
@@ -204,29 +215,28 @@ async fn run(
             (Map::new(), body)
         }
     };
-    if let Some(raw) = params.get("id") {
-        let id = split_id(raw, &delimiter);
-        set_id(&mut obj, "id", Value::from(id), instance)?;
-    }
-    if let Some(index) = params.get("index_name") {
-        set_id(
-            &mut obj,
-            "index_name",
-            Value::from(index.as_str()),
-            instance,
-        )?;
+    // `{id}` is the object id, split by the delimiter; other path
+    // parameters (`{index_name}`, `{job_id}`) are strings.
+    for (name, raw) in &params {
+        let value = match name.as_str() {
+            "id" => Value::from(split_id(raw, &delimiter)),
+            _ => Value::from(raw.as_str()),
+        };
+        set_id(&mut obj, name, value, instance)?;
     }
     apply_query(op.query, &query, &mut obj, instance)?;
     apply_headers(&headers, &mut obj);
 
-    let reply = dispatch(state.ns.as_ref(), op.name, obj, data)
-        .await
-        .map_err(|e: CatalogError| Problem::new(e, instance))?;
+    let reply = match (op.plane, &state.control) {
+        (Plane::Control, Some(control)) => dispatch_control(control.as_ref(), op.name, obj).await,
+        _ => dispatch(state.ns.as_ref(), op.name, obj, data).await,
+    }
+    .map_err(|e: CatalogError| Problem::new(e, instance))?;
     Ok(render(op, reply, &delimiter))
 }
 
 /// A path that could not be read, as a problem document.
-pub(crate) fn path_problem(e: &PathRejection, instance: &str) -> Problem {
+fn path_problem(e: &PathRejection, instance: &str) -> Problem {
     Problem::invalid(
         format!(
             "the request path cannot be read: {} (ids must be UTF-8 once percent-decoded)",

@@ -2,7 +2,7 @@
 //! operation's route, body, query parameters, answer and status, as a static
 //! table the router is built from.
 
-use crate::inventory::for_each_spec_op;
+use crate::inventory::{for_each_control_op, for_each_spec_op};
 
 /// What a route's request body is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,9 +49,19 @@ pub enum Kind {
     List,
 }
 
+/// Whose operation a row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plane {
+    /// The Lance Namespace spec's (`LanceNamespace`).
+    Spec,
+    /// The catalog's own (`core::control::ControlPlane`).
+    Control,
+}
+
 /// One operation as served over REST.
 #[derive(Debug, Clone, Copy)]
 pub struct OpDef {
+    pub plane: Plane,
     /// The spec's operationId, e.g. `CreateTable`.
     pub name: &'static str,
     /// `GET` or `POST`.
@@ -106,10 +116,11 @@ macro_rules! answer_kind {
 }
 
 macro_rules! op_defs {
-    ($( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident $([$field:literal])?,
+    ($plane:ident; $( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident $([$field:literal])?,
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; )*) => {
         &[$(
             OpDef {
+                plane: Plane::$plane,
                 name: stringify!($Name),
                 method: stringify!($verb),
                 path: $path,
@@ -122,8 +133,19 @@ macro_rules! op_defs {
     };
 }
 
+macro_rules! spec_defs {
+    ($($rows:tt)*) => { op_defs!(Spec; $($rows)*) };
+}
+
+macro_rules! control_defs {
+    ($($rows:tt)*) => { op_defs!(Control; $($rows)*) };
+}
+
 /// Every spec operation, in inventory order.
-pub static OPS: &[OpDef] = for_each_spec_op!(op_defs);
+pub static OPS: &[OpDef] = for_each_spec_op!(spec_defs);
+
+/// Every control-plane operation, in inventory order.
+pub static CONTROL_OPS: &[OpDef] = for_each_control_op!(control_defs);
 
 #[cfg(test)]
 mod tests {

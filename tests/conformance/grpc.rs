@@ -152,3 +152,45 @@ async fn errors_carry_the_spec_code() {
     assert!(info.features.contains(&"grpc".to_string()));
     assert_eq!(info.storage_roots.len(), 1);
 }
+
+/// The control plane, expanded from the same inventory, answers alike over
+/// gRPC (the Rust client) and REST.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_plane_over_grpc_and_rest() {
+    use lance_catalog::core::control::{ControlPlane, DescribeJobRequest, GetServerInfoRequest};
+    use lance_catalog::grpc::control::GrpcControl;
+    let (_env, base) = endpoint().await;
+    let control = GrpcControl::connect(&base).await.unwrap();
+    let info = control
+        .get_server_info(GetServerInfoRequest {})
+        .await
+        .unwrap();
+    assert_eq!(info.version, env!("CARGO_PKG_VERSION"));
+    assert!(info.features.contains(&"jobs".to_string()), "{info:?}");
+    let e = control
+        .describe_job(DescribeJobRequest {
+            job_id: "no-such-job".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code.0, 10000, "{e:?}");
+
+    let c = reqwest::Client::new();
+    let rest: serde_json::Value = c
+        .get(format!("{base}/v1/server/info"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(rest, serde_json::to_value(&info).unwrap());
+    let r = c
+        .post(format!("{base}/v1/job/no-such-job/describe"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["code"], 10000);
+}
