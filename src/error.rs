@@ -8,6 +8,7 @@
 use lance_namespace::{ErrorCode, NamespaceError};
 
 mod classify;
+pub mod status;
 
 /// A spec error code. The numeric value is the cross-language contract that
 /// Lance clients classify by; the HTTP status is advisory.
@@ -61,15 +62,27 @@ impl Code {
     pub const NAMESPACE_NOT_EMPTY: Code = Code(3);
     pub const TABLE_NOT_FOUND: Code = Code(4);
     pub const TABLE_ALREADY_EXISTS: Code = Code(5);
+    pub const TABLE_INDEX_NOT_FOUND: Code = Code(6);
+    pub const TABLE_INDEX_ALREADY_EXISTS: Code = Code(7);
+    pub const TABLE_TAG_NOT_FOUND: Code = Code(8);
+    pub const TABLE_TAG_ALREADY_EXISTS: Code = Code(9);
+    pub const TRANSACTION_NOT_FOUND: Code = Code(10);
     pub const TABLE_VERSION_NOT_FOUND: Code = Code(11);
+    pub const TABLE_COLUMN_NOT_FOUND: Code = Code(12);
     pub const INVALID_INPUT: Code = Code(13);
     pub const CONCURRENT_MODIFICATION: Code = Code(14);
+    pub const PERMISSION_DENIED: Code = Code(15);
     pub const UNAUTHENTICATED: Code = Code(16);
     pub const SERVICE_UNAVAILABLE: Code = Code(17);
     pub const INTERNAL: Code = Code(18);
+    pub const INVALID_TABLE_STATE: Code = Code(19);
     pub const SCHEMA_VALIDATION: Code = Code(20);
     pub const THROTTLING: Code = Code(21);
+    pub const TABLE_BRANCH_NOT_FOUND: Code = Code(22);
+    pub const TABLE_BRANCH_ALREADY_EXISTS: Code = Code(23);
     pub const TASK_NOT_FOUND: Code = Code(10000);
+    pub const TASK_STATE_CONFLICT: Code = Code(10001);
+    pub const TASK_QUOTA_EXCEEDED: Code = Code(10002);
 
     fn row(self) -> Option<&'static (u32, &'static str, u16, i32)> {
         STATUS_TABLE
@@ -148,7 +161,7 @@ impl CatalogError {
             E::InvalidTableLocation { .. } => Code::INVALID_INPUT,
             E::Arrow { .. } => Code::INVALID_INPUT,
             E::SchemaMismatch { .. } | E::Schema { .. } => Code::SCHEMA_VALIDATION,
-            E::FieldNotFound { .. } => Code(12),
+            E::FieldNotFound { .. } => Code::TABLE_COLUMN_NOT_FOUND,
             E::DatasetAlreadyExists { .. } => Code::TABLE_ALREADY_EXISTS,
             E::DatasetNotFound { .. } => Code::TABLE_NOT_FOUND,
             E::NotSupported { .. } => Code::UNSUPPORTED,
@@ -159,14 +172,29 @@ impl CatalogError {
             | E::VersionConflict { .. }
             | E::RefConflict { .. } => Code::CONCURRENT_MODIFICATION,
             E::VersionNotFound { .. } => Code::TABLE_VERSION_NOT_FOUND,
-            E::RefNotFound { .. } => Code(8),
-            E::IndexNotFound { .. } => Code(6),
+            E::RefNotFound { .. } => Code::TABLE_TAG_NOT_FOUND,
+            E::IndexNotFound { .. } => Code::TABLE_INDEX_NOT_FOUND,
             E::Timeout { .. } => Code::SERVICE_UNAVAILABLE,
             E::Backpressure { .. } => Code::THROTTLING,
             E::Shared { source } => return Self::classify_lance(source),
             _ => Code::INTERNAL,
         };
         Self::new(code, msg)
+    }
+
+    /// What a caller is shown of this error, on every transport. Internal
+    /// errors are logged here, with the request id the caller also gets and
+    /// what was asked (`instance`), and shown as a generic message naming
+    /// that id: an answer never carries the server's internals.
+    pub fn public_message(&self, request_id: &str, instance: &str) -> String {
+        if self.code == Code::INTERNAL {
+            tracing::error!(request_id, instance, error = %self.message, "internal error");
+            format!(
+                "internal error while serving this request (request id {request_id}); the server log has the details"
+            )
+        } else {
+            self.message.clone()
+        }
     }
 
     /// The form the `LanceNamespace` trait returns: a namespace error that any
@@ -253,6 +281,16 @@ mod tests {
         assert_eq!(Code(5).grpc_status(), 6);
         assert_eq!(Code(14).grpc_status(), 10);
         assert_eq!(Code(0).grpc_status(), 12);
+    }
+
+    #[test]
+    fn internal_errors_show_only_the_request_id() {
+        let e = CatalogError::internal("disk /secret/path on fire");
+        let shown = e.public_message("req-42", "/v1/table/t/describe");
+        assert!(shown.contains("req-42"), "{shown}");
+        assert!(!shown.contains("secret"), "{shown}");
+        let e = CatalogError::invalid("bad id");
+        assert_eq!(e.public_message("req-42", "/x"), "bad id");
     }
 
     #[test]

@@ -111,7 +111,7 @@ impl Catalog {
         let mut ds = self.open_table(id, Some(branch)).await?;
         if ds.schema().field(&req.column).is_none() {
             return Err(CatalogError::new(
-                Code(12),
+                Code::TABLE_COLUMN_NOT_FOUND,
                 format!("table {} has no column {:?}", display_id(id), req.column),
             ));
         }
@@ -126,7 +126,7 @@ impl Catalog {
         .map_err(|e| {
             let err = CatalogError::from_lance(&e);
             if err.message.contains("already exists") {
-                CatalogError::new(Code(7), err.message)
+                CatalogError::new(Code::TABLE_INDEX_ALREADY_EXISTS, err.message)
             } else {
                 err
             }

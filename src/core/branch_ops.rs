@@ -80,9 +80,9 @@ impl Catalog {
         let mut ds = self.open_table(id, Some(branch)).await?;
         ds.drop_index(name).await.map_err(|e| {
             let err = CatalogError::from_lance(&e);
-            if err.code == Code::INVALID_INPUT || err.code.0 == 4 {
+            if err.code == Code::INVALID_INPUT || err.code == Code::TABLE_NOT_FOUND {
                 CatalogError::new(
-                    Code(6),
+                    Code::TABLE_INDEX_NOT_FOUND,
                     format!("no index named {name:?} on branch {branch:?}"),
                 )
             } else {
@@ -103,10 +103,12 @@ impl Catalog {
         let branch = super::open::branch_of(&req.branch);
         let mut ds = self.open_table(id, branch).await?;
         if let Some(tag) = req.tag.as_deref().filter(|t| !t.is_empty()) {
-            ds = ds
-                .checkout_version(tag)
-                .await
-                .map_err(|_| CatalogError::new(Code(8), format!("table has no tag {tag:?}")))?;
+            ds = ds.checkout_version(tag).await.map_err(|_| {
+                CatalogError::new(
+                    Code::TABLE_TAG_NOT_FOUND,
+                    format!("table has no tag {tag:?}"),
+                )
+            })?;
         } else if let Some(v) = req.version {
             ds = self.checkout(ds, v as u64, id).await?;
         }

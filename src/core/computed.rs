@@ -125,7 +125,7 @@ impl Catalog {
         let mut ds = self.open_table(&id, branch_of(&req.branch)).await?;
         let field = ds.schema().field(&column).ok_or_else(|| {
             CatalogError::new(
-                Code(12),
+                Code::TABLE_COLUMN_NOT_FOUND,
                 format!("table {} has no column {column:?}", display_id(&id)),
             )
         })?;

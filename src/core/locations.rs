@@ -202,7 +202,7 @@ impl Catalog {
         let first = location.split('/').next().unwrap_or_default();
         if location.is_empty() || RESERVED_DIRS.contains(&first) {
             return Err(CatalogError::new(
-                Code(19),
+                Code::INVALID_TABLE_STATE,
                 format!(
                     "table {} is recorded at {location:?}, which is the storage root or the catalog's own records; dropping it would delete data that is not the table's. Deregister it instead",
                     display_id(&id)
@@ -211,7 +211,7 @@ impl Catalog {
         }
         if let Some(other) = find_overlap(location, tables, Some(key)) {
             return Err(CatalogError::new(
-                Code(19),
+                Code::INVALID_TABLE_STATE,
                 format!(
                     "table {}'s location {location:?} overlaps the location {:?} of table {}; dropping it would delete that table's data. Deregister one of them instead",
                     display_id(&id),
@@ -289,27 +289,27 @@ mod tests {
             placed("h$u", "u"),
         ];
         let e = Catalog::check_deletable("h$alias", "1234_h$t", &tables).unwrap_err();
-        assert_eq!(e.code, Code(19));
+        assert_eq!(e.code, Code::INVALID_TABLE_STATE);
         assert!(e.message.contains("'h$t'"), "{}", e.message);
         assert!(Catalog::check_deletable("h$u", "u", &tables).is_ok());
         assert_eq!(
             Catalog::check_deletable("h$r", "", &tables)
                 .unwrap_err()
                 .code,
-            Code(19)
+            Code::INVALID_TABLE_STATE
         );
         let nested = vec![placed("h$u", "u"), placed("h$in", "u/data")];
         assert_eq!(
             Catalog::check_deletable("h$in", "u/data", &nested)
                 .unwrap_err()
                 .code,
-            Code(19)
+            Code::INVALID_TABLE_STATE
         );
         assert_eq!(
             Catalog::check_deletable("h$u", "u", &nested)
                 .unwrap_err()
                 .code,
-            Code(19)
+            Code::INVALID_TABLE_STATE
         );
     }
 

@@ -73,7 +73,7 @@ impl Catalog {
         for u in &req.updates {
             if ds.schema().field(&u.path).is_none() {
                 return Err(CatalogError::new(
-                    Code(12),
+                    Code::TABLE_COLUMN_NOT_FOUND,
                     format!("table {} has no column {:?}", display_id(&id), u.path),
                 ));
             }
@@ -121,7 +121,7 @@ impl Catalog {
         for c in columns {
             if ds.schema().field(c).is_none() {
                 return Err(CatalogError::new(
-                    Code(12),
+                    Code::TABLE_COLUMN_NOT_FOUND,
                     format!("table {} has no column {c:?}", display_id(id)),
                 ));
             }

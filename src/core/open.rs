@@ -64,11 +64,15 @@ impl Catalog {
             let err = CatalogError::from_lance(&e);
             match branch {
                 Some(b)
-                    if matches!(err.code.0, 4 | 8 | 11)
-                        || err.message.to_ascii_lowercase().contains("not found") =>
+                    if matches!(
+                        err.code,
+                        Code::TABLE_NOT_FOUND
+                            | Code::TABLE_TAG_NOT_FOUND
+                            | Code::TABLE_VERSION_NOT_FOUND
+                    ) || err.message.to_ascii_lowercase().contains("not found") =>
                 {
                     CatalogError::new(
-                        Code(22),
+                        Code::TABLE_BRANCH_NOT_FOUND,
                         format!("table {} has no branch {b:?}", display_id(id)),
                     )
                 }
@@ -119,7 +123,7 @@ impl Catalog {
             .await
             .map_err(|e| match e {
                 lance::Error::RefConflict { .. } => CatalogError::new(
-                    Code(9),
+                    Code::TABLE_TAG_ALREADY_EXISTS,
                     format!("table {} already has a tag {:?}", display_id(&id), req.tag),
                 ),
                 e => CatalogError::from_lance(&e),

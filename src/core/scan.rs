@@ -235,8 +235,10 @@ impl Catalog {
     ) -> CatalogResult<lance::Dataset> {
         ds.checkout_version(version).await.map_err(|e| {
             let err = CatalogError::from_lance(&e);
-            if matches!(err.code.0, 4 | 11)
-                || err.message.to_ascii_lowercase().contains("not found")
+            if matches!(
+                err.code,
+                Code::TABLE_NOT_FOUND | Code::TABLE_VERSION_NOT_FOUND
+            ) || err.message.to_ascii_lowercase().contains("not found")
             {
                 CatalogError::new(
                     Code::TABLE_VERSION_NOT_FOUND,

@@ -274,7 +274,9 @@ impl Catalog {
             Ok(d) => d.location.map(Target::Written).ok_or_else(|| {
                 CatalogError::internal(format!("table {} has no location", display_id(id)))
             }),
-            Err(e) if matches!(e.code.0, 1 | 4) => Ok(Target::Missing),
+            Err(e) if matches!(e.code, Code::NAMESPACE_NOT_FOUND | Code::TABLE_NOT_FOUND) => {
+                Ok(Target::Missing)
+            }
             Err(e) => Err(e),
         }
     }

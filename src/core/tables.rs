@@ -462,7 +462,7 @@ pub(crate) fn merge_on_columns(
     }
     if let Some(missing) = on.iter().find(|c| schema.field_with_name(c).is_err()) {
         return Err(CatalogError::new(
-            Code(12),
+            Code::TABLE_COLUMN_NOT_FOUND,
             format!("merge_insert `on` column {missing:?} is not in the data's schema"),
         ));
     }

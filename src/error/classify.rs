@@ -15,12 +15,12 @@ pub(super) fn settle(code: Code, msg: &str) -> Option<(Code, String)> {
     match code {
         Code::INTERNAL => settle_internal(msg),
         Code::INVALID_INPUT if names_missing_column(&msg.to_ascii_lowercase()) => {
-            Some((Code(12), clean(msg)))
+            Some((Code::TABLE_COLUMN_NOT_FOUND, clean(msg)))
         }
         Code::TABLE_NOT_FOUND => {
             let lower = msg.to_ascii_lowercase();
             if lower.starts_with("branch '") && lower.contains("' not found") {
-                Some((Code(22), super::clean_message(msg)))
+                Some((Code::TABLE_BRANCH_NOT_FOUND, super::clean_message(msg)))
             } else if lower.contains(".manifest was not found") {
                 Some((Code::TABLE_VERSION_NOT_FOUND, clean(msg)))
             } else {
@@ -45,7 +45,7 @@ fn settle_internal(msg: &str) -> Option<(Code, String)> {
         && lower.contains("/tree/")
         && lower.contains("not found")
     {
-        return Some((Code(22), cleaned()));
+        return Some((Code::TABLE_BRANCH_NOT_FOUND, cleaned()));
     }
     // A recorded table whose location holds no dataset.
     if lower.contains("failed to open dataset") && lower.contains("was not found") {
@@ -55,7 +55,7 @@ fn settle_internal(msg: &str) -> Option<(Code, String)> {
         ));
     }
     if names_missing_column(&lower) {
-        return Some((Code(12), cleaned()));
+        return Some((Code::TABLE_COLUMN_NOT_FOUND, cleaned()));
     }
     let invalid = [
         "invalidinput {",
@@ -151,7 +151,7 @@ mod tests {
         assert_eq!(c, Code::INVALID_INPUT);
         assert_eq!(m, "add_columns: Expression is not valid: 1 +");
         let (c, m) = settle_internal(r#"Failed to execute query: InvalidInput { source: SchemaError(FieldNotFound { field: Column { relation: None, name: "nope" }, valid_fields: [] }, Some("")), location: Location { file: "/x/projection.rs", line: 428, column: 21 }"#).unwrap();
-        assert_eq!(c, Code(12));
+        assert_eq!(c, Code::TABLE_COLUMN_NOT_FOUND);
         assert_eq!(m, "column \"nope\" does not exist");
         let (c, _) = settle_internal("Failed to checkout version 0 for restore at 'file:///t': Dataset at path t/_versions/0.manifest was not found: Not found: t/_versions/0.manifest").unwrap();
         assert_eq!(c, Code::TABLE_VERSION_NOT_FOUND);
@@ -166,7 +166,7 @@ mod tests {
             "branch 'nope' not found for table at 'file:///t': Not found: t/tree/nope/_versions",
         )
         .unwrap();
-        assert_eq!(c, Code(22));
+        assert_eq!(c, Code::TABLE_BRANCH_NOT_FOUND);
         assert!(settle(Code::TABLE_NOT_FOUND, "table 'a$b' does not exist").is_none());
     }
 }

@@ -37,8 +37,8 @@ use serde_json::Value;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::core::{Catalog, ScanSpec, WriteOp};
+use crate::error::status::to_status;
 use crate::error::CatalogError;
-use crate::grpc::status::to_status;
 
 /// The Flight service over the catalog.
 pub struct CatalogFlight {

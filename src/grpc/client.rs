@@ -17,7 +17,7 @@ use tonic::{Request, Response, Status};
 
 use super::convert::{from_json, model_from_value, to_json};
 use super::pb::lance_namespace_service_client::LanceNamespaceServiceClient;
-use super::status::from_status;
+use crate::error::status::from_status;
 use crate::error::CatalogError;
 
 type Client = LanceNamespaceServiceClient<Channel>;

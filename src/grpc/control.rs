@@ -13,8 +13,8 @@ use tonic::{Request, Response, Status};
 use super::convert::{from_json, model_from_value, request_json, to_json};
 use super::pb;
 use super::pb::catalog_control_service_client::CatalogControlServiceClient;
-use super::status::{from_status, to_status};
 use crate::core::control::*;
+use crate::error::status::{from_status, to_status};
 use crate::error::{CatalogError, CatalogResult};
 
 /// The control plane served over gRPC.

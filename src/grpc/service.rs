@@ -16,7 +16,7 @@ use tonic::{Request, Response, Status};
 
 use super::convert::{from_json, model_from_value, request_json};
 use super::pb;
-use super::status::to_status;
+use crate::error::status::to_status;
 use crate::error::CatalogError;
 
 /// The spec operations over gRPC.

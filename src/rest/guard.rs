@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
@@ -18,6 +18,9 @@ use http_body::{Frame, SizeHint};
 
 use super::problem::Problem;
 use crate::error::{CatalogError, Code};
+
+/// The header that names a request, for callers and the server log.
+pub const REQUEST_ID: &str = "x-request-id";
 
 /// Most request headers the gateway reads; more answers 431.
 pub const MAX_HEADERS: usize = 100;
@@ -47,6 +50,18 @@ pub async fn limits(idle: Duration, req: Request, next: Next) -> Response {
         .with_status(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE)
         .into_response();
     }
+    // One request id for the whole request: the caller's, or a fresh one.
+    let mut req = req;
+    let request_id = match req.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()) {
+        Some(id) => id.to_string(),
+        None => {
+            let id = uuid::Uuid::new_v4().to_string();
+            if let Ok(v) = HeaderValue::from_str(&id) {
+                req.headers_mut().insert(REQUEST_ID, v);
+            }
+            id
+        }
+    };
     let (parts, body) = req.into_parts();
     let body = Body::new(IdleBody {
         inner: body,
@@ -58,11 +73,18 @@ pub async fn limits(idle: Duration, req: Request, next: Next) -> Response {
     let run = std::panic::AssertUnwindSafe(next.run(Request::from_parts(parts, body)));
     let resp = match futures::FutureExt::catch_unwind(run).await {
         Ok(resp) => resp,
-        Err(_) => Problem::new(
-            CatalogError::internal("the request handler panicked"),
-            instance.clone(),
-        )
-        .into_response(),
+        Err(_) => {
+            let mut resp = Problem::new(
+                CatalogError::internal("the request handler panicked"),
+                instance.clone(),
+            )
+            .with_request_id(&request_id)
+            .into_response();
+            if let Ok(v) = HeaderValue::from_str(&request_id) {
+                resp.headers_mut().insert(REQUEST_ID, v);
+            }
+            resp
+        }
     };
     problem_net(resp, &instance)
 }

@@ -170,7 +170,7 @@ async fn handle(
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let mut resp = match run(op, &state, path, req, &instance).await {
         Ok(resp) => resp,
-        Err(problem) => problem.into_response(),
+        Err(problem) => problem.with_request_id(&request_id).into_response(),
     };
     if let Ok(v) = HeaderValue::from_str(&request_id) {
         resp.headers_mut().insert("x-request-id", v);

@@ -5,7 +5,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use crate::error::{CatalogError, Code};
+use crate::error::CatalogError;
 
 /// A REST error: the catalog error plus the request path it answers.
 #[derive(Debug)]
@@ -16,6 +16,9 @@ pub struct Problem {
     /// large). Domain errors always use the status table.
     pub status: Option<StatusCode>,
     pub instance: String,
+    /// The request id the caller gets in `x-request-id`, for the log line
+    /// of an internal error.
+    pub request_id: Option<String>,
 }
 
 impl Problem {
@@ -24,11 +27,17 @@ impl Problem {
             error,
             status: None,
             instance: instance.into(),
+            request_id: None,
         }
     }
 
     pub fn with_status(mut self, status: StatusCode) -> Self {
         self.status = Some(status);
+        self
+    }
+
+    pub fn with_request_id(mut self, request_id: &str) -> Self {
+        self.request_id = Some(request_id.to_string());
         self
     }
 
@@ -43,14 +52,11 @@ impl IntoResponse for Problem {
         let status = self.status.unwrap_or_else(|| {
             StatusCode::from_u16(code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
         });
-        // 5xx answers never carry internals: the detail is logged, the
-        // caller gets the code and a generic message.
-        let message = if code == Code::INTERNAL {
-            tracing::error!(instance = %self.instance, error = %self.error.message, "internal error");
-            "internal error while serving this request; the server log has the details".to_string()
-        } else {
-            self.error.message
-        };
+        let request_id = self
+            .request_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let message = self.error.public_message(&request_id, &self.instance);
         let body = json!({
             "type": format!("urn:lance-namespace:error:{}", code.0),
             "title": code.name(),

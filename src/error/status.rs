@@ -1,6 +1,7 @@
-//! Errors over gRPC: the status code from the one table in `error.rs`, and
-//! the exact spec code and name in the `lance-error-code` and
-//! `lance-error-name` metadata entries, so a client can always recover them.
+//! Errors as gRPC statuses (the gRPC services and Arrow Flight): the status
+//! code from the one table in `error.rs`, and the exact spec code and name
+//! in the `lance-error-code` and `lance-error-name` metadata entries, so a
+//! client can always recover them.
 
 use tonic::metadata::MetadataValue;
 use tonic::{Code as GrpcCode, Status};
@@ -10,15 +11,18 @@ use crate::error::{CatalogError, Code};
 pub const CODE_KEY: &str = "lance-error-code";
 pub const NAME_KEY: &str = "lance-error-name";
 
+/// The status for an error. An internal error is logged under a fresh
+/// request id, which the status carries in `x-request-id` and its message.
 pub fn to_status(err: CatalogError) -> Status {
-    let message = if err.code == Code::INTERNAL {
-        tracing::error!(error = %err.message, "internal error");
-        "internal error while serving this request; the server log has the details".to_string()
-    } else {
-        err.message
-    };
+    let request_id = uuid::Uuid::new_v4().to_string();
+    let message = err.public_message(&request_id, "grpc");
     let mut status = Status::new(GrpcCode::from_i32(err.code.grpc_status()), message);
     let meta = status.metadata_mut();
+    if err.code == Code::INTERNAL {
+        if let Ok(v) = MetadataValue::try_from(request_id.as_str()) {
+            meta.insert("x-request-id", v);
+        }
+    }
     if let Ok(v) = MetadataValue::try_from(err.code.0.to_string()) {
         meta.insert(CODE_KEY, v);
     }
