@@ -64,7 +64,7 @@ impl Catalog {
             let mut result = CommitTableResult::default();
             if let Some(d) = &op.declare_table {
                 let id = table_id(&d.id)?;
-                let key = id.join("$");
+                let key = super::checks::manifest_key(&id);
                 self.require_parent(&id).await?;
                 let exists = rows.contains_key(&key)
                     || (!removed.contains(&key)
@@ -116,7 +116,7 @@ impl Catalog {
                 }));
             } else if let Some(c) = &op.create_table_version {
                 let id = table_id(&c.id)?;
-                let key = id.join("$");
+                let key = super::checks::manifest_key(&id);
                 let row = self.batch_row(&ds, &id, &rows, &removed).await?;
                 let entry = CreateTableVersionEntry {
                     id: id.clone(),
@@ -140,7 +140,7 @@ impl Catalog {
                 plans.push((i, plan));
             } else if let Some(d) = &op.delete_table_versions {
                 let id = table_id(&d.id)?;
-                if fresh.contains(&id.join("$")) {
+                if fresh.contains(&super::checks::manifest_key(&id)) {
                     return Err(CatalogError::invalid(format!(
                         "table {} is declared in this batch and has no versions to delete",
                         display_id(&id)
@@ -153,10 +153,10 @@ impl Catalog {
                 deletes.push((i, *d));
             } else if let Some(d) = &op.deregister_table {
                 let id = table_id(&d.id)?;
-                let key = id.join("$");
+                let key = super::checks::manifest_key(&id);
                 let row = self.batch_row(&ds, &id, &rows, &removed).await?;
                 let mut props = row_properties(&row)?;
-                props.remove(super::versions::PENDING);
+                props.remove(super::reserved::PENDING);
                 result.deregister_table = Some(Box::new(DeregisterTableResponse {
                     id: Some(id),
                     location: row_location(&row).map(|l| self.location_uri(&l)),
@@ -204,7 +204,7 @@ impl Catalog {
         rows: &HashMap<String, RecordBatch>,
         removed: &HashSet<String>,
     ) -> CatalogResult<RecordBatch> {
-        let key = id.join("$");
+        let key = super::checks::manifest_key(&id);
         if let Some(row) = rows.get(&key) {
             return Ok(row.clone());
         }

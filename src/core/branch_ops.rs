@@ -140,11 +140,7 @@ impl Catalog {
             plain.version = None;
             plain.load_detailed_metadata = Some(false);
         }
-        let base = super::engine(
-            lance_namespace::LanceNamespace::describe_table(self.inner.as_ref(), plain).await,
-        )
-        .map_err(|e| super::missing_table(e, &id))?;
-        let mut base = base;
+        let mut base = self.describe(&id, plain).await?;
         super::checks::public_properties(&mut base.properties);
         if on_ref {
             self.describe_ref(&id, &req, base).await

@@ -64,8 +64,7 @@ fn check_segments(id: &[String]) -> CatalogResult<()> {
     Ok(())
 }
 
-/// Property keys under this prefix are the catalog's own bookkeeping.
-pub(crate) const RESERVED_PREFIX: &str = "lance-catalog.";
+use super::reserved::{PENDING, RESERVED_PREFIX};
 
 /// Refuse caller-set properties that would forge the catalog's bookkeeping.
 pub(crate) fn check_properties(
@@ -82,7 +81,7 @@ pub(crate) fn check_properties(
 /// Remove internal bookkeeping from properties shown to callers.
 pub(crate) fn public_properties(props: &mut Option<std::collections::HashMap<String, String>>) {
     if let Some(p) = props.as_mut() {
-        p.remove(super::versions::PENDING);
+        p.remove(PENDING);
     }
 }
 
@@ -133,6 +132,37 @@ impl Catalog {
     }
 }
 
+/// The engine reports a table whose namespace is missing as
+/// NamespaceNotFound; for an operation on a table, the table does not exist
+/// (4), and the message says which object is missing.
+pub(crate) fn missing_table(e: CatalogError, id: &[String]) -> CatalogError {
+    if e.code != Code::NAMESPACE_NOT_FOUND {
+        return e;
+    }
+    CatalogError::new(
+        Code::TABLE_NOT_FOUND,
+        format!(
+            "table {} does not exist: its namespace {} does not exist",
+            display_id(id),
+            display_id(&id[..id.len().saturating_sub(1)])
+        ),
+    )
+}
+
+/// The manifest's key for an object id: its segments joined by `$` (which
+/// segments may not contain, see `check_segments`).
+pub fn manifest_key(id: &[String]) -> String {
+    id.join(KEY_SEPARATOR)
+}
+
+/// The object id a manifest key names.
+pub fn manifest_id(key: &str) -> Vec<String> {
+    key.split(KEY_SEPARATOR).map(str::to_string).collect()
+}
+
+/// What joins the segments of a manifest key.
+const KEY_SEPARATOR: &str = "$";
+
 /// TableNotFound (4) for `id`, in the one wording every path uses.
 pub(crate) fn table_not_found(id: &[String]) -> CatalogError {
     CatalogError::new(
@@ -146,6 +176,6 @@ pub(crate) fn display_id(id: &[String]) -> String {
     if id.is_empty() {
         "$ (root)".to_string()
     } else {
-        format!("'{}'", id.join("$"))
+        format!("'{}'", manifest_key(id))
     }
 }

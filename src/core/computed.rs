@@ -26,10 +26,7 @@ use super::open::branch_of;
 use super::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
-/// Field-metadata key holding a computed column's SQL binding.
-pub const COMPUTED_KEY: &str = "lance-catalog:computed";
-/// Field-metadata key holding a virtual column's UDF definition (JSON).
-pub const VIRTUAL_KEY: &str = "lance-catalog:virtual_column";
+use super::reserved::{COMPUTED_KEY, VIRTUAL_KEY};
 
 impl Catalog {
     pub(crate) async fn add_columns_op(

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use arrow_array::{Array, StringArray};
 use futures::TryStreamExt;
 
-use super::checks::display_id;
+use super::checks::{display_id, manifest_id, manifest_key};
 use super::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -107,13 +107,8 @@ pub(crate) fn overlap_error(id: &[String], location: &str, other: &Placed) -> Ca
         "table location {location:?} for {} {how} the location {:?} of table {}; a table's location may not overlap another table's",
         display_id(id),
         other.location,
-        display_id(&key_id(&other.key)),
+        display_id(&manifest_id(&other.key)),
     ))
-}
-
-/// The segments of a manifest key.
-pub(crate) fn key_id(key: &str) -> Vec<String> {
-    key.split('$').map(str::to_string).collect()
 }
 
 impl Catalog {
@@ -157,7 +152,7 @@ impl Catalog {
     /// overlaps) unless no other recorded table overlaps it.
     pub(crate) async fn check_unclaimed(&self, id: &[String], location: &str) -> CatalogResult<()> {
         let tables = self.placed_tables().await?;
-        let key = id.join("$");
+        let key = manifest_key(&id);
         match find_overlap(location, &tables, Some(&key)) {
             Some(other) => Err(overlap_error(id, location, other)),
             None => Ok(()),
@@ -170,7 +165,7 @@ impl Catalog {
     /// both callers get 14, so two tables never share bytes.
     pub(crate) async fn settle_claim(&self, id: &[String], location: &str) -> CatalogResult<()> {
         let tables = self.placed_tables().await?;
-        let key = id.join("$");
+        let key = manifest_key(&id);
         let Some(other) = find_overlap(location, &tables, Some(&key)) else {
             return Ok(());
         };
@@ -183,7 +178,7 @@ impl Catalog {
             format!(
                 "table {} was registered at {location:?} while table {} was registered at the overlapping {:?}; neither registration stands, retry",
                 display_id(id),
-                display_id(&key_id(&other.key)),
+                display_id(&manifest_id(&other.key)),
                 other.location
             ),
         ))
@@ -198,7 +193,7 @@ impl Catalog {
         location: &str,
         tables: &[Placed],
     ) -> CatalogResult<()> {
-        let id = key_id(key);
+        let id = manifest_id(key);
         let first = location.split('/').next().unwrap_or_default();
         if location.is_empty() || RESERVED_DIRS.contains(&first) {
             return Err(CatalogError::new(
@@ -216,7 +211,7 @@ impl Catalog {
                     "table {}'s location {location:?} overlaps the location {:?} of table {}; dropping it would delete that table's data. Deregister one of them instead",
                     display_id(&id),
                     other.location,
-                    display_id(&key_id(&other.key))
+                    display_id(&manifest_id(&other.key))
                 ),
             ));
         }

@@ -18,8 +18,7 @@ use super::open::branch_of;
 use super::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
-/// Context key naming schema-metadata keys to delete (a JSON list of strings).
-pub const UNSET_KEYS: &str = "lance-catalog.unset_keys";
+use super::reserved::UNSET_KEYS;
 
 impl Catalog {
     pub(crate) async fn update_schema_metadata_op(

@@ -6,6 +6,32 @@
 //! Lance datasets), so a catalog root stays readable by any plain Lance client.
 //! The core checks shape and parents before it writes, normalises every error
 //! to a spec code, and fills the operations the engine leaves out.
+//!
+//! Where each operation lives (every spec operation enters through
+//! `namespace_impl.rs`; an operation not listed is the engine's, with the
+//! id checked and the error settled by `settle.rs`):
+//!
+//! | operations | file |
+//! |---|---|
+//! | namespaces: create, list, drop (mode, behavior, cascade) | `namespaces.rs` |
+//! | create, declare, register, insert, merge-insert, drop table | `tables.rs` |
+//! | where tables live; what a drop may delete | `locations.rs` |
+//! | rename | `rename.rs` |
+//! | versions: list, describe, create (managed versioning) | `versions.rs` |
+//! | batch create versions, batch commit | `batch_commit.rs`, `manifest_tx.rs` |
+//! | update, delete, describe on a branch | `branch_ops.rs` |
+//! | create and drop index on a branch | `branch_index.rs` |
+//! | query, explain/analyze on a branch, Flight scans | `scan.rs` |
+//! | Flight writes (create, insert, merge-insert from a stream) | `stream_write.rs` |
+//! | schema and field metadata; column checks | `metadata.rs` |
+//! | add columns (computed, virtual), backfill | `computed.rs`, `jobs.rs` |
+//! | materialized views | `views.rs` |
+//! | tags on a branch, branch helpers, opening datasets | `open.rs` |
+//! | the control plane (server info, jobs) | `control.rs` |
+//! | the reconciler | `reconcile.rs` |
+//! | id and property checks, manifest keys | `checks.rs`, `reserved.rs` |
+//! | Arrow bodies | `data.rs` |
+//! | opening the storage root | `storage.rs` |
 
 mod batch_commit;
 mod branch_index;
@@ -23,6 +49,7 @@ mod namespaces;
 mod open;
 mod reconcile;
 mod rename;
+pub mod reserved;
 mod scan;
 mod settle;
 mod storage;
@@ -32,8 +59,8 @@ mod versions;
 mod views;
 
 pub use jobs::{Job, JobState};
-pub use metadata::UNSET_KEYS;
 pub use reconcile::{Orphan, Reconciliation, TableWithoutData};
+pub use reserved::UNSET_KEYS;
 pub use scan::{Scan, ScanSpec};
 pub use storage::StorageConfig;
 pub use stream_write::{insert_mode_is_overwrite, WriteOp, WriteOutcome};
@@ -48,6 +75,8 @@ use lance_namespace_impls::dir::manifest::ManifestNamespace;
 use lance_namespace_impls::DirectoryNamespace;
 
 use crate::error::{CatalogError, CatalogResult};
+pub(crate) use checks::missing_table;
+pub use checks::{manifest_id, manifest_key};
 
 /// The catalog: the single implementation of every spec operation.
 #[derive(Debug, Clone)]
@@ -172,23 +201,6 @@ impl Catalog {
     /// The storage options a client needs to reach the root's tables.
     pub(crate) fn vended_storage_options(&self) -> Option<HashMap<String, String>> {
         (!self.storage_options.is_empty()).then(|| self.storage_options.clone())
-    }
-}
-
-/// The engine reports a table whose namespace is missing as
-/// NamespaceNotFound; for an operation on a table, the table does not exist.
-pub(crate) fn missing_table(e: CatalogError, id: &[String]) -> CatalogError {
-    if e.code == crate::error::Code::NAMESPACE_NOT_FOUND {
-        CatalogError::new(
-            crate::error::Code::TABLE_NOT_FOUND,
-            format!(
-                "table {} does not exist: its namespace {} does not exist",
-                checks::display_id(id),
-                checks::display_id(&id[..id.len() - 1])
-            ),
-        )
-    } else {
-        e
     }
 }
 

@@ -109,7 +109,8 @@ impl Catalog {
             }
             // Nothing is deleted unless every table below may be: a cascade
             // refused half-way would leave a namespace half-dropped.
-            let prefix = format!("{}$", id.join("$"));
+            // Keys of objects below: the namespace's key plus a separator.
+            let prefix = super::checks::manifest_key(&[id.clone(), vec![String::new()]].concat());
             let below: Vec<String> = self
                 .placed_tables()
                 .await?
@@ -237,7 +238,7 @@ impl Catalog {
             for t in tables {
                 let mut id = ns.clone();
                 id.push(t);
-                all.push(id.join("$"));
+                all.push(super::checks::manifest_key(&id));
             }
             for c in children {
                 let mut id = ns.clone();

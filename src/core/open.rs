@@ -2,10 +2,10 @@
 //! performs itself (branch-aware writes, metadata updates).
 
 use lance::Dataset;
-use lance_namespace::models::DescribeTableRequest;
+use lance_namespace::models::{DescribeTableRequest, DescribeTableResponse};
 use lance_namespace::LanceNamespace;
 
-use super::checks::{display_id, table_not_found};
+use super::checks::{display_id, missing_table, table_not_found};
 use super::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -21,19 +21,27 @@ pub(crate) fn branch_of(branch: &Option<String>) -> Option<&str> {
 }
 
 impl Catalog {
-    /// The table's location, as the catalog records it.
-    pub(crate) async fn table_location(&self, id: &[String]) -> CatalogResult<String> {
+    /// The engine's description of table `id` (`req` says which details),
+    /// a missing table or namespace answered as TableNotFound (4).
+    pub(crate) async fn describe(
+        &self,
+        id: &[String],
+        req: DescribeTableRequest,
+    ) -> CatalogResult<DescribeTableResponse> {
         let req = DescribeTableRequest {
             id: Some(id.to_vec()),
-            ..Default::default()
+            ..req
         };
-        let described = engine(self.inner.describe_table(req).await).map_err(|e| {
-            if e.code == Code::NAMESPACE_NOT_FOUND || e.code == Code::TABLE_NOT_FOUND {
-                table_not_found(id)
-            } else {
-                e
-            }
-        })?;
+        engine(self.inner.describe_table(req).await).map_err(|e| match e.code {
+            Code::NAMESPACE_NOT_FOUND => missing_table(e, id),
+            Code::TABLE_NOT_FOUND => table_not_found(id),
+            _ => e,
+        })
+    }
+
+    /// The table's location, as the catalog records it.
+    pub(crate) async fn table_location(&self, id: &[String]) -> CatalogResult<String> {
+        let described = self.describe(id, Default::default()).await?;
         described.location.ok_or_else(|| {
             CatalogError::internal(format!("table {} has no location", display_id(id)))
         })

@@ -7,7 +7,8 @@
 use object_store::path::Path;
 use serde::Serialize;
 
-use super::locations::{key_id, overlaps, Placed, RESERVED_DIRS};
+use super::checks::manifest_id;
+use super::locations::{overlaps, Placed, RESERVED_DIRS};
 use super::{engine, Catalog};
 use crate::error::CatalogResult;
 
@@ -86,7 +87,7 @@ impl Catalog {
         for t in &tables {
             if !t.location.is_empty() && !self.holds_dataset(&t.location).await? {
                 report.without_data.push(TableWithoutData {
-                    table: key_id(&t.key),
+                    table: manifest_id(&t.key),
                     location: t.location.clone(),
                 });
             }

@@ -35,7 +35,10 @@ impl Catalog {
 
         let _serial = self.manifest_lock.lock().await;
         let ds = self.manifest_snapshot().await?;
-        let (old_key, new_key) = (id.join("$"), dest.join("$"));
+        let (old_key, new_key) = (
+            super::checks::manifest_key(&id),
+            super::checks::manifest_key(&dest),
+        );
         let taken = self
             .manifest_rows(&ds, std::slice::from_ref(&new_key))
             .await?;

@@ -5,7 +5,7 @@ use std::future::Future;
 
 use lance::Result;
 
-use super::checks::{display_id, table_id};
+use super::checks::{display_id, missing_table, table_id};
 use super::engine;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -32,30 +32,14 @@ pub(crate) async fn checked<T>(
     call: impl Future<Output = Result<T>>,
 ) -> Result<T> {
     let id = out(id)?;
-    out(engine(call.await).map_err(|e| {
-        if e.code != Code::NAMESPACE_NOT_FOUND {
-            return e;
-        }
-        match names {
-            Names::Namespace => CatalogError::new(
-                Code::NAMESPACE_NOT_FOUND,
-                format!("namespace {} does not exist", display_id(&id)),
-            ),
-            Names::Table | Names::Transaction => {
-                let table = match names {
-                    Names::Transaction => &id[..id.len() - 1],
-                    _ => &id[..],
-                };
-                CatalogError::new(
-                    Code::TABLE_NOT_FOUND,
-                    format!(
-                        "table {} does not exist: its namespace {} does not exist",
-                        display_id(table),
-                        display_id(&table[..table.len() - 1])
-                    ),
-                )
-            }
-        }
+    out(engine(call.await).map_err(|e| match names {
+        Names::Namespace if e.code == Code::NAMESPACE_NOT_FOUND => CatalogError::new(
+            Code::NAMESPACE_NOT_FOUND,
+            format!("namespace {} does not exist", display_id(&id)),
+        ),
+        Names::Namespace => e,
+        Names::Table => missing_table(e, &id),
+        Names::Transaction => missing_table(e, &id[..id.len() - 1]),
     }))
 }
 

@@ -17,14 +17,13 @@ use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
 use lance_namespace::models::{DescribeTableRequest, MergeInsertIntoTableRequest};
-use lance_namespace::LanceNamespace;
 use lance_namespace_impls::dir::manifest::ManifestNamespace;
 use serde::{Deserialize, Serialize};
 
 use super::checks::{display_id, table_id, table_not_found};
 use super::data::parse_mode;
 use super::open::branch_of;
-use super::{engine, Catalog};
+use super::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// What a streamed write does.
@@ -225,7 +224,7 @@ impl Catalog {
                 .await?;
             return Ok(ds.version().version);
         }
-        let key = id.join("$");
+        let key = super::checks::manifest_key(&id);
         let dir = ManifestNamespace::generate_dir_name(&key);
         // On its own task: a caller that goes away ends the stream (the
         // write fails and its directory is removed) but cannot stop the
@@ -254,15 +253,15 @@ impl Catalog {
     /// Where a write to `id` lands: a new table, a declared one (written at
     /// its declared location) or an existing one.
     pub(crate) async fn write_target(&self, id: &[String]) -> CatalogResult<Target> {
-        let described = engine(
-            self.inner
-                .describe_table(DescribeTableRequest {
-                    id: Some(id.to_vec()),
+        let described = self
+            .describe(
+                id,
+                DescribeTableRequest {
                     check_declared: Some(true),
                     ..Default::default()
-                })
-                .await,
-        );
+                },
+            )
+            .await;
         match described {
             Ok(d) if d.is_only_declared == Some(true) => match d.location {
                 Some(location) => Ok(Target::Declared(location)),

@@ -71,7 +71,9 @@ impl Catalog {
             // wrote (the engine's create leaves the dataset behind).
             let placement = match location {
                 Some(l) => Placement::Chosen(self.relative_location(l, false)?),
-                None => Placement::Fresh(ManifestNamespace::generate_dir_name(&id.join("$"))),
+                None => Placement::Fresh(ManifestNamespace::generate_dir_name(
+                    &super::checks::manifest_key(&id),
+                )),
             };
             return self.create_table_at(req, placement, body).await;
         }
@@ -184,7 +186,7 @@ impl Catalog {
             None => None,
         };
         let entry = ManifestEntry {
-            object_id: id.join("$"),
+            object_id: super::checks::manifest_key(&id),
             object_type: ObjectType::Table,
             location: Some(relative.to_string()),
             metadata,
@@ -349,7 +351,7 @@ impl Catalog {
     /// its own (see `locations.rs`: never the root, the manifest, or bytes
     /// another table's location overlaps, re-checked now).
     pub(crate) async fn drop_table_by_id(&self, id: &[String]) -> CatalogResult<DropTableResponse> {
-        let key = id.join("$");
+        let key = super::checks::manifest_key(&id);
         let rel = {
             let _serial = self.manifest_lock.lock().await;
             let located = self.deletable_locations(std::slice::from_ref(&key)).await?;

@@ -16,9 +16,8 @@ use std::collections::HashMap;
 
 use arrow_array::RecordBatch;
 use lance_namespace::models::{
-    CreateTableVersionEntry, DescribeTableRequest, DescribeTableVersionRequest,
-    DescribeTableVersionResponse, ListTableVersionsRequest, ListTableVersionsResponse,
-    TableVersion,
+    CreateTableVersionEntry, DescribeTableVersionRequest, DescribeTableVersionResponse,
+    ListTableVersionsRequest, ListTableVersionsResponse, TableVersion,
 };
 use lance_namespace::LanceNamespace;
 use lance_table::io::commit::ManifestNamingScheme;
@@ -31,8 +30,7 @@ use super::manifest_tx::{row_properties, with_properties};
 use super::{engine, missing_table, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
-/// Table property holding the last version the catalog committed.
-pub const PENDING: &str = "lance-catalog.committed_version";
+use super::reserved::PENDING;
 
 /// A version committed through the catalog.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -117,15 +115,7 @@ impl Catalog {
 
     /// The catalog-committed version not yet published, if any.
     async fn unpublished(&self, id: &[String]) -> CatalogResult<Option<Pending>> {
-        let described = engine(
-            self.inner
-                .describe_table(DescribeTableRequest {
-                    id: Some(id.to_vec()),
-                    ..Default::default()
-                })
-                .await,
-        )
-        .map_err(|e| missing_table(e, id))?;
+        let described = self.describe(id, Default::default()).await?;
         let Some(p) = described
             .properties
             .as_ref()
@@ -278,7 +268,7 @@ impl Catalog {
                     "versions on branches are committed one at a time, not in a batch",
                 ));
             }
-            if !seen.insert(e.id.join("$")) {
+            if !seen.insert(super::checks::manifest_key(&e.id)) {
                 return Err(CatalogError::invalid(format!(
                     "table {} appears twice in one batch",
                     display_id(&e.id)
@@ -310,7 +300,7 @@ impl Catalog {
         ids: impl Iterator<Item = Vec<String>>,
     ) -> CatalogResult<Vec<RecordBatch>> {
         let ids: Vec<Vec<String>> = ids.collect();
-        let keys: Vec<String> = ids.iter().map(|i| i.join("$")).collect();
+        let keys: Vec<String> = ids.iter().map(|i| super::checks::manifest_key(i)).collect();
         let batches = self.manifest_rows(ds, &keys).await?;
         let mut by_key: HashMap<String, RecordBatch> = HashMap::new();
         for b in &batches {

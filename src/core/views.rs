@@ -20,7 +20,7 @@ use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
 use lance_namespace::models::create_materialized_view_request::Kind;
 use lance_namespace::models::{
     CreateMaterializedViewRequest, CreateMaterializedViewResponse, CreateTableRequest,
-    DescribeTableRequest, RefreshMaterializedViewRequest, RefreshMaterializedViewResponse,
+    RefreshMaterializedViewRequest, RefreshMaterializedViewResponse,
 };
 use lance_namespace::LanceNamespace;
 
@@ -30,11 +30,10 @@ use super::jobs::JobOutcome;
 use super::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
-pub const KIND: &str = "lance-catalog.mv.kind";
-pub const SOURCE_QUERY: &str = "lance-catalog.mv.source_query";
-pub const UDTF_SPEC: &str = "lance-catalog.mv.udtf_spec";
-pub const SOURCE_VERSIONS: &str = "lance-catalog.mv.source_versions";
-pub const LAST_REFRESH: &str = "lance-catalog.mv.last_refresh";
+use super::reserved::{
+    MV_KIND as KIND, MV_LAST_REFRESH as LAST_REFRESH, MV_SOURCE_QUERY as SOURCE_QUERY,
+    MV_SOURCE_VERSIONS as SOURCE_VERSIONS, MV_UDTF_SPEC as UDTF_SPEC,
+};
 
 fn kind_name(kind: Kind) -> &'static str {
     match kind {
@@ -67,8 +66,8 @@ impl Catalog {
         let mut source_versions = HashMap::new();
         for reference in references {
             let name = reference.table().to_string();
-            let id = super::checks::table_id(&Some(name.split('$').map(str::to_string).collect()))
-                .map_err(|e| {
+            let id =
+                super::checks::table_id(&Some(super::checks::manifest_id(&name))).map_err(|e| {
                     CatalogError::invalid(format!("source_query names {name:?}: {}", e.message))
                 })?;
             let ds = self.open_table(&id, None).await.map_err(|e| {
@@ -180,15 +179,7 @@ impl Catalog {
         req: RefreshMaterializedViewRequest,
     ) -> CatalogResult<RefreshMaterializedViewResponse> {
         let id = table_id(&req.id)?;
-        let described = engine(
-            self.inner
-                .describe_table(DescribeTableRequest {
-                    id: Some(id.clone()),
-                    ..Default::default()
-                })
-                .await,
-        )
-        .map_err(|e| super::missing_table(e, &id))?;
+        let described = self.describe(&id, Default::default()).await?;
         let props = described.properties.unwrap_or_default();
         let kind = props.get(KIND).ok_or_else(|| {
             CatalogError::invalid(format!(

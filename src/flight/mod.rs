@@ -156,7 +156,7 @@ impl FlightService for CatalogFlight {
                 all.map_err(|e| to_status(CatalogError::from_lance(&e)))?
                     .tables
                     .iter()
-                    .map(|t| t.split('$').map(str::to_string).collect())
+                    .map(|t| crate::core::manifest_id(t))
                     .collect()
             }
             Some(ns) => {

@@ -290,7 +290,7 @@ fn render(op: &OpDef, reply: Reply, delimiter: &str) -> Response {
             if let Some(Value::Array(tables)) = value.get_mut("tables") {
                 for t in tables.iter_mut() {
                     if let Value::String(s) = t {
-                        *s = s.replace('$', delimiter);
+                        *s = crate::core::manifest_id(s).join(delimiter);
                     }
                 }
             }

@@ -1,0 +1,26 @@
+//! Every key the catalog reserves for its own bookkeeping, in one place:
+//! table properties and request context under `lance-catalog.`, and field
+//! metadata under `lance-catalog:`. Callers may not set table or namespace
+//! properties under the prefix (see `checks::check_properties`).
+
+/// Property keys under this prefix are the catalog's own.
+pub(crate) const RESERVED_PREFIX: &str = "lance-catalog.";
+
+/// Table property holding the last version the catalog committed.
+pub const PENDING: &str = "lance-catalog.committed_version";
+
+/// Context key naming schema-metadata keys to delete (a JSON list of strings).
+pub const UNSET_KEYS: &str = "lance-catalog.unset_keys";
+
+/// Field-metadata key holding a computed column's SQL binding.
+pub const COMPUTED_KEY: &str = "lance-catalog:computed";
+/// Field-metadata key holding a virtual column's UDF definition (JSON).
+pub const VIRTUAL_KEY: &str = "lance-catalog:virtual_column";
+
+/// Materialized-view properties: its kind, definition, source versions of
+/// the last refresh, and when that was.
+pub const MV_KIND: &str = "lance-catalog.mv.kind";
+pub const MV_SOURCE_QUERY: &str = "lance-catalog.mv.source_query";
+pub const MV_UDTF_SPEC: &str = "lance-catalog.mv.udtf_spec";
+pub const MV_SOURCE_VERSIONS: &str = "lance-catalog.mv.source_versions";
+pub const MV_LAST_REFRESH: &str = "lance-catalog.mv.last_refresh";
