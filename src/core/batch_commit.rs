@@ -204,7 +204,7 @@ impl Catalog {
         rows: &HashMap<String, RecordBatch>,
         removed: &HashSet<String>,
     ) -> CatalogResult<RecordBatch> {
-        let key = super::checks::manifest_key(&id);
+        let key = super::checks::manifest_key(id);
         if let Some(row) = rows.get(&key) {
             return Ok(row.clone());
         }

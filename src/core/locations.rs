@@ -152,7 +152,7 @@ impl Catalog {
     /// overlaps) unless no other recorded table overlaps it.
     pub(crate) async fn check_unclaimed(&self, id: &[String], location: &str) -> CatalogResult<()> {
         let tables = self.placed_tables().await?;
-        let key = manifest_key(&id);
+        let key = manifest_key(id);
         match find_overlap(location, &tables, Some(&key)) {
             Some(other) => Err(overlap_error(id, location, other)),
             None => Ok(()),
@@ -165,7 +165,7 @@ impl Catalog {
     /// both callers get 14, so two tables never share bytes.
     pub(crate) async fn settle_claim(&self, id: &[String], location: &str) -> CatalogResult<()> {
         let tables = self.placed_tables().await?;
-        let key = manifest_key(&id);
+        let key = manifest_key(id);
         let Some(other) = find_overlap(location, &tables, Some(&key)) else {
             return Ok(());
         };

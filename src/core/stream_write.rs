@@ -224,7 +224,7 @@ impl Catalog {
                 .await?;
             return Ok(ds.version().version);
         }
-        let key = super::checks::manifest_key(&id);
+        let key = super::checks::manifest_key(id);
         let dir = ManifestNamespace::generate_dir_name(&key);
         // On its own task: a caller that goes away ends the stream (the
         // write fails and its directory is removed) but cannot stop the

@@ -186,7 +186,7 @@ impl Catalog {
             None => None,
         };
         let entry = ManifestEntry {
-            object_id: super::checks::manifest_key(&id),
+            object_id: super::checks::manifest_key(id),
             object_type: ObjectType::Table,
             location: Some(relative.to_string()),
             metadata,
@@ -351,7 +351,7 @@ impl Catalog {
     /// its own (see `locations.rs`: never the root, the manifest, or bytes
     /// another table's location overlaps, re-checked now).
     pub(crate) async fn drop_table_by_id(&self, id: &[String]) -> CatalogResult<DropTableResponse> {
-        let key = super::checks::manifest_key(&id);
+        let key = super::checks::manifest_key(id);
         let rel = {
             let _serial = self.manifest_lock.lock().await;
             let located = self.deletable_locations(std::slice::from_ref(&key)).await?;
