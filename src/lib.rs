@@ -1,4 +1,5 @@
 #![forbid(unsafe_code)]
+#![deny(unreachable_pub, missing_debug_implementations)]
 //! lance-catalog: the catalog and governance layer for Lance tables.
 //!
 //! The core ([`core::Catalog`]) implements `lance_namespace::LanceNamespace`;

@@ -21,12 +21,12 @@ use crate::error::{CatalogError, CatalogResult, Code};
 const MAX_LIVE: usize = 1024;
 
 /// How often a running job refreshes its record.
-pub const HEARTBEAT: Duration = Duration::from_secs(10);
+pub(super) const HEARTBEAT: Duration = Duration::from_secs(10);
 
 /// How long a queued or running record may go unrefreshed before it is
 /// taken as abandoned: several missed heartbeats, so a slow store is not
 /// mistaken for a dead process.
-pub const STALE_AFTER: Duration = Duration::from_secs(60);
+pub(super) const STALE_AFTER: Duration = Duration::from_secs(60);
 
 /// Where job records live, under the storage root.
 const JOBS_DIR: &str = "_catalog/jobs";
@@ -70,7 +70,7 @@ pub struct Job {
 
 /// What a finished job reports.
 #[derive(Debug, Default)]
-pub struct JobOutcome {
+pub(super) struct JobOutcome {
     pub rows_written: u64,
     pub version: i64,
     pub details: HashMap<String, String>,
@@ -85,7 +85,7 @@ fn now_ms() -> u64 {
 
 /// The job registry.
 #[derive(Debug, Clone)]
-pub struct Jobs {
+pub(super) struct Jobs {
     live: Arc<Mutex<HashMap<String, Job>>>,
     store: Arc<ObjectStore>,
     base: Path,
@@ -189,7 +189,7 @@ impl Jobs {
     }
 
     /// A job's record, from this process or from storage.
-    pub async fn get(&self, job_id: &str) -> CatalogResult<Job> {
+    pub(super) async fn get(&self, job_id: &str) -> CatalogResult<Job> {
         if let Some(job) = self.live.lock().expect("jobs lock").get(job_id) {
             return Ok(job.clone());
         }

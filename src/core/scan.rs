@@ -123,6 +123,15 @@ pub struct Scan {
     pub batches: BoxStream<'static, CatalogResult<RecordBatch>>,
 }
 
+impl std::fmt::Debug for Scan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scan")
+            .field("schema", &self.schema)
+            .field("exact_rows", &self.exact_rows)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Catalog {
     /// Start a scan; batches arrive as Lance produces them.
     pub async fn scan(&self, spec: &ScanSpec) -> CatalogResult<Scan> {

@@ -301,7 +301,7 @@ impl Target {
 /// incoming stream (Flight messages into record batches) runs on its own task
 /// so that it overlaps with Lance's encoding; the bound keeps memory at a few
 /// batches however long the stream.
-pub const READ_AHEAD_BATCHES: usize = 2;
+pub(super) const READ_AHEAD_BATCHES: usize = 2;
 
 /// Pull `source` on its own task, at most [`READ_AHEAD_BATCHES`] ahead. When
 /// the writer stops (an error, a dropped request) the channel closes and the

@@ -41,6 +41,7 @@ use crate::error::status::to_status;
 use crate::error::CatalogError;
 
 /// The Flight service over the catalog.
+#[derive(Debug)]
 pub struct CatalogFlight {
     catalog: Arc<Catalog>,
 }

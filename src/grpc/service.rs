@@ -25,6 +25,14 @@ pub struct NamespaceService {
     ns: Arc<dyn LanceNamespace>,
 }
 
+impl std::fmt::Debug for NamespaceService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NamespaceService")
+            .field("ns", &self.ns.namespace_id())
+            .finish()
+    }
+}
+
 impl NamespaceService {
     pub fn new(ns: Arc<dyn LanceNamespace>) -> Self {
         Self { ns }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Request, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, MethodRouter};
 use axum::Router;
@@ -324,13 +324,4 @@ fn context_headers(value: &Value) -> HeaderMap {
         }
     }
     out
-}
-
-/// Methods a route may be called with, for the route-coverage test.
-pub fn method_of(op: &OpDef) -> Method {
-    if op.method == "GET" {
-        Method::GET
-    } else {
-        Method::POST
-    }
 }

@@ -4,17 +4,17 @@
 
 use axum::http::{header, HeaderMap};
 
-pub use crate::identity::apply_headers;
+pub(super) use crate::identity::apply_headers;
 use serde_json::{Map, Value};
 
 use super::ops::Kind;
 use super::problem::Problem;
 
 /// The raw query string, decoded, keeping repeated keys (merge-insert's `on`).
-pub struct Query(pub Vec<(String, String)>);
+pub(super) struct Query(pub Vec<(String, String)>);
 
 impl Query {
-    pub fn parse(raw: Option<&str>) -> Self {
+    pub(super) fn parse(raw: Option<&str>) -> Self {
         Self(
             raw.map(|q| {
                 url::form_urlencoded::parse(q.as_bytes())
@@ -25,7 +25,7 @@ impl Query {
         )
     }
 
-    pub fn get(&self, key: &str) -> Option<&str> {
+    pub(super) fn get(&self, key: &str) -> Option<&str> {
         self.0
             .iter()
             .rev()
@@ -33,7 +33,7 @@ impl Query {
             .map(|(_, v)| v.as_str())
     }
 
-    pub fn all(&self, key: &str) -> Vec<String> {
+    pub(super) fn all(&self, key: &str) -> Vec<String> {
         self.0
             .iter()
             .filter(|(k, _)| k == key)
@@ -42,7 +42,7 @@ impl Query {
     }
 
     /// The id delimiter: `?delimiter=`, `$` by default.
-    pub fn delimiter(&self, instance: &str) -> Result<String, Problem> {
+    pub(super) fn delimiter(&self, instance: &str) -> Result<String, Problem> {
         match self.get("delimiter") {
             None => Ok("$".to_string()),
             Some("") => Err(Problem::invalid("delimiter must not be empty", instance)),
@@ -52,7 +52,7 @@ impl Query {
 }
 
 /// Split a path id into segments; the delimiter alone is the root.
-pub fn split_id(raw: &str, delimiter: &str) -> Vec<String> {
+pub(super) fn split_id(raw: &str, delimiter: &str) -> Vec<String> {
     if raw == delimiter {
         return Vec::new();
     }
@@ -60,7 +60,7 @@ pub fn split_id(raw: &str, delimiter: &str) -> Vec<String> {
 }
 
 /// Copy the operation's query parameters into the request object, typed.
-pub fn apply_query(
+pub(super) fn apply_query(
     params: &[(&str, Kind)],
     query: &Query,
     obj: &mut Map<String, Value>,
@@ -117,7 +117,7 @@ fn typed(key: &str, kind: Kind, raw: &str) -> Result<Value, String> {
 /// Parse a JSON body into an object; an empty body and `null` are `{}`:
 /// Lance's clients send either for a request whose model has no required
 /// field (lancedb's `version/list`).
-pub fn json_body(
+pub(super) fn json_body(
     headers: &HeaderMap,
     body: &[u8],
     instance: &str,
@@ -150,7 +150,7 @@ pub fn json_body(
 }
 
 /// Check an Arrow body's content type: an IPC stream, octet-stream or none.
-pub fn check_arrow_content_type(headers: &HeaderMap, instance: &str) -> Result<(), Problem> {
+pub(super) fn check_arrow_content_type(headers: &HeaderMap, instance: &str) -> Result<(), Problem> {
     match content_type(headers).as_deref() {
         None
         | Some("")
@@ -178,7 +178,7 @@ fn content_type(headers: &HeaderMap) -> Option<String> {
 }
 
 /// Put the path id into the request, refusing a body id that disagrees.
-pub fn set_id(
+pub(super) fn set_id(
     obj: &mut Map<String, Value>,
     key: &str,
     value: Value,
