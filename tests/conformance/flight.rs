@@ -223,20 +223,23 @@ async fn flight_writes_match_rest() {
     let problem: Value = answer.json().await.unwrap();
     assert_eq!(problem["code"], 4);
 
-    // Merge-insert `on` a column the data lacks: 12; with no `on` at all: 13.
-    for (on, code) in [(json!(["nope"]), 12), (json!([]), 13)] {
-        let merge = FlightDescriptor::new_cmd(
-            json!({"op": "merge_insert", "id": ["w", "declared"], "on": on,
-                   "when_not_matched_insert_all": true})
-            .to_string(),
-        );
+    // Merge-insert `on` a column the data lacks: 12; with an empty `on`, or
+    // none at all (the key absent, over Flight and REST alike): 13.
+    for (on, code) in [(json!(["nope"]), 12), (json!([]), 13), (Value::Null, 13)] {
+        let mut cmd = json!({"op": "merge_insert", "id": ["w", "declared"],
+                             "when_not_matched_insert_all": true});
+        if !on.is_null() {
+            cmd["on"] = on.clone();
+        }
+        let merge = FlightDescriptor::new_cmd(cmd.to_string());
         let err = put(&mut client, merge, vec![batch(100, 5)])
             .await
             .unwrap_err();
         assert_eq!(spec_code(err), code.to_string(), "on = {on}");
         let query: String = on
             .as_array()
-            .unwrap()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
             .iter()
             .map(|c| format!("&on={}", c.as_str().unwrap()))
             .collect();

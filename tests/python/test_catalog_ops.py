@@ -4,7 +4,6 @@ and a SQL materialized view checked against the same query run directly."""
 import json
 import time
 import urllib.request
-import uuid
 
 import pyarrow as pa
 import pytest
@@ -23,13 +22,7 @@ from lance_namespace import (
 )
 from lance_namespace.errors import TableNotFoundError
 
-from test_real_clients import ipc, sample
-
-
-def fresh(ns):
-    name = "ops_" + uuid.uuid4().hex[:8]
-    ns.create_namespace(CreateNamespaceRequest(id=[name]))
-    return name
+from conftest import fresh_namespace, ipc, query_ids, sample
 
 
 def job_state(server, job_id):
@@ -49,14 +42,9 @@ def wait_job(server, job_id):
     raise AssertionError(f"job {job_id} did not finish")
 
 
-def query_ids(ns, tid):
-    r = ns.query_table({"id": tid, "k": 1000, "vector": {}, "columns": {"column_names": ["id"]}})
-    return sorted(pa.ipc.open_file(r.data).read_all().column("id").to_pylist())
-
-
 def test_rename_keeps_data(ns):
-    top = fresh(ns)
-    other = fresh(ns)
+    top = fresh_namespace(ns, "ops")
+    other = fresh_namespace(ns, "ops")
     ns.create_table(CreateTableRequest(id=[top, "a"]), ipc(sample(0, 4)))
     ns.rename_table(RenameTableRequest(id=[top, "a"], new_table_name="b", new_namespace_id=[other]))
     with pytest.raises(TableNotFoundError):
@@ -71,7 +59,7 @@ def test_field_metadata_merges(ns, server):
     from lance_namespace_urllib3_client.models import (
         UpdateFieldMetadataEntry, UpdateFieldMetadataRequest)
 
-    top = fresh(ns)
+    top = fresh_namespace(ns, "ops")
     tid = [top, "t"]
     ns.create_table(CreateTableRequest(id=tid), ipc(sample(0, 2)))
     api = u.TableApi(u.ApiClient(u.Configuration(host=server["url"])))
@@ -84,7 +72,7 @@ def test_field_metadata_merges(ns, server):
 
 
 def test_computed_column_backfill(ns, server):
-    top = fresh(ns)
+    top = fresh_namespace(ns, "ops")
     tid = [top, "t"]
     ns.create_table(CreateTableRequest(id=tid), ipc(sample(0, 8)))
     ns.alter_table_add_columns(AlterTableAddColumnsRequest(
@@ -99,7 +87,7 @@ def test_computed_column_backfill(ns, server):
 
 
 def test_sql_materialized_view(ns, server):
-    top = fresh(ns)
+    top = fresh_namespace(ns, "ops")
     src = [top, "orders"]
     ns.create_table(CreateTableRequest(id=src), ipc(sample(0, 20)))
     sql = f'SELECT id, s FROM "{top}$orders" WHERE id % 3 = 0'
@@ -127,7 +115,7 @@ def test_batch_commit_is_all_or_nothing(ns, server):
         BatchCommitTablesRequest, BatchCreateTableVersionsRequest, CommitTableOperation,
         CreateTableVersionEntry, DeclareTableRequest, DeregisterTableRequest)
 
-    top = fresh(ns)
+    top = fresh_namespace(ns, "ops")
     ns.create_table(CreateTableRequest(id=[top, "old"]), ipc(sample(0, 3)))
     api = u.TableApi(u.ApiClient(u.Configuration(host=server["url"])))
 

@@ -1,7 +1,6 @@
 """Arrow Flight with pyarrow.flight: a million rows in, back out with a
 filter and a column subset, flight info and listing."""
 import json
-import uuid
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -9,7 +8,7 @@ import pyarrow.flight as flight
 import pytest
 from lance_namespace import CreateNamespaceRequest
 
-from test_real_clients import sample
+from conftest import fresh, sample
 
 
 @pytest.fixture()
@@ -20,7 +19,7 @@ def fclient(server):
 
 
 def test_flight_million_rows(ns, fclient):
-    top = "fl_" + uuid.uuid4().hex[:8]
+    top = fresh("fl")
     ns.create_namespace(CreateNamespaceRequest(id=[top]))
     n = 1_000_000
     tbl = sample(0, n)

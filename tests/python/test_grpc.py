@@ -4,12 +4,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import uuid
 
 import grpc
 import pytest
 
-from test_real_clients import ipc, sample
+from conftest import fresh, ipc, sample
 
 PROTO_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "proto")
 
@@ -39,7 +38,7 @@ def stub(server, stubs):
 
 def test_namespace_and_table_over_grpc(stub):
     pb, s = stub
-    top = "grpc_" + uuid.uuid4().hex[:8]
+    top = fresh("grpc")
     s.CreateNamespace(pb.CreateNamespaceRequest(id=[top], properties={"owner": "svc"}))
     assert top in s.ListNamespaces(pb.ListNamespacesRequest(id=[])).namespaces
     created = s.CreateTable(pb.CreateTableRequest(id=[top, "t"], data=ipc(sample(0, 5))))

@@ -2,12 +2,12 @@
 namespaces, a table with a vector column, appends, filtered and vector
 search, versions and time travel, then describe through the underlying
 lance.namespace client, drop and cleanup."""
-import uuid
 
 import lance
 import lancedb
 import pyarrow as pa
 import pytest
+from conftest import fresh
 from lance_namespace import DescribeTableRequest, TableExistsRequest
 from lance_namespace.errors import TableNotFoundError
 
@@ -23,7 +23,7 @@ def rows(ids):
 
 def test_lancedb_flow(server):
     db = lancedb.connect_namespace("rest", {"uri": server["url"]})
-    top = "ldb_" + uuid.uuid4().hex[:8]
+    top = fresh("ldb")
     inner = [top, "inner"]
 
     db.create_namespace([top])

@@ -1,6 +1,5 @@
 """The real Python clients against the real server: lance_namespace's REST
 client (inside pylance) and pylance's dataset API through a namespace."""
-import uuid
 
 import lance
 import pyarrow as pa
@@ -23,32 +22,13 @@ from lance_namespace import (
     NamespaceExistsRequest,
     TableExistsRequest,
 )
+from conftest import fresh, ipc, sample
 from lance_namespace.errors import (
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
     NamespaceNotFoundError,
     TableNotFoundError,
 )
-
-
-def ipc(tbl):
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, tbl.schema) as w:
-        w.write_table(tbl)
-    return sink.getvalue().to_pybytes()
-
-
-def sample(start, n):
-    ids = list(range(start, start + n))
-    return pa.table({
-        "id": pa.array(ids, pa.int64()),
-        "x": pa.array([i * 0.5 for i in ids], pa.float64()),
-        "s": pa.array([f"s{i}" for i in ids], pa.string()),
-    })
-
-
-def fresh():
-    return "py_" + uuid.uuid4().hex[:8]
 
 
 def test_namespace_and_table_round_trip(ns):

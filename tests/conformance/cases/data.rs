@@ -193,6 +193,34 @@ pub async fn indexes_and_stats(ns: &dyn LanceNamespace) {
     })
     .await
     .unwrap();
+    // Gone: not listed, no statistics, not droppable twice.
+    let listed = ns
+        .list_table_indices(ListTableIndicesRequest {
+            id: ids(&t),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(
+        listed.indexes.iter().all(|i| i.index_name != "id_idx"),
+        "{listed:?}"
+    );
+    let r = ns
+        .describe_table_index_stats(DescribeTableIndexStatsRequest {
+            id: ids(&t),
+            index_name: Some("id_idx".into()),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 6);
+    let r = ns
+        .drop_table_index(DropTableIndexRequest {
+            id: ids(&t),
+            index_name: Some("id_idx".into()),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 6);
 }
 
 pub async fn schema_evolution(ns: &dyn LanceNamespace) {
