@@ -179,3 +179,64 @@ pub(crate) fn display_id(id: &[String]) -> String {
         format!("'{}'", manifest_key(id))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(v: &[&str]) -> Option<Vec<String>> {
+        Some(v.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn ids_are_checked_segment_by_segment() {
+        assert_eq!(namespace_id(&None).unwrap(), Vec::<String>::new());
+        assert_eq!(table_id(&id(&["a", "t"])).unwrap(), vec!["a", "t"]);
+        assert_eq!(table_id(&id(&[])).unwrap_err().code, Code::INVALID_INPUT);
+        let long = "x".repeat(MAX_SEGMENT_LEN + 1);
+        for bad in [
+            vec!["a", ""],
+            vec!["a$b"],
+            vec!["a/b"],
+            vec!["a\\b"],
+            vec!["tab\u{7}"],
+            vec!["."],
+            vec![".."],
+            vec!["__manifest"],
+            vec![long.as_str()],
+        ] {
+            let e = namespace_id(&id(&bad)).unwrap_err();
+            assert_eq!(e.code, Code::INVALID_INPUT, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn reserved_properties_are_refused() {
+        let ok = std::collections::HashMap::from([("owner".to_string(), "me".to_string())]);
+        assert!(check_properties(Some(&ok)).is_ok());
+        assert!(check_properties(None).is_ok());
+        let bad = std::collections::HashMap::from([(PENDING.to_string(), "{}".to_string())]);
+        assert_eq!(
+            check_properties(Some(&bad)).unwrap_err().code,
+            Code::INVALID_INPUT
+        );
+        let mut shown = Some(bad.clone());
+        public_properties(&mut shown);
+        assert!(shown.unwrap().is_empty());
+    }
+
+    #[test]
+    fn keys_and_messages() {
+        let id = vec!["a".to_string(), "b".to_string(), "t".to_string()];
+        assert_eq!(manifest_key(&id), "a$b$t");
+        assert_eq!(manifest_id("a$b$t"), id);
+        assert_eq!(display_id(&[]), "$ (root)");
+        assert_eq!(display_id(&id), "'a$b$t'");
+        let e = missing_table(CatalogError::new(Code::NAMESPACE_NOT_FOUND, "x"), &id);
+        assert_eq!(e.code, Code::TABLE_NOT_FOUND);
+        assert!(e.message.contains("'a$b'"), "{}", e.message);
+        let other = CatalogError::invalid("y");
+        assert_eq!(missing_table(other.clone(), &id), other);
+        assert_eq!(table_not_found(&id).code, Code::TABLE_NOT_FOUND);
+    }
+}

@@ -234,3 +234,54 @@ impl Catalog {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_schema::{DataType, Field, Schema};
+
+    fn manifest_schema() -> arrow_schema::SchemaRef {
+        Arc::new(Schema::new(vec![
+            Field::new(OBJECT_ID, DataType::Utf8, false),
+            Field::new(OBJECT_TYPE, DataType::Utf8, false),
+            Field::new("location", DataType::Utf8, true),
+            Field::new(METADATA, DataType::Utf8, true),
+            Field::new("base_objects", DataType::Int64, true),
+        ]))
+    }
+
+    #[test]
+    fn literals_escape_quotes() {
+        assert_eq!(literal("a"), "'a'");
+        assert_eq!(literal("it's"), "'it''s'");
+    }
+
+    #[test]
+    fn table_rows_round_trip() {
+        let props = HashMap::from([("owner".to_string(), "me".to_string())]);
+        let row = table_row(manifest_schema(), "a$t", "dir_a", &props).unwrap();
+        assert_eq!(row.num_rows(), 1);
+        assert_eq!(row_object_id(&row).as_deref(), Some("a$t"));
+        assert_eq!(row_type(&row).as_deref(), Some("table"));
+        assert_eq!(row_location(&row).as_deref(), Some("dir_a"));
+        assert_eq!(row_properties(&row).unwrap(), props);
+        // Columns the catalog does not know stay null.
+        assert!(row.column(4).is_null(0));
+
+        let renamed = with_object_id(&row, "b$t".into()).unwrap();
+        assert_eq!(row_object_id(&renamed).as_deref(), Some("b$t"));
+        assert_eq!(row_location(&renamed).as_deref(), Some("dir_a"));
+
+        let updated = with_properties(&row, |p| {
+            p.insert("k".into(), "v".into());
+        })
+        .unwrap();
+        assert_eq!(row_properties(&updated).unwrap().len(), 2);
+        let cleared = with_properties(&row, |p| p.clear()).unwrap();
+        assert!(row_properties(&cleared).unwrap().is_empty());
+        assert!(cleared.column(3).is_null(0));
+        // No properties: no metadata at all.
+        let bare = table_row(manifest_schema(), "a$u", "dir_u", &HashMap::new()).unwrap();
+        assert!(bare.column(3).is_null(0));
+    }
+}
