@@ -168,10 +168,22 @@ pub async fn create(
 
 /// The row count of table `id`.
 pub async fn count(ns: &dyn LanceNamespace, id: &[&str]) -> i64 {
+    count_where(ns, id, None).await
+}
+
+/// The number of rows of table `id` matching `predicate` (all without one).
+pub async fn count_where(ns: &dyn LanceNamespace, id: &[&str], predicate: Option<&str>) -> i64 {
     ns.count_table_rows(lance_namespace::models::CountTableRowsRequest {
         id: ids(id),
+        predicate: predicate.map(str::to_string),
         ..Default::default()
     })
     .await
     .unwrap()
+}
+
+/// Namespace `id[..-1]` and, in it, table `id` with rows `0..n`.
+pub async fn table(ns: &dyn LanceNamespace, id: &[&str], n: usize) {
+    namespace(ns, &id[..id.len() - 1]).await;
+    create(ns, id, rows(0, n)).await.unwrap();
 }

@@ -2,35 +2,7 @@ use arrow_array::{Array, Int64Array};
 use lance_namespace::models::*;
 use lance_namespace::LanceNamespace;
 
-use crate::harness::{code, ids, read_file, rows};
-
-pub(super) async fn table(ns: &dyn LanceNamespace, id: &[&str], n: usize) {
-    ns.create_namespace(CreateNamespaceRequest {
-        id: ids(&id[..id.len() - 1]),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    ns.create_table(
-        CreateTableRequest {
-            id: ids(id),
-            ..Default::default()
-        },
-        rows(0, n),
-    )
-    .await
-    .unwrap();
-}
-
-pub(super) async fn count(ns: &dyn LanceNamespace, id: &[&str], predicate: Option<&str>) -> i64 {
-    ns.count_table_rows(CountTableRowsRequest {
-        id: ids(id),
-        predicate: predicate.map(str::to_string),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-}
+use crate::harness::{code, count_where as count, ids, read_file, rows, table};
 
 fn query(id: &[&str], filter: &str, columns: &[&str]) -> QueryTableRequest {
     let mut q = QueryTableRequest::new(100, QueryTableRequestVector::default());

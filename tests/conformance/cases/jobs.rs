@@ -4,8 +4,8 @@
 use lance_namespace::models::*;
 use lance_namespace::LanceNamespace;
 
-use super::data::{count, table};
 use crate::harness::{code, ids, rows};
+use crate::harness::{count_where as count, table};
 
 /// Wait (bounded) until `predicate` matches `want` rows.
 async fn eventually(ns: &dyn LanceNamespace, id: &[&str], predicate: &str, want: i64) {

@@ -3,8 +3,8 @@
 use lance_namespace::models::*;
 use lance_namespace::LanceNamespace;
 
-use super::data::{count, table};
 use crate::harness::{code, ids, rows};
+use crate::harness::{count_where as count, table};
 
 pub async fn versions_tags_restore(ns: &dyn LanceNamespace) {
     let t = ["v", "t"];
