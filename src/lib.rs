@@ -13,6 +13,7 @@ pub mod flight;
 pub mod grpc;
 pub mod identity;
 mod inventory;
+pub mod records;
 pub mod rest;
 pub mod server;
 

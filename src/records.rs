@@ -1,0 +1,574 @@
+//! Control-plane records (projects, warehouses, bindings, protection, trash,
+//! tasks) as JSON on an object store, safe under concurrent writers with no
+//! database.
+//!
+//! A record is a chain of versions, `<kind>/<id>/v<N>.json`, each written
+//! with a conditional create (`PutMode::Create`), the one conditional write
+//! every store offers (a local directory has no conditional update): the
+//! writer that creates version N+1 first wins, and any other writer that
+//! read version N loses its race and re-reads. So
+//!
+//! - a create of an id that exists answers 409 (AlreadyExists);
+//! - an update is read-modify-write: it retries (bounded) on a lost race,
+//!   re-applying its change to the newer version, and never overwrites a
+//!   change it did not see;
+//! - a delete writes a tombstone version, so it races like an update, and a
+//!   later create of the same id continues the chain.
+//!
+//! Old versions are pruned, but only once they are [`PRUNE_AFTER`] old and
+//! two newer versions exist, and a writer re-reads instead of writing when
+//! its read is older than half of that: so a pruned version number can
+//! never be created again by a writer that read the version before it (the
+//! lost update a reused number would allow). The latest version is never
+//! pruned, so a reader always finds it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::TryStreamExt;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// How many times an update re-reads and retries after losing a race.
+const MAX_ATTEMPTS: u32 = 32;
+
+/// Versions are pruned only once at least this old (by the store's clock).
+/// A writer whose read is older than half of it re-reads before writing:
+/// the other half covers clock skew between writer and store.
+const PRUNE_AFTER: Duration = Duration::from_secs(600);
+
+/// A record and the version it was read at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Versioned<T> {
+    pub version: u64,
+    pub value: T,
+}
+
+/// What one version of a record holds.
+#[derive(Debug, Serialize, Deserialize)]
+struct Stored<T> {
+    /// None: the record was deleted at this version.
+    value: Option<T>,
+}
+
+/// The records of one store, under one prefix.
+#[derive(Debug, Clone)]
+pub struct Records {
+    store: Arc<dyn ObjectStore>,
+    prefix: Path,
+    prune_after: Duration,
+}
+
+fn unavailable(what: &str, e: object_store::Error) -> CatalogError {
+    CatalogError::new(
+        Code::SERVICE_UNAVAILABLE,
+        format!("cannot {what} the catalog's records: {e}"),
+    )
+}
+
+/// A record id must be one path segment the store keeps as it is.
+fn check_id(kind: &str, id: &str) -> CatalogResult<()> {
+    let ok = !id.is_empty()
+        && id.len() <= 256
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && id != "."
+        && id != "..";
+    if ok {
+        Ok(())
+    } else {
+        Err(CatalogError::invalid(format!(
+            "{kind} id {id:?} must be 1-256 characters of letters, digits, '-', '_' and '.'"
+        )))
+    }
+}
+
+impl Records {
+    pub fn new(store: Arc<dyn ObjectStore>, prefix: Path) -> Self {
+        Self {
+            store,
+            prefix,
+            prune_after: PRUNE_AFTER,
+        }
+    }
+
+    /// A read older than this is re-done before writing (see the module).
+    fn stale_read(&self) -> Duration {
+        self.prune_after / 2
+    }
+
+    fn dir(&self, kind: &str, id: &str) -> Path {
+        self.prefix.clone().join(kind).join(id)
+    }
+
+    fn version_path(&self, kind: &str, id: &str, version: u64) -> Path {
+        // Zero-padded, so names sort in version order.
+        self.dir(kind, id).join(format!("v{version:020}.json"))
+    }
+
+    /// Every stored version of a record and when it was written, ascending.
+    async fn versions(
+        &self,
+        kind: &str,
+        id: &str,
+    ) -> CatalogResult<Vec<(u64, chrono::DateTime<chrono::Utc>)>> {
+        let dir = self.dir(kind, id);
+        let listed: Vec<_> = self
+            .store
+            .list(Some(&dir))
+            .try_collect()
+            .await
+            .map_err(|e| unavailable("list", e))?;
+        let mut versions: Vec<_> = listed
+            .iter()
+            .filter_map(|m| {
+                let name = m.location.filename()?;
+                let v = name
+                    .strip_prefix('v')?
+                    .strip_suffix(".json")?
+                    .parse()
+                    .ok()?;
+                Some((v, m.last_modified))
+            })
+            .collect();
+        versions.sort_unstable_by_key(|(v, _)| *v);
+        Ok(versions)
+    }
+
+    /// The latest version of a record and what it holds (None: deleted).
+    async fn latest<T: DeserializeOwned>(
+        &self,
+        kind: &str,
+        id: &str,
+    ) -> CatalogResult<Option<(u64, Option<T>)>> {
+        // A version pruned between the listing and the read is not the
+        // latest any more: list again.
+        for _ in 0..MAX_ATTEMPTS {
+            let Some(&(version, _)) = self.versions(kind, id).await?.last() else {
+                return Ok(None);
+            };
+            let path = self.version_path(kind, id, version);
+            let bytes = match self.store.get(&path).await {
+                Ok(got) => got.bytes().await.map_err(|e| unavailable("read", e))?,
+                Err(object_store::Error::NotFound { .. }) => continue,
+                Err(e) => return Err(unavailable("read", e)),
+            };
+            let stored: Stored<T> = serde_json::from_slice(&bytes).map_err(|e| {
+                CatalogError::internal(format!("record {kind}/{id} v{version} is unreadable: {e}"))
+            })?;
+            return Ok(Some((version, stored.value)));
+        }
+        Err(CatalogError::new(
+            Code::SERVICE_UNAVAILABLE,
+            format!("record {kind}/{id} keeps changing; try again"),
+        ))
+    }
+
+    /// Write version `version` unless it exists: false when another writer
+    /// created it first.
+    async fn put_version<T: Serialize>(
+        &self,
+        kind: &str,
+        id: &str,
+        version: u64,
+        value: Option<&T>,
+    ) -> CatalogResult<bool> {
+        let body = serde_json::to_vec(&Stored { value })
+            .map_err(|e| CatalogError::internal(format!("cannot encode {kind} {id}: {e}")))?;
+        let opts = PutOptions {
+            mode: PutMode::Create,
+            ..Default::default()
+        };
+        let path = self.version_path(kind, id, version);
+        match self
+            .store
+            .put_opts(&path, PutPayload::from(body), opts)
+            .await
+        {
+            Ok(_) => {
+                self.prune(kind, id, version).await;
+                Ok(true)
+            }
+            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Err(e) => Err(unavailable("write", e)),
+        }
+    }
+
+    /// Best-effort removal of versions older than the one before `latest`
+    /// and older than the prune age.
+    async fn prune(&self, kind: &str, id: &str, latest: u64) {
+        let Ok(versions) = self.versions(kind, id).await else {
+            return;
+        };
+        let cutoff = chrono::Utc::now()
+            - chrono::Duration::from_std(self.prune_after).unwrap_or(chrono::Duration::zero());
+        for (v, _) in versions
+            .into_iter()
+            .filter(|(v, written)| *v + 1 < latest && *written < cutoff)
+        {
+            let _ = self.store.delete(&self.version_path(kind, id, v)).await;
+        }
+    }
+
+    /// Create a record; 409 (`exists`) when the id is taken.
+    pub async fn create<T: Serialize + DeserializeOwned + Clone>(
+        &self,
+        kind: &str,
+        id: &str,
+        value: &T,
+        exists: Code,
+    ) -> CatalogResult<Versioned<T>> {
+        check_id(kind, id)?;
+        for _ in 0..MAX_ATTEMPTS {
+            let read_at = std::time::Instant::now();
+            let next = match self.latest::<T>(kind, id).await? {
+                None => 1,
+                Some((v, None)) => v + 1,
+                Some((_, Some(_))) => {
+                    return Err(CatalogError::new(
+                        exists,
+                        format!("{kind} {id:?} already exists"),
+                    ))
+                }
+            };
+            if read_at.elapsed() > self.stale_read() {
+                continue;
+            }
+            if self.put_version(kind, id, next, Some(value)).await? {
+                return Ok(Versioned {
+                    version: next,
+                    value: value.clone(),
+                });
+            }
+        }
+        Err(lost_too_often(kind, id))
+    }
+
+    /// A record, if it exists.
+    pub async fn get<T: DeserializeOwned>(
+        &self,
+        kind: &str,
+        id: &str,
+    ) -> CatalogResult<Option<Versioned<T>>> {
+        check_id(kind, id)?;
+        Ok(match self.latest::<T>(kind, id).await? {
+            Some((version, Some(value))) => Some(Versioned { version, value }),
+            _ => None,
+        })
+    }
+
+    /// Change a record with `change`, which sees the latest value and may
+    /// refuse (its error is the answer). Re-read and re-applied when
+    /// another writer won the race; `missing` when there is no record.
+    pub async fn update<T, F>(
+        &self,
+        kind: &str,
+        id: &str,
+        missing: Code,
+        mut change: F,
+    ) -> CatalogResult<Versioned<T>>
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnMut(T) -> CatalogResult<T>,
+    {
+        check_id(kind, id)?;
+        for attempt in 0..MAX_ATTEMPTS {
+            let read_at = std::time::Instant::now();
+            let (version, current) = match self.latest::<T>(kind, id).await? {
+                Some((v, Some(value))) => (v, value),
+                _ => {
+                    return Err(CatalogError::new(
+                        missing,
+                        format!("{kind} {id:?} does not exist"),
+                    ))
+                }
+            };
+            let next = change(current)?;
+            if read_at.elapsed() > self.stale_read() {
+                continue;
+            }
+            if self.put_version(kind, id, version + 1, Some(&next)).await? {
+                return Ok(Versioned {
+                    version: version + 1,
+                    value: next,
+                });
+            }
+            backoff(attempt).await;
+        }
+        Err(lost_too_often(kind, id))
+    }
+
+    /// Delete a record after `check` accepts its latest value (a container
+    /// that still holds something refuses here). False when there was none.
+    pub async fn delete<T, F>(&self, kind: &str, id: &str, mut check: F) -> CatalogResult<bool>
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnMut(&T) -> CatalogResult<()>,
+    {
+        check_id(kind, id)?;
+        for attempt in 0..MAX_ATTEMPTS {
+            let read_at = std::time::Instant::now();
+            let (version, current) = match self.latest::<T>(kind, id).await? {
+                Some((v, Some(value))) => (v, value),
+                _ => return Ok(false),
+            };
+            check(&current)?;
+            if read_at.elapsed() > self.stale_read() {
+                continue;
+            }
+            if self.put_version::<T>(kind, id, version + 1, None).await? {
+                return Ok(true);
+            }
+            backoff(attempt).await;
+        }
+        Err(lost_too_often(kind, id))
+    }
+
+    /// The ids of every live record of `kind`, sorted.
+    pub async fn ids<T: DeserializeOwned>(&self, kind: &str) -> CatalogResult<Vec<String>> {
+        let dir = self.prefix.clone().join(kind);
+        let listed = self
+            .store
+            .list_with_delimiter(Some(&dir))
+            .await
+            .map_err(|e| unavailable("list", e))?;
+        let mut ids = Vec::new();
+        for p in listed.common_prefixes {
+            let Some(id) = p.filename() else { continue };
+            if matches!(self.latest::<T>(kind, id).await?, Some((_, Some(_)))) {
+                ids.push(id.to_string());
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+}
+
+fn lost_too_often(kind: &str, id: &str) -> CatalogError {
+    CatalogError::new(
+        Code::CONCURRENT_MODIFICATION,
+        format!("{kind} {id:?} is being changed by many writers at once; nothing was changed, try again"),
+    )
+}
+
+/// A short, growing, jittered pause before retrying a lost race.
+async fn backoff(attempt: u32) {
+    let base = 2u64.saturating_pow(attempt.min(6));
+    let jitter = u64::from(uuid::Uuid::new_v4().as_bytes()[0]) % (base + 1);
+    tokio::time::sleep(Duration::from_millis(base + jitter)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    struct Counter {
+        n: u32,
+        note: String,
+    }
+
+    fn local() -> (Records, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = object_store::local::LocalFileSystem::new_with_prefix(dir.path()).unwrap();
+        (Records::new(Arc::new(store), Path::from("_catalog")), dir)
+    }
+
+    fn memory() -> Records {
+        Records::new(
+            Arc::new(object_store::memory::InMemory::new()),
+            Path::from("_catalog"),
+        )
+    }
+
+    async fn lifecycle(r: &Records) {
+        let c = Counter {
+            n: 0,
+            note: "a".into(),
+        };
+        let made = r
+            .create("counter", "c1", &c, Code::NAMESPACE_ALREADY_EXISTS)
+            .await
+            .unwrap();
+        assert_eq!(made.version, 1);
+        let e = r
+            .create("counter", "c1", &c, Code::NAMESPACE_ALREADY_EXISTS)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, Code::NAMESPACE_ALREADY_EXISTS);
+        let up = r
+            .update(
+                "counter",
+                "c1",
+                Code::NAMESPACE_NOT_FOUND,
+                |mut v: Counter| {
+                    v.n += 1;
+                    Ok(v)
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!((up.version, up.value.n), (2, 1));
+        // A refused change changes nothing.
+        let e = r
+            .update("counter", "c1", Code::NAMESPACE_NOT_FOUND, |_: Counter| {
+                Err(CatalogError::invalid("no"))
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, Code::INVALID_INPUT);
+        assert_eq!(
+            r.get::<Counter>("counter", "c1")
+                .await
+                .unwrap()
+                .unwrap()
+                .value
+                .n,
+            1
+        );
+        assert_eq!(r.ids::<Counter>("counter").await.unwrap(), vec!["c1"]);
+        assert!(r
+            .delete::<Counter, _>("counter", "c1", |_| Ok(()))
+            .await
+            .unwrap());
+        assert!(r.get::<Counter>("counter", "c1").await.unwrap().is_none());
+        assert!(r.ids::<Counter>("counter").await.unwrap().is_empty());
+        assert!(!r
+            .delete::<Counter, _>("counter", "c1", |_| Ok(()))
+            .await
+            .unwrap());
+        let e = r
+            .update("counter", "c1", Code::NAMESPACE_NOT_FOUND, |v: Counter| {
+                Ok(v)
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, Code::NAMESPACE_NOT_FOUND);
+        // Created again, the chain goes on.
+        let again = r
+            .create("counter", "c1", &c, Code::NAMESPACE_ALREADY_EXISTS)
+            .await
+            .unwrap();
+        assert_eq!(again.version, 4);
+        let e = r
+            .create("counter", "../x", &c, Code::NAMESPACE_ALREADY_EXISTS)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, Code::INVALID_INPUT);
+    }
+
+    #[tokio::test]
+    async fn records_live_and_die_on_both_stores() {
+        let (r, _dir) = local();
+        lifecycle(&r).await;
+        lifecycle(&memory()).await;
+    }
+
+    async fn races(r: Records) {
+        let c = Counter {
+            n: 0,
+            note: String::new(),
+        };
+        // Eight creates of one id: exactly one wins.
+        let creates: Vec<_> = (0..8)
+            .map(|i| {
+                let r = r.clone();
+                let mut c = c.clone();
+                c.note = format!("writer {i}");
+                tokio::spawn(async move {
+                    r.create("counter", "race", &c, Code::NAMESPACE_ALREADY_EXISTS)
+                        .await
+                })
+            })
+            .collect();
+        let mut won = 0;
+        for t in creates {
+            match t.await.unwrap() {
+                Ok(_) => won += 1,
+                Err(e) => assert_eq!(e.code, Code::NAMESPACE_ALREADY_EXISTS),
+            }
+        }
+        assert_eq!(won, 1);
+        // Eight increments at once: none is lost.
+        let updates: Vec<_> = (0..8)
+            .map(|_| {
+                let r = r.clone();
+                tokio::spawn(async move {
+                    r.update(
+                        "counter",
+                        "race",
+                        Code::NAMESPACE_NOT_FOUND,
+                        |mut v: Counter| {
+                            v.n += 1;
+                            Ok(v)
+                        },
+                    )
+                    .await
+                })
+            })
+            .collect();
+        for t in updates {
+            t.await.unwrap().unwrap();
+        }
+        let got = r.get::<Counter>("counter", "race").await.unwrap().unwrap();
+        assert_eq!(got.value.n, 8);
+        assert_eq!(got.version, 9);
+    }
+
+    #[tokio::test]
+    async fn old_versions_are_pruned_once_old_enough() {
+        let (mut r, dir) = local();
+        r.prune_after = Duration::from_millis(300);
+        let c = Counter {
+            n: 0,
+            note: String::new(),
+        };
+        r.create("counter", "p", &c, Code::NAMESPACE_ALREADY_EXISTS)
+            .await
+            .unwrap();
+        let bump = |mut v: Counter| {
+            v.n += 1;
+            Ok(v)
+        };
+        for _ in 0..3 {
+            r.update("counter", "p", Code::NAMESPACE_NOT_FOUND, bump)
+                .await
+                .unwrap();
+        }
+        // Young versions stay.
+        let files = |d: &std::path::Path| {
+            std::fs::read_dir(d.join("_catalog/counter/p"))
+                .unwrap()
+                .count()
+        };
+        assert_eq!(files(dir.path()), 4);
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        r.update("counter", "p", Code::NAMESPACE_NOT_FOUND, bump)
+            .await
+            .unwrap();
+        // The latest two stay; the old ones are gone; nothing was lost.
+        assert_eq!(files(dir.path()), 2);
+        let got = r.get::<Counter>("counter", "p").await.unwrap().unwrap();
+        assert_eq!((got.version, got.value.n), (5, 4));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_writers_never_lose_a_change_local() {
+        let (mut r, _dir) = local();
+        // Pruning as soon as it may, so that the races meet it.
+        r.prune_after = Duration::from_millis(20);
+        races(r).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_writers_never_lose_a_change_in_memory() {
+        let mut r = memory();
+        r.prune_after = Duration::from_millis(20);
+        races(r).await;
+    }
+}
