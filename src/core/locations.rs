@@ -24,6 +24,14 @@ use crate::error::{CatalogError, CatalogResult, Code};
 /// engine's manifest and the catalog's own records (jobs).
 pub(crate) const RESERVED_DIRS: &[&str] = &["__manifest", "_catalog"];
 
+/// Whether a top-level name under the root is the catalog's own (compared
+/// without case: some filesystems ignore it).
+pub(crate) fn is_reserved(first_segment: &str) -> bool {
+    RESERVED_DIRS
+        .iter()
+        .any(|r| r.eq_ignore_ascii_case(first_segment))
+}
+
 /// A recorded table and where it lives.
 #[derive(Debug, Clone)]
 pub(crate) struct Placed {
@@ -67,6 +75,13 @@ pub(crate) fn check_relative(location: &str, original: &str) -> CatalogResult<St
             "table location {original:?} contains a control character or a backslash"
         )));
     }
+    // URI syntax inside a path would be read as escapes, a query or a
+    // fragment on the way to storage, naming another directory.
+    if location.contains(['%', '?', '#']) {
+        return Err(CatalogError::invalid(format!(
+            "table location {original:?} contains '%', '?' or '#'; give the directory's plain name"
+        )));
+    }
     let rel = canonical(location);
     if rel.is_empty() {
         return Err(CatalogError::invalid(format!(
@@ -74,7 +89,7 @@ pub(crate) fn check_relative(location: &str, original: &str) -> CatalogResult<St
         )));
     }
     let first = rel.split('/').next().unwrap_or_default();
-    if RESERVED_DIRS.contains(&first) {
+    if is_reserved(first) {
         return Err(CatalogError::invalid(format!(
             "table location {original:?} lies in {first:?}, which the catalog keeps for its own records"
         )));
@@ -116,6 +131,11 @@ impl Catalog {
     /// manifest's latest version.
     pub(crate) async fn placed_tables(&self) -> CatalogResult<Vec<Placed>> {
         let ds = self.manifest_snapshot().await?;
+        Self::placed_in(&ds).await
+    }
+
+    /// Every recorded table and its location, in one manifest snapshot.
+    pub(crate) async fn placed_in(ds: &lance::Dataset) -> CatalogResult<Vec<Placed>> {
         let mut scan = ds.scan();
         scan.filter("object_type = 'table'")?;
         scan.project(&["object_id", "location"])?;
@@ -161,27 +181,61 @@ impl Catalog {
 
     /// After recording `id` at `location`: if another table recorded an
     /// overlapping location at the same time (another replica; both passed
-    /// their check before either committed), both records are undone and
-    /// both callers get 14, so two tables never share bytes.
-    pub(crate) async fn settle_claim(&self, id: &[String], location: &str) -> CatalogResult<()> {
-        let tables = self.placed_tables().await?;
+    /// their check before either committed), this record is undone, so two
+    /// tables never share bytes. `Ok(None)`: it stands. `Ok(Some(err))`: it
+    /// was undone; answer `err`. `Err`: it could not be told or undone; the
+    /// record may stand (a later drop re-checks and refuses to delete
+    /// shared bytes), and nothing may be removed.
+    pub(crate) async fn settle_claim(
+        &self,
+        id: &[String],
+        location: &str,
+    ) -> CatalogResult<Option<CatalogError>> {
+        let ds = self.manifest_snapshot().await?;
+        let tables = Self::placed_in(&ds).await?;
         let key = manifest_key(id);
-        let Some(other) = find_overlap(location, &tables, Some(&key)) else {
-            return Ok(());
+        let Some(other) = find_overlap(location, &tables, Some(&key)).cloned() else {
+            return Ok(None);
         };
-        let other = other.clone();
-        if let Err(e) = self.manifest.delete_from_manifest(&key).await {
-            tracing::warn!(table = %key, error = %e, "could not undo a conflicting registration");
+        let ours = tables
+            .iter()
+            .any(|t| t.key == key && t.location == canonical(location));
+        if ours {
+            // Against the snapshot that showed our row where we put it: a
+            // newer record of the same id is never removed.
+            self.manifest_apply(ds, Vec::new(), std::slice::from_ref(&key), false)
+                .await?;
         }
-        Err(CatalogError::new(
+        Ok(Some(CatalogError::new(
             Code::CONCURRENT_MODIFICATION,
             format!(
-                "table {} was registered at {location:?} while table {} was registered at the overlapping {:?}; neither registration stands, retry",
+                "table {} was being recorded at {location:?} while table {} was recorded at the overlapping {:?}; this one was undone, retry",
                 display_id(id),
                 display_id(&manifest_id(&other.key)),
                 other.location
             ),
-        ))
+        )))
+    }
+
+    /// Remove what a failed write left at `relative`, unless a recorded
+    /// table's location overlaps it (its bytes are not ours to remove) or
+    /// the records cannot be read (the reconciler reports what is left).
+    pub(crate) async fn remove_if_unowned(&self, relative: &str) {
+        match self.placed_tables().await {
+            Ok(tables) => match find_overlap(relative, &tables, None) {
+                None => self.remove_location(relative).await,
+                Some(t) => tracing::warn!(
+                    location = %relative,
+                    table = %t.key,
+                    "left a failed write's bytes in place: a recorded table overlaps them"
+                ),
+            },
+            Err(e) => tracing::warn!(
+                location = %relative,
+                error = %e.message,
+                "left a failed write's bytes in place: the catalog's records could not be read"
+            ),
+        }
     }
 
     /// Whether dropping table `key` may delete its recorded location: not
@@ -195,7 +249,11 @@ impl Catalog {
     ) -> CatalogResult<()> {
         let id = manifest_id(key);
         let first = location.split('/').next().unwrap_or_default();
-        if location.is_empty() || RESERVED_DIRS.contains(&first) {
+        // Legacy records were never checked: a `..` in one could reach
+        // outside its own directory. (`%`, `?` and `#` are safe here: a
+        // location is turned into a path segment by segment, encoded.)
+        let unsafe_text = location.split('/').any(|s| s == "..");
+        if location.is_empty() || is_reserved(first) || unsafe_text {
             return Err(CatalogError::new(
                 Code::INVALID_TABLE_STATE,
                 format!(
@@ -218,13 +276,13 @@ impl Catalog {
         Ok(())
     }
 
-    /// The recorded locations of the given tables, checked deletable
-    /// together (a cascade refuses before it deletes anything).
+    /// The recorded locations of the given tables in `ds`, checked
+    /// deletable together (a cascade refuses before it deletes anything).
     pub(crate) async fn deletable_locations(
-        &self,
+        ds: &lance::Dataset,
         keys: &[String],
     ) -> CatalogResult<HashMap<String, String>> {
-        let tables = self.placed_tables().await?;
+        let tables = Self::placed_in(ds).await?;
         let mut out = HashMap::new();
         for key in keys {
             if let Some(t) = tables.iter().find(|t| &t.key == key) {
@@ -270,6 +328,13 @@ mod tests {
             "__manifest/x",
             "_catalog/jobs",
             "a/../b",
+            "__Manifest",
+            "%2e",
+            "%2e%2e",
+            "?",
+            "#",
+            "t?",
+            "t%2Fsub",
         ] {
             let e = check_relative(bad, bad).unwrap_err();
             assert_eq!(e.code, Code::INVALID_INPUT, "{bad:?}");

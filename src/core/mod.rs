@@ -119,14 +119,25 @@ impl Catalog {
         self.jobs.get(job_id).await
     }
 
-    /// The full URI of a directory under the root, in the form the engine
-    /// answers (`file:///…` for a local root).
+    /// The full URI of a directory under the root, built as the engine
+    /// builds it: each segment percent-encoded, so a name holding `%`, `?`
+    /// or `#` names that very directory (never the root, a parent or
+    /// another table's).
     pub(crate) fn location_uri(&self, relative: &str) -> String {
-        if self.root.contains("://") {
-            format!("{}/{}", self.root, relative)
+        let base = if self.root.contains("://") {
+            self.root.clone()
         } else {
-            format!("file://{}/{}", self.root, relative)
+            format!("file://{}", self.root)
+        };
+        let Ok(mut url) = url::Url::parse(&format!("{base}/")) else {
+            return format!("{base}/{relative}");
+        };
+        if let Ok(mut segments) = url.path_segments_mut() {
+            segments
+                .pop_if_empty()
+                .extend(relative.split('/').filter(|s| !s.is_empty()));
         }
+        url.to_string()
     }
 
     /// A dataset builder for `uri` sharing the catalog's session and storage
@@ -174,6 +185,20 @@ impl Catalog {
     pub(crate) async fn remove_location(&self, relative: &str) {
         match self.location_store(relative).await {
             Ok((store, path)) => {
+                // Last line of defence: whatever the caller checked, only a
+                // directory strictly below the root, outside the catalog's
+                // own, is ever removed.
+                let below_root = match self.location_store("").await {
+                    Ok((_, root)) => path
+                        .prefix_match(&root)
+                        .and_then(|mut rest| rest.next())
+                        .is_some_and(|first| !locations::is_reserved(first.as_ref())),
+                    Err(_) => false,
+                };
+                if !below_root {
+                    tracing::error!(location = %relative, path = %path, "refused to remove a directory that is not a table's own");
+                    return;
+                }
                 if let Err(e) = store.remove_dir_all(path).await {
                     tracing::warn!(location = %relative, error = %e, "could not remove a table directory; the reconciler will report it");
                 }

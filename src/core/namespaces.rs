@@ -118,7 +118,8 @@ impl Catalog {
                 .filter(|t| t.key.starts_with(&prefix))
                 .map(|t| t.key)
                 .collect();
-            self.deletable_locations(&below).await?;
+            let ds = self.manifest_snapshot().await?;
+            Self::deletable_locations(&ds, &below).await?;
             // Cascade: deepest first, so no object is ever left without its parent.
             for table in &tables {
                 let mut t = id.clone();

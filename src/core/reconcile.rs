@@ -8,7 +8,7 @@ use object_store::path::Path;
 use serde::Serialize;
 
 use super::checks::manifest_id;
-use super::locations::{overlaps, Placed, RESERVED_DIRS};
+use super::locations::{is_reserved, overlaps, Placed};
 use super::{engine, Catalog};
 use crate::error::CatalogResult;
 
@@ -66,7 +66,7 @@ impl Catalog {
             for dir in &listed.common_prefixes {
                 let Some(name) = dir.filename() else { continue };
                 let child = join(&rel, name);
-                if rel.is_empty() && RESERVED_DIRS.contains(&name) {
+                if rel.is_empty() && is_reserved(name) {
                     continue;
                 }
                 if owned(&child, &tables) {
@@ -98,7 +98,7 @@ impl Catalog {
     }
 
     /// Whether a directory under the root holds a Lance dataset.
-    async fn holds_dataset(&self, relative: &str) -> CatalogResult<bool> {
+    pub(crate) async fn holds_dataset(&self, relative: &str) -> CatalogResult<bool> {
         use futures::TryStreamExt;
         let (store, path) = self.location_store(relative).await?;
         let versions: Path = path.clone().join("_versions");

@@ -239,11 +239,15 @@ impl Catalog {
             let ds = match written {
                 Ok(ds) => ds,
                 Err(e) => {
-                    catalog.remove_location(&dir).await;
+                    catalog
+                        .undo_failed_write(&super::tables::Placement::Fresh(dir.clone()))
+                        .await;
                     return Err(CatalogError::from_lance(&e));
                 }
             };
-            catalog.record_table(&id, &dir, properties.as_ref()).await?;
+            catalog
+                .record_written(&id, &dir, properties.as_ref())
+                .await?;
             Ok(ds.version().version)
         });
         task.await

@@ -99,7 +99,7 @@ impl Catalog {
         }
         let stream = decode_stream(&body, "create_table")?;
         let catalog = self.clone();
-        let task = tokio::spawn(async move {
+        let task = async move {
             let rel = placement.relative().to_string();
             let reader = arrow_array::RecordBatchIterator::new(
                 stream.batches.into_iter().map(Ok),
@@ -115,15 +115,8 @@ impl Catalog {
             let ds = match Dataset::write(reader, &uri, Some(params)).await {
                 Ok(ds) => ds,
                 Err(e) => {
-                    let err = CatalogError::from_lance(&e);
-                    // Another writer created a dataset at a chosen location
-                    // first: those bytes are not ours to remove.
-                    if err.code != Code::TABLE_ALREADY_EXISTS
-                        && err.code != Code::CONCURRENT_MODIFICATION
-                    {
-                        catalog.remove_location(&rel).await;
-                    }
-                    return Err(err);
+                    catalog.undo_failed_write(&placement).await;
+                    return Err(CatalogError::from_lance(&e));
                 }
             };
             catalog
@@ -136,14 +129,14 @@ impl Catalog {
                 storage_options: catalog.vended_storage_options(),
                 ..Default::default()
             })
-        });
-        task.await
-            .map_err(|e| CatalogError::internal(format!("the create task stopped: {e}")))?
+        };
+        own_task(task).await
     }
 
     /// Record a table freshly written at `placement`. A chosen location is
     /// checked again under the manifest lock and settled after the commit
-    /// (see `locations.rs`); on any failure the written directory is removed.
+    /// (see `locations.rs`). Whatever fails, the written bytes are removed
+    /// only when they are certainly this write's alone.
     pub(crate) async fn record_placed(
         &self,
         id: &[String],
@@ -151,28 +144,67 @@ impl Catalog {
         properties: Option<&HashMap<String, String>>,
     ) -> CatalogResult<()> {
         let rel = placement.relative();
-        if let Placement::Chosen(rel) = placement {
-            let _serial = self.manifest_lock.lock().await;
-            if let Err(e) = self.check_unclaimed(id, rel).await {
-                self.remove_location(rel).await;
-                return Err(e);
-            }
-            // record_table removes the directory itself when it fails.
-            self.record_table(id, rel, properties).await?;
-            if let Err(e) = self.settle_claim(id, rel).await {
-                self.remove_location(rel).await;
-                return Err(e);
-            }
-            return Ok(());
+        let Placement::Chosen(rel) = placement else {
+            return self.record_written(id, rel, properties).await;
+        };
+        let _serial = self.manifest_lock.lock().await;
+        if let Err(e) = self.check_unclaimed(id, rel).await {
+            // Another table claimed an overlapping location meanwhile: the
+            // bytes may be its too; the reconciler reports what is left.
+            self.remove_if_unowned(rel).await;
+            return Err(e);
         }
-        self.record_table(id, rel, properties).await
+        self.record_written(id, rel, properties).await?;
+        match self.settle_claim(id, rel).await? {
+            None => Ok(()),
+            Some(err) => {
+                self.remove_if_unowned(rel).await;
+                Err(err)
+            }
+        }
     }
 
-    /// Record a freshly written table (its directory `relative` under the
-    /// root) in the manifest, through the engine's own copy-on-write commit:
-    /// it keeps the manifest compact and indexed, and a concurrent create of
-    /// the same id makes it fail (14). On failure the directory is removed,
-    /// so no unregistered dataset is left behind.
+    /// Undo a write that failed before anything was recorded. A fresh
+    /// directory is this write's own; at a chosen location a committed
+    /// dataset is another writer's (it won the race), so it stays.
+    pub(crate) async fn undo_failed_write(&self, placement: &Placement) {
+        match placement {
+            Placement::Fresh(rel) => self.remove_if_unowned(rel).await,
+            Placement::Chosen(rel) => match self.holds_dataset(rel).await {
+                Ok(false) => self.remove_if_unowned(rel).await,
+                _ => {
+                    tracing::warn!(location = %rel, "a failed create left its bytes beside another writer's dataset")
+                }
+            },
+        }
+    }
+
+    /// Record a table whose bytes this call wrote at `relative`. When the
+    /// record does not stand, the bytes are removed, but only once the
+    /// manifest shows the id is not recorded there (a commit reported as
+    /// failed may have landed).
+    pub(crate) async fn record_written(
+        &self,
+        id: &[String],
+        relative: &str,
+        properties: Option<&HashMap<String, String>>,
+    ) -> CatalogResult<()> {
+        let Err(e) = self.record_table(id, relative, properties).await else {
+            return Ok(());
+        };
+        match self.recorded_location(id).await {
+            Ok(Some(at)) if at == relative => Ok(()),
+            Ok(other) => {
+                self.remove_if_unowned(relative).await;
+                Err(lost_create(e, id, other.is_some()))
+            }
+            Err(_) => Err(e),
+        }
+    }
+
+    /// Record a table at `relative` in the manifest, through the engine's
+    /// own copy-on-write commit: it keeps the manifest compact and indexed,
+    /// and fails if the id is taken. Removes nothing.
     pub(crate) async fn record_table(
         &self,
         id: &[String],
@@ -191,15 +223,23 @@ impl Catalog {
             location: Some(relative.to_string()),
             metadata,
         };
-        let recorded = self
-            .manifest
-            .insert_into_manifest_with_metadata(vec![entry], None)
-            .await;
-        if let Err(e) = engine(recorded) {
-            self.remove_location(relative).await;
-            return Err(lost_create(e, id));
-        }
-        Ok(())
+        engine(
+            self.manifest
+                .insert_into_manifest_with_metadata(vec![entry], None)
+                .await,
+        )
+    }
+
+    /// Where table `id` is recorded now, if it is.
+    async fn recorded_location(&self, id: &[String]) -> CatalogResult<Option<String>> {
+        let ds = self.manifest_snapshot().await?;
+        let rows = self
+            .manifest_rows(&ds, &[super::checks::manifest_key(id)])
+            .await?;
+        Ok(rows
+            .first()
+            .and_then(super::manifest_tx::row_location)
+            .map(|l| super::locations::canonical(&l)))
     }
 
     /// A location relative to the root, from a relative path, an absolute
@@ -261,12 +301,23 @@ impl Catalog {
             ));
         }
         self.require_empty_location(&rel).await?;
-        {
-            let _serial = self.manifest_lock.lock().await;
-            self.check_unclaimed(id, &rel).await?;
-            self.record_table(id, &rel, properties.as_ref()).await?;
-            self.settle_claim(id, &rel).await?;
-        }
+        // Nothing is written here, so nothing is ever removed; the record is
+        // settled on its own task (see register_table_op).
+        let (catalog, id_owned, rel_owned, props) =
+            (self.clone(), id.to_vec(), rel.clone(), properties.clone());
+        own_task(async move {
+            let _serial = catalog.manifest_lock.lock().await;
+            catalog.check_unclaimed(&id_owned, &rel_owned).await?;
+            catalog
+                .record_table(&id_owned, &rel_owned, props.as_ref())
+                .await
+                .map_err(|e| lost_create(e, &id_owned, true))?;
+            match catalog.settle_claim(&id_owned, &rel_owned).await? {
+                None => Ok(()),
+                Some(err) => Err(err),
+            }
+        })
+        .await?;
         Ok(DeclareTableResponse {
             location: Some(self.location_uri(&rel)),
             storage_options: self.vended_storage_options(),
@@ -293,13 +344,21 @@ impl Catalog {
         // check: inside the root, overlapping no other table.
         let rel = self.relative_location(&req.location, true)?;
         self.require_parent(&id).await?;
-        let _serial = self.manifest_lock.lock().await;
-        self.check_unclaimed(&id, &rel).await?;
         req.id = Some(id.clone());
         req.location = rel.clone();
-        let registered = engine(self.inner.register_table(req).await)?;
-        self.settle_claim(&id, &rel).await?;
-        Ok(registered)
+        // Check, record and settle on its own task: a caller that goes away
+        // cannot leave a record that was never settled.
+        let catalog = self.clone();
+        own_task(async move {
+            let _serial = catalog.manifest_lock.lock().await;
+            catalog.check_unclaimed(&id, &rel).await?;
+            let registered = engine(catalog.inner.register_table(req).await)?;
+            match catalog.settle_claim(&id, &rel).await? {
+                None => Ok(registered),
+                Some(err) => Err(err),
+            }
+        })
+        .await
     }
 
     pub(crate) async fn insert_op(
@@ -349,17 +408,32 @@ impl Catalog {
 
     /// Drop a table: forget it, then delete its directory, which must be
     /// its own (see `locations.rs`: never the root, the manifest, or bytes
-    /// another table's location overlaps, re-checked now).
+    /// another table's location overlaps, re-checked now). The record is
+    /// removed by a commit against the very snapshot that was checked, so a
+    /// rename, re-create or registration in between makes it conflict and
+    /// check again, instead of deleting bytes that became another table's.
     pub(crate) async fn drop_table_by_id(&self, id: &[String]) -> CatalogResult<DropTableResponse> {
         let key = super::checks::manifest_key(id);
-        let rel = {
+        let mut attempt = 0;
+        let rel = loop {
+            attempt += 1;
             let _serial = self.manifest_lock.lock().await;
-            let located = self.deletable_locations(std::slice::from_ref(&key)).await?;
+            let ds = self.manifest_snapshot().await?;
+            let located = Self::deletable_locations(&ds, std::slice::from_ref(&key)).await?;
             let Some(rel) = located.get(&key).cloned() else {
                 return Err(table_not_found(id));
             };
-            engine(self.manifest.delete_from_manifest(&key).await)?;
-            rel
+            match self
+                .manifest_apply(ds, Vec::new(), std::slice::from_ref(&key), false)
+                .await
+            {
+                Ok(()) => break rel,
+                Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < 5 => {
+                    drop(_serial);
+                    tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
+                }
+                Err(e) => return Err(e),
+            }
         };
         // The table is gone from the catalog; bytes that cannot be removed
         // now are left for the reconciler to report, not an error.
@@ -394,6 +468,16 @@ impl Catalog {
     }
 }
 
+/// Run `work` on its own task and wait for it: the work goes on to its end
+/// even if the caller's request is dropped.
+async fn own_task<T: Send + 'static>(
+    work: impl std::future::Future<Output = CatalogResult<T>> + Send + 'static,
+) -> CatalogResult<T> {
+    tokio::spawn(work)
+        .await
+        .map_err(|e| CatalogError::internal(format!("a catalog task stopped: {e}")))?
+}
+
 /// Where a new table's bytes go: a directory the catalog named (fresh and
 /// unique, so no other table can overlap it) or one the caller chose.
 pub(crate) enum Placement {
@@ -409,10 +493,11 @@ impl Placement {
     }
 }
 
-/// A create whose record lost to another create of the same id answers
-/// TableAlreadyExists (5), as the engine's own create does.
-fn lost_create(e: CatalogError, id: &[String]) -> CatalogError {
-    if e.code == Code::CONCURRENT_MODIFICATION || e.code == Code::TABLE_ALREADY_EXISTS {
+/// A create whose record lost to another create of the same id (`taken`:
+/// the id is recorded) answers TableAlreadyExists (5), as the engine's own
+/// create does; any other failure keeps its code.
+fn lost_create(e: CatalogError, id: &[String], taken: bool) -> CatalogError {
+    if taken && (e.code == Code::CONCURRENT_MODIFICATION || e.code == Code::TABLE_ALREADY_EXISTS) {
         CatalogError::new(
             Code::TABLE_ALREADY_EXISTS,
             format!(

@@ -70,6 +70,15 @@ fn scheme(name: Option<&str>) -> (ManifestNamingScheme, &'static str) {
     }
 }
 
+/// Whether `staging` is a staged copy of `final_path`: the same name plus
+/// a suffix (`<final>-<uuid>`), in the same directory.
+fn is_staged_name(staging: &Path, final_path: &Path) -> bool {
+    staging
+        .as_ref()
+        .strip_prefix(final_path.as_ref())
+        .is_some_and(|rest| rest.len() > 1 && rest.starts_with('-') && !rest.contains('/'))
+}
+
 /// Version ranges to delete: at least one; each from a version >= 0 to an
 /// end past it, or to -1 (through the latest), as the spec defines them.
 pub(crate) fn check_ranges(
@@ -235,6 +244,15 @@ impl Catalog {
         let final_path = naming.manifest_path(&table_path, p.version as u64);
         let staging = Path::parse(&p.manifest_path)
             .map_err(|e| CatalogError::internal(format!("bad recorded staging path: {e}")))?;
+        // Recorded before staged paths were checked on the way in: still
+        // never copy, then delete, anything but this version's own.
+        if !is_staged_name(&staging, &final_path) {
+            return Err(CatalogError::internal(format!(
+                "recorded staging manifest {staging} of table {} is not version {}'s; not published",
+                display_id(id),
+                p.version
+            )));
+        }
         self.store
             .copy_if_not_exists(&staging, &final_path)
             .await
@@ -399,11 +417,7 @@ impl Catalog {
                 "invalid staging manifest path {manifest_path:?}: {e}"
             ))
         })?;
-        let staged_name_ok = staging
-            .as_ref()
-            .strip_prefix(final_path.as_ref())
-            .is_some_and(|rest| rest.len() > 1 && rest.starts_with('-') && !rest.contains('/'));
-        if !staged_name_ok {
+        if !is_staged_name(&staging, &final_path) {
             return Err(CatalogError::invalid(format!(
                 "staging manifest {manifest_path:?} is not a staged manifest for version {version} of table {} (expected {final_path}-<suffix>)",
                 display_id(id),

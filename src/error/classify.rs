@@ -35,6 +35,20 @@ pub(super) fn settle(code: Code, msg: &str) -> Option<(Code, String)> {
 /// the text shows the caller's mistake.
 fn settle_internal(msg: &str) -> Option<(Code, String)> {
     let lower = msg.to_ascii_lowercase();
+    // The catalog's own manifest failing is the server's fault, whatever
+    // the inner error says.
+    if [
+        "__manifest",
+        "overwrite manifest",
+        "from manifest",
+        "into manifest",
+        "to manifest",
+    ]
+    .iter()
+    .any(|p| lower.contains(p))
+    {
+        return None;
+    }
     let cleaned = || clean(msg);
     // A version that does not exist (restore, checkout of version N).
     if lower.contains(".manifest was not found") || lower.contains("version not found") {
@@ -161,6 +175,10 @@ mod tests {
         assert_eq!(c, Code::INVALID_INPUT);
         assert!(!m.contains("fields"), "{m}");
         assert!(settle_internal("disk on fire").is_none());
+        assert!(
+            settle_internal(r#"Failed to overwrite manifest: InvalidInput { source: "x" }"#)
+                .is_none()
+        );
         let (c, _) = settle(
             Code::TABLE_NOT_FOUND,
             "branch 'nope' not found for table at 'file:///t': Not found: t/tree/nope/_versions",

@@ -52,8 +52,22 @@ pub async fn limits(idle: Duration, req: Request, next: Next) -> Response {
     }
     // One request id for the whole request: the caller's, or a fresh one.
     let mut req = req;
-    let request_id = match req.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()) {
-        Some(id) => id.to_string(),
+    // A caller's id is kept only when it is short and plain: it is logged
+    // and echoed.
+    let given = req
+        .headers()
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|id| {
+            !id.is_empty()
+                && id.len() <= 128
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
+        })
+        .map(str::to_string);
+    let request_id = match given {
+        Some(id) => id,
         None => {
             let id = uuid::Uuid::new_v4().to_string();
             if let Ok(v) = HeaderValue::from_str(&id) {
@@ -73,7 +87,13 @@ pub async fn limits(idle: Duration, req: Request, next: Next) -> Response {
     let run = std::panic::AssertUnwindSafe(next.run(Request::from_parts(parts, body)));
     let resp = match futures::FutureExt::catch_unwind(run).await {
         Ok(resp) => resp,
-        Err(_) => {
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            tracing::error!(request_id = %request_id, instance = %instance, panic = %what, "request handler panicked");
             let mut resp = Problem::new(
                 CatalogError::internal("the request handler panicked"),
                 instance.clone(),
@@ -86,13 +106,17 @@ pub async fn limits(idle: Duration, req: Request, next: Next) -> Response {
             resp
         }
     };
-    problem_net(resp, &instance)
+    let mut resp = problem_net(resp, &instance, &request_id);
+    if let Ok(v) = HeaderValue::from_str(&request_id) {
+        resp.headers_mut().entry(REQUEST_ID).or_insert(v);
+    }
+    resp
 }
 
 /// Any error response that is not yet a problem document (an extractor's
 /// plain-text rejection, an empty-bodied status) becomes one, keeping its
 /// status; the code follows the status.
-fn problem_net(resp: Response, instance: &str) -> Response {
+fn problem_net(resp: Response, instance: &str, request_id: &str) -> Response {
     let status = resp.status();
     let is_problem = resp
         .headers()
@@ -110,12 +134,21 @@ fn problem_net(resp: Response, instance: &str) -> Response {
     };
     let reason = status.canonical_reason().unwrap_or("error");
     tracing::debug!(%status, instance, "error response without a problem body: wrapped");
-    Problem::new(
+    let (parts, _) = resp.into_parts();
+    let mut wrapped = Problem::new(
         CatalogError::new(code, format!("{reason} ({})", status.as_u16())),
         instance,
     )
     .with_status(status)
-    .into_response()
+    .with_request_id(request_id)
+    .into_response();
+    // Keep the original's headers (`allow`, `retry-after`, …) but its body's.
+    for (name, value) in parts.headers.iter() {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            wrapped.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    wrapped
 }
 
 /// The error a request body stream ends with when the client stops sending.

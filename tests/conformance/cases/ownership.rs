@@ -53,12 +53,25 @@ pub async fn location_ownership(ns: &dyn LanceNamespace) {
         "/etc",
         "file:///etc",
         "s3://elsewhere/x",
+        // URI syntax that storage would read as escapes, a query or a
+        // fragment, naming the root, its parent or another directory.
+        "%2e",
+        "%2e%2e",
+        "?",
+        "#",
+        "x?y",
+        "__Manifest",
     ] {
         let r = register(ns, &["own", "alias"], bad).await;
         assert_eq!(code(r), 13, "register at {bad:?}");
     }
     // Another table's directory, or anything inside it: 13, naming it.
-    for bad in [dir.to_string(), format!("{dir}/"), format!("{dir}/data")] {
+    for bad in [
+        dir.to_string(),
+        format!("{dir}/"),
+        format!("{dir}/data"),
+        format!("./{dir}"),
+    ] {
         let (c, m) = message(register(ns, &["own", "alias"], &bad).await);
         assert_eq!(c, 13, "register at {bad:?}");
         assert!(m.contains("own$t"), "{m}");
@@ -72,6 +85,21 @@ pub async fn location_ownership(ns: &dyn LanceNamespace) {
         })
         .await;
     assert_eq!(code(r), 4);
+
+    // Names holding URI syntax keep their data where every reader looks.
+    let odd = ["own", "q?x#y%z"];
+    create(ns, &odd, rows(0, 2)).await.unwrap();
+    ns.insert_into_table(
+        InsertIntoTableRequest {
+            id: ids(&odd),
+            ..Default::default()
+        },
+        rows(2, 1),
+    )
+    .await
+    .unwrap();
+    assert_eq!(count(ns, &odd).await, 3);
+    assert_eq!(count(ns, &["own", "t"]).await, 5);
 
     // Nested registrations are allowed; their parents and children overlap.
     register(ns, &["own", "deep"], "deep/inner").await.unwrap();
