@@ -193,6 +193,134 @@ service CatalogControlService {
   rpc GetServerInfo(GetServerInfoRequest) returns (ServerInfo);
   // POST /v1/job/{id}/describe
   rpc DescribeJob(DescribeJobRequest) returns (JobRecord);
+  // POST /v1/projects
+  rpc CreateProject(CreateProjectRequest) returns (Project);
+  // GET /v1/projects
+  rpc ListProjects(ListProjectsRequest) returns (ListProjectsResponse);
+  // GET /v1/projects/{project_id}
+  rpc DescribeProject(DescribeProjectRequest) returns (Project);
+  // PATCH /v1/projects/{project_id}
+  rpc UpdateProject(UpdateProjectRequest) returns (Project);
+  // DELETE /v1/projects/{project_id}
+  rpc DeleteProject(DeleteProjectRequest) returns (DeleteProjectResponse);
+  // POST /v1/projects/{project_id}/protection
+  rpc SetProjectProtection(SetProjectProtectionRequest) returns (Project);
+  // POST /v1/warehouses
+  rpc CreateWarehouse(CreateWarehouseRequest) returns (Warehouse);
+  // GET /v1/warehouses
+  rpc ListWarehouses(ListWarehousesRequest) returns (ListWarehousesResponse);
+  // GET /v1/warehouses/{warehouse_id}
+  rpc DescribeWarehouse(DescribeWarehouseRequest) returns (Warehouse);
+  // PATCH /v1/warehouses/{warehouse_id}
+  rpc UpdateWarehouse(UpdateWarehouseRequest) returns (Warehouse);
+  // DELETE /v1/warehouses/{warehouse_id}
+  rpc DeleteWarehouse(DeleteWarehouseRequest) returns (DeleteWarehouseResponse);
+  // POST /v1/warehouses/{warehouse_id}/protection
+  rpc SetWarehouseProtection(SetWarehouseProtectionRequest) returns (Warehouse);
+}
+
+message Project {
+  string project_id = 1;
+  optional string description = 2;
+  map<string, string> properties = 3;
+  bool protected = 4;
+  uint64 created_at_ms = 5;
+  uint64 updated_at_ms = 6;
+}
+
+message CreateProjectRequest {
+  string project_id = 1;
+  optional string description = 2;
+  map<string, string> properties = 3;
+}
+
+message ListProjectsRequest {
+  optional string page_token = 1;
+  optional int32 limit = 2;
+}
+
+message ListProjectsResponse {
+  repeated Project projects = 1;
+  optional string page_token = 2;
+}
+
+message DescribeProjectRequest {
+  string project_id = 1;
+}
+
+message UpdateProjectRequest {
+  string project_id = 1;
+  optional string description = 2;
+  map<string, string> properties = 3;
+}
+
+message DeleteProjectRequest {
+  string project_id = 1;
+  optional bool force = 2;
+}
+
+message DeleteProjectResponse {
+  string project_id = 1;
+}
+
+message SetProjectProtectionRequest {
+  string project_id = 1;
+  bool protected = 2;
+}
+
+message Warehouse {
+  string warehouse_id = 1;
+  string project_id = 2;
+  string root = 3;
+  map<string, string> storage_options = 4;
+  map<string, string> properties = 5;
+  string status = 6;
+  bool protected = 7;
+  uint64 created_at_ms = 8;
+  uint64 updated_at_ms = 9;
+}
+
+message CreateWarehouseRequest {
+  string warehouse_id = 1;
+  string project_id = 2;
+  string root = 3;
+  map<string, string> storage_options = 4;
+  map<string, string> properties = 5;
+}
+
+message ListWarehousesRequest {
+  optional string project_id = 1;
+  optional string page_token = 2;
+  optional int32 limit = 3;
+}
+
+message ListWarehousesResponse {
+  repeated Warehouse warehouses = 1;
+  optional string page_token = 2;
+}
+
+message DescribeWarehouseRequest {
+  string warehouse_id = 1;
+}
+
+message UpdateWarehouseRequest {
+  string warehouse_id = 1;
+  optional string status = 2;
+  map<string, string> properties = 3;
+}
+
+message DeleteWarehouseRequest {
+  string warehouse_id = 1;
+  optional bool force = 2;
+}
+
+message DeleteWarehouseResponse {
+  string warehouse_id = 1;
+}
+
+message SetWarehouseProtectionRequest {
+  string warehouse_id = 1;
+  bool protected = 2;
 }
 
 message GetServerInfoRequest {}

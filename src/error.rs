@@ -53,6 +53,14 @@ pub const CONTROL_TABLE: &[(u32, &str, u16, i32)] = &[
     (10000, "TaskNotFound", 404, 5),
     (10001, "TaskStateConflict", 409, 9),
     (10002, "TaskQuotaExceeded", 429, 8),
+    (10003, "ProjectNotFound", 404, 5),
+    (10004, "ProjectAlreadyExists", 409, 6),
+    (10005, "ProjectNotEmpty", 409, 9),
+    (10006, "WarehouseNotFound", 404, 5),
+    (10007, "WarehouseAlreadyExists", 409, 6),
+    (10008, "WarehouseNotEmpty", 409, 9),
+    (10009, "WarehouseQuarantined", 409, 9),
+    (10010, "ObjectProtected", 409, 9),
 ];
 
 impl Code {
@@ -83,6 +91,14 @@ impl Code {
     pub const TASK_NOT_FOUND: Code = Code(10000);
     pub const TASK_STATE_CONFLICT: Code = Code(10001);
     pub const TASK_QUOTA_EXCEEDED: Code = Code(10002);
+    pub const PROJECT_NOT_FOUND: Code = Code(10003);
+    pub const PROJECT_ALREADY_EXISTS: Code = Code(10004);
+    pub const PROJECT_NOT_EMPTY: Code = Code(10005);
+    pub const WAREHOUSE_NOT_FOUND: Code = Code(10006);
+    pub const WAREHOUSE_ALREADY_EXISTS: Code = Code(10007);
+    pub const WAREHOUSE_NOT_EMPTY: Code = Code(10008);
+    pub const WAREHOUSE_QUARANTINED: Code = Code(10009);
+    pub const OBJECT_PROTECTED: Code = Code(10010);
 
     fn row(self) -> Option<&'static (u32, &'static str, u16, i32)> {
         STATUS_TABLE

@@ -104,6 +104,18 @@ macro_rules! for_each_control_op {
         $m! {
             GetServerInfo => get_server_info(GetServerInfoRequest -> ServerInfo) json, GET "/v1/server/info", body none, 200, query [];
             DescribeJob => describe_job(DescribeJobRequest -> JobRecord) json, POST "/v1/job/{job_id}/describe", body json, 200, query [];
+            CreateProject => create_project(CreateProjectRequest -> Project) json, POST "/v1/projects", body json, 200, query [];
+            ListProjects => list_projects(ListProjectsRequest -> ListProjectsResponse) json, GET "/v1/projects", body none, 200, query [page_token: Str, limit: Int];
+            DescribeProject => describe_project(DescribeProjectRequest -> Project) json, GET "/v1/projects/{project_id}", body none, 200, query [];
+            UpdateProject => update_project(UpdateProjectRequest -> Project) json, PATCH "/v1/projects/{project_id}", body json, 200, query [];
+            DeleteProject => delete_project(DeleteProjectRequest -> DeleteProjectResponse) json, DELETE "/v1/projects/{project_id}", body none, 200, query [force: Bool];
+            SetProjectProtection => set_project_protection(SetProjectProtectionRequest -> Project) json, POST "/v1/projects/{project_id}/protection", body json, 200, query [];
+            CreateWarehouse => create_warehouse(CreateWarehouseRequest -> Warehouse) json, POST "/v1/warehouses", body json, 200, query [];
+            ListWarehouses => list_warehouses(ListWarehousesRequest -> ListWarehousesResponse) json, GET "/v1/warehouses", body none, 200, query [project_id: Str, page_token: Str, limit: Int];
+            DescribeWarehouse => describe_warehouse(DescribeWarehouseRequest -> Warehouse) json, GET "/v1/warehouses/{warehouse_id}", body none, 200, query [];
+            UpdateWarehouse => update_warehouse(UpdateWarehouseRequest -> Warehouse) json, PATCH "/v1/warehouses/{warehouse_id}", body json, 200, query [];
+            DeleteWarehouse => delete_warehouse(DeleteWarehouseRequest -> DeleteWarehouseResponse) json, DELETE "/v1/warehouses/{warehouse_id}", body none, 200, query [force: Bool];
+            SetWarehouseProtection => set_warehouse_protection(SetWarehouseProtectionRequest -> Warehouse) json, POST "/v1/warehouses/{warehouse_id}/protection", body json, 200, query [];
         }
     };
 }

@@ -10,6 +10,7 @@ pub mod config;
 pub mod core;
 pub mod error;
 pub mod flight;
+pub mod governance;
 pub mod grpc;
 pub mod identity;
 mod inventory;

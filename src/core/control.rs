@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Catalog;
 use crate::error::CatalogResult;
+pub use crate::governance::models::*;
 
 /// What this build serves.
 pub const FEATURES: &[&str] = &[
@@ -43,6 +44,39 @@ pub type JobRecord = super::Job;
 pub trait ControlPlane: Send + Sync {
     async fn get_server_info(&self, request: GetServerInfoRequest) -> CatalogResult<ServerInfo>;
     async fn describe_job(&self, request: DescribeJobRequest) -> CatalogResult<JobRecord>;
+    async fn create_project(&self, request: CreateProjectRequest) -> CatalogResult<Project>;
+    async fn list_projects(
+        &self,
+        request: ListProjectsRequest,
+    ) -> CatalogResult<ListProjectsResponse>;
+    async fn describe_project(&self, request: DescribeProjectRequest) -> CatalogResult<Project>;
+    async fn update_project(&self, request: UpdateProjectRequest) -> CatalogResult<Project>;
+    async fn delete_project(
+        &self,
+        request: DeleteProjectRequest,
+    ) -> CatalogResult<DeleteProjectResponse>;
+    async fn set_project_protection(
+        &self,
+        request: SetProjectProtectionRequest,
+    ) -> CatalogResult<Project>;
+    async fn create_warehouse(&self, request: CreateWarehouseRequest) -> CatalogResult<Warehouse>;
+    async fn list_warehouses(
+        &self,
+        request: ListWarehousesRequest,
+    ) -> CatalogResult<ListWarehousesResponse>;
+    async fn describe_warehouse(
+        &self,
+        request: DescribeWarehouseRequest,
+    ) -> CatalogResult<Warehouse>;
+    async fn update_warehouse(&self, request: UpdateWarehouseRequest) -> CatalogResult<Warehouse>;
+    async fn delete_warehouse(
+        &self,
+        request: DeleteWarehouseRequest,
+    ) -> CatalogResult<DeleteWarehouseResponse>;
+    async fn set_warehouse_protection(
+        &self,
+        request: SetWarehouseProtectionRequest,
+    ) -> CatalogResult<Warehouse>;
 }
 
 #[async_trait]
@@ -57,5 +91,78 @@ impl ControlPlane for Catalog {
 
     async fn describe_job(&self, request: DescribeJobRequest) -> CatalogResult<JobRecord> {
         self.job(&request.job_id).await
+    }
+
+    async fn create_project(&self, request: CreateProjectRequest) -> CatalogResult<Project> {
+        self.registry.create_project(request).await
+    }
+
+    async fn list_projects(
+        &self,
+        request: ListProjectsRequest,
+    ) -> CatalogResult<ListProjectsResponse> {
+        self.registry.list_projects(request).await
+    }
+
+    async fn describe_project(&self, request: DescribeProjectRequest) -> CatalogResult<Project> {
+        self.registry.project(&request.project_id).await
+    }
+
+    async fn update_project(&self, request: UpdateProjectRequest) -> CatalogResult<Project> {
+        self.registry.update_project(request).await
+    }
+
+    async fn delete_project(
+        &self,
+        request: DeleteProjectRequest,
+    ) -> CatalogResult<DeleteProjectResponse> {
+        self.registry.delete_project(request).await
+    }
+
+    async fn set_project_protection(
+        &self,
+        request: SetProjectProtectionRequest,
+    ) -> CatalogResult<Project> {
+        self.registry.set_project_protection(request).await
+    }
+
+    async fn create_warehouse(&self, request: CreateWarehouseRequest) -> CatalogResult<Warehouse> {
+        self.registry.create_warehouse(request).await
+    }
+
+    async fn list_warehouses(
+        &self,
+        request: ListWarehousesRequest,
+    ) -> CatalogResult<ListWarehousesResponse> {
+        self.registry.list_warehouses(request).await
+    }
+
+    async fn describe_warehouse(
+        &self,
+        request: DescribeWarehouseRequest,
+    ) -> CatalogResult<Warehouse> {
+        Ok(self
+            .registry
+            .warehouse(&request.warehouse_id)
+            .await?
+            .redacted())
+    }
+
+    async fn update_warehouse(&self, request: UpdateWarehouseRequest) -> CatalogResult<Warehouse> {
+        self.registry.update_warehouse(request).await
+    }
+
+    async fn delete_warehouse(
+        &self,
+        request: DeleteWarehouseRequest,
+    ) -> CatalogResult<DeleteWarehouseResponse> {
+        self.registry.delete_warehouse(request).await
+    }
+
+    async fn set_warehouse_protection(
+        &self,
+        request: SetWarehouseProtectionRequest,
+    ) -> CatalogResult<Warehouse> {
+        self.registry.set_warehouse_protection(request).await
     }
 }

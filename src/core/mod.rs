@@ -91,13 +91,17 @@ pub struct Catalog {
     store: Arc<ObjectStore>,
     /// Serialises the core's own manifest transactions within this process.
     manifest_lock: Arc<tokio::sync::Mutex<()>>,
+    /// The hierarchy's registries, on the control root.
+    registry: crate::governance::Registry,
 }
 
 impl Catalog {
     /// Open (creating when needed) the catalog at `config.root`.
     pub async fn open(config: &StorageConfig) -> CatalogResult<Self> {
         let opened = storage::open_directory_namespace(config).await?;
+        let registry = crate::governance::Registry::new(opened.control.clone());
         Ok(Self {
+            registry,
             inner: Arc::new(opened.dir),
             manifest: Arc::new(opened.manifest),
             jobs: opened.jobs,

@@ -49,6 +49,12 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
         .await
         .map_err(unavailable)?;
     let jobs = Jobs::new(store.clone(), base.clone());
+    // The control root: a directory of the storage root that no spec id can
+    // address and no table location may use (see `locations.rs`).
+    let control = crate::records::Records::new(
+        store.inner.clone(),
+        base.clone().join("_catalog").join("control"),
+    );
     let root_store = store.clone();
     // The catalog's own handle on the `__manifest` table, created now rather
     // than on the first write, so reads of a fresh root behave like reads of
@@ -84,6 +90,7 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
         .map_err(unavailable)?;
     Ok(Opened {
         jobs,
+        control,
         store: root_store,
         root,
         session,
@@ -94,6 +101,7 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
 
 pub(super) struct Opened {
     pub jobs: Jobs,
+    pub control: crate::records::Records,
     pub store: Arc<ObjectStore>,
     pub root: String,
     pub session: Arc<Session>,

@@ -16,7 +16,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, MethodRouter};
+use axum::routing::{MethodFilter, MethodRouter};
 use axum::Router;
 use bytes::Bytes;
 use lance_namespace::LanceNamespace;
@@ -97,16 +97,27 @@ fn routes(
         control,
         config: Arc::new(config.clone()),
     };
-    let mut api = Router::new();
+    // One method router per path: several operations may share a path
+    // with different methods (GET, PATCH and DELETE of one resource).
+    let mut by_path: std::collections::BTreeMap<&str, MethodRouter<AppState>> =
+        std::collections::BTreeMap::new();
     for op in ops {
         let handler = move |state: State<AppState>, path: PathParams, req: Request| async move {
             handle(op, state, path, req).await
         };
-        let route: MethodRouter<AppState> = match op.method {
-            "GET" => get(handler),
-            _ => post(handler),
+        let filter = match op.method {
+            "GET" => MethodFilter::GET,
+            "PATCH" => MethodFilter::PATCH,
+            "DELETE" => MethodFilter::DELETE,
+            "PUT" => MethodFilter::PUT,
+            _ => MethodFilter::POST,
         };
-        api = api.route(op.path, route.fallback(method_not_allowed));
+        let route = by_path.remove(op.path).unwrap_or_default();
+        by_path.insert(op.path, route.on(filter, handler));
+    }
+    let mut api = Router::new();
+    for (path, route) in by_path {
+        api = api.route(path, route.fallback(method_not_allowed));
     }
     api.with_state(state)
 }

@@ -8,6 +8,7 @@
 mod batch;
 mod cases;
 mod flight;
+mod governance;
 mod grpc;
 mod harness;
 mod hostile;

@@ -1,0 +1,229 @@
+//! The hierarchy's records and the control plane's requests and answers,
+//! named as their proto messages.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A project: the tenant. A project has many warehouses.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Project {
+    pub project_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub properties: HashMap<String, String>,
+    /// A protected project refuses deletion unless forced.
+    #[serde(default)]
+    pub protected: bool,
+    #[serde(default)]
+    pub created_at_ms: u64,
+    #[serde(default)]
+    pub updated_at_ms: u64,
+}
+
+/// Whether a warehouse takes writes.
+pub const ACTIVE: &str = "active";
+/// A quarantined warehouse serves reads and refuses writes.
+pub const QUARANTINED: &str = "quarantined";
+
+/// A warehouse: one storage root of a project.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Warehouse {
+    pub warehouse_id: String,
+    pub project_id: String,
+    /// The storage root: a path, `file://…` or an object-store URI.
+    pub root: String,
+    /// Object-store options for the root. Values of secret-looking keys
+    /// are never answered (see [`Warehouse::redacted`]).
+    #[serde(default)]
+    pub storage_options: HashMap<String, String>,
+    #[serde(default)]
+    pub properties: HashMap<String, String>,
+    /// `active` or `quarantined`.
+    pub status: String,
+    #[serde(default)]
+    pub protected: bool,
+    #[serde(default)]
+    pub created_at_ms: u64,
+    #[serde(default)]
+    pub updated_at_ms: u64,
+}
+
+/// Shown instead of a secret's value.
+pub const REDACTED: &str = "********";
+
+/// Whether a storage option holds a secret (credentials, tokens, keys).
+pub fn is_secret(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    [
+        "secret",
+        "password",
+        "token",
+        "credential",
+        "session",
+        "private",
+    ]
+    .iter()
+    .any(|s| k.contains(s))
+        || (k.contains("key") && !k.contains("key_id") && !k.ends_with("region"))
+}
+
+impl Warehouse {
+    /// The warehouse as answered to callers: secret option values hidden.
+    pub fn redacted(mut self) -> Self {
+        for (k, v) in self.storage_options.iter_mut() {
+            if is_secret(k) {
+                *v = REDACTED.to_string();
+            }
+        }
+        self
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CreateProjectRequest {
+    pub project_id: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub properties: Option<HashMap<String, String>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListProjectsRequest {
+    #[serde(default)]
+    pub page_token: Option<String>,
+    #[serde(default)]
+    pub limit: Option<i32>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListProjectsResponse {
+    pub projects: Vec<Project>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_token: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DescribeProjectRequest {
+    pub project_id: String,
+}
+
+/// Set the description and merge properties (a `null`-free map; an empty
+/// value deletes the key).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UpdateProjectRequest {
+    pub project_id: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub properties: Option<HashMap<String, String>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeleteProjectRequest {
+    pub project_id: String,
+    /// Overrides the protected flag, and nothing else.
+    #[serde(default)]
+    pub force: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeleteProjectResponse {
+    pub project_id: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SetProjectProtectionRequest {
+    pub project_id: String,
+    pub protected: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CreateWarehouseRequest {
+    pub warehouse_id: String,
+    pub project_id: String,
+    pub root: String,
+    #[serde(default)]
+    pub storage_options: Option<HashMap<String, String>>,
+    #[serde(default)]
+    pub properties: Option<HashMap<String, String>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListWarehousesRequest {
+    /// Only this project's warehouses.
+    #[serde(default)]
+    pub project_id: Option<String>,
+    #[serde(default)]
+    pub page_token: Option<String>,
+    #[serde(default)]
+    pub limit: Option<i32>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListWarehousesResponse {
+    pub warehouses: Vec<Warehouse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_token: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DescribeWarehouseRequest {
+    pub warehouse_id: String,
+}
+
+/// Change a warehouse's status (`active` / `quarantined`) and merge its
+/// properties (an empty value deletes the key).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UpdateWarehouseRequest {
+    pub warehouse_id: String,
+    #[serde(default)]
+    pub status: Option<String>,
+    #[serde(default)]
+    pub properties: Option<HashMap<String, String>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeleteWarehouseRequest {
+    pub warehouse_id: String,
+    #[serde(default)]
+    pub force: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeleteWarehouseResponse {
+    pub warehouse_id: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SetWarehouseProtectionRequest {
+    pub warehouse_id: String,
+    pub protected: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_redacted() {
+        let w = Warehouse {
+            storage_options: HashMap::from([
+                ("aws_secret_access_key".into(), "s3cr3t".into()),
+                ("aws_access_key_id".into(), "AKIA".into()),
+                ("aws_session_token".into(), "tok".into()),
+                ("aws_region".into(), "eu-west-1".into()),
+                ("aws_endpoint".into(), "http://127.0.0.1:9000".into()),
+            ]),
+            ..Default::default()
+        }
+        .redacted();
+        assert_eq!(w.storage_options["aws_secret_access_key"], REDACTED);
+        assert_eq!(w.storage_options["aws_session_token"], REDACTED);
+        assert_eq!(w.storage_options["aws_access_key_id"], "AKIA");
+        assert_eq!(w.storage_options["aws_region"], "eu-west-1");
+        assert_eq!(w.storage_options["aws_endpoint"], "http://127.0.0.1:9000");
+    }
+}

@@ -1,0 +1,404 @@
+//! The project and warehouse registries: records on the control root (see
+//! `records.rs`), with the hierarchy's rules. A warehouse needs a project;
+//! a project with warehouses refuses deletion (no cascade); a protected
+//! object refuses deletion unless forced, and `force` overrides protection
+//! and nothing else.
+
+use std::collections::HashMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::models::*;
+use crate::error::{CatalogError, CatalogResult, Code};
+use crate::records::Records;
+
+const PROJECT: &str = "project";
+const WAREHOUSE: &str = "warehouse";
+
+/// Default and largest page of a listing.
+const DEFAULT_PAGE: usize = 100;
+const MAX_PAGE: usize = 1000;
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Merge `updates` into `props`; an empty value deletes the key.
+fn merge(props: &mut HashMap<String, String>, updates: Option<HashMap<String, String>>) {
+    for (k, v) in updates.unwrap_or_default() {
+        if v.is_empty() {
+            props.remove(&k);
+        } else {
+            props.insert(k, v);
+        }
+    }
+}
+
+/// One page of sorted `ids` after `token`, and the next token.
+fn page(
+    ids: Vec<String>,
+    token: Option<&str>,
+    limit: Option<i32>,
+) -> CatalogResult<(Vec<String>, Option<String>)> {
+    let limit = match limit {
+        None => DEFAULT_PAGE,
+        Some(n) if n > 0 => (n as usize).min(MAX_PAGE),
+        Some(n) => return Err(CatalogError::invalid(format!("limit {n} must be positive"))),
+    };
+    let start = token
+        .filter(|t| !t.is_empty())
+        .map(|t| ids.partition_point(|id| id.as_str() <= t))
+        .unwrap_or(0);
+    let rest = &ids[start..];
+    let taken: Vec<String> = rest.iter().take(limit).cloned().collect();
+    let next = (rest.len() > limit)
+        .then(|| taken.last().cloned())
+        .flatten();
+    Ok((taken, next))
+}
+
+fn protected_error(kind: &str, id: &str) -> CatalogError {
+    CatalogError::new(
+        Code::OBJECT_PROTECTED,
+        format!(
+            "{kind} {id:?} is protected; unset its protection first, or delete with force=true"
+        ),
+    )
+}
+
+/// The registries of one control root.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    records: Records,
+}
+
+impl Registry {
+    pub fn new(records: Records) -> Self {
+        Self { records }
+    }
+
+    pub async fn create_project(&self, req: CreateProjectRequest) -> CatalogResult<Project> {
+        let now = now_ms();
+        let project = Project {
+            project_id: req.project_id.clone(),
+            description: req.description,
+            properties: req.properties.unwrap_or_default(),
+            protected: false,
+            created_at_ms: now,
+            updated_at_ms: now,
+        };
+        let made = self
+            .records
+            .create(
+                PROJECT,
+                &req.project_id,
+                &project,
+                Code::PROJECT_ALREADY_EXISTS,
+            )
+            .await?;
+        Ok(made.value)
+    }
+
+    pub async fn project(&self, id: &str) -> CatalogResult<Project> {
+        self.records
+            .get::<Project>(PROJECT, id)
+            .await?
+            .map(|v| v.value)
+            .ok_or_else(|| {
+                CatalogError::new(
+                    Code::PROJECT_NOT_FOUND,
+                    format!("project {id:?} does not exist; create it with POST /v1/projects"),
+                )
+            })
+    }
+
+    pub async fn list_projects(
+        &self,
+        req: ListProjectsRequest,
+    ) -> CatalogResult<ListProjectsResponse> {
+        let ids = self.records.ids::<Project>(PROJECT).await?;
+        let (ids, page_token) = page(ids, req.page_token.as_deref(), req.limit)?;
+        let mut projects = Vec::with_capacity(ids.len());
+        for id in ids {
+            // Deleted between the listing and now: not listed.
+            if let Some(p) = self.records.get::<Project>(PROJECT, &id).await? {
+                projects.push(p.value);
+            }
+        }
+        Ok(ListProjectsResponse {
+            projects,
+            page_token,
+        })
+    }
+
+    pub async fn update_project(&self, req: UpdateProjectRequest) -> CatalogResult<Project> {
+        let updated = self
+            .records
+            .update(
+                PROJECT,
+                &req.project_id,
+                Code::PROJECT_NOT_FOUND,
+                |mut p: Project| {
+                    if let Some(d) = &req.description {
+                        p.description = Some(d.clone());
+                    }
+                    merge(&mut p.properties, req.properties.clone());
+                    p.updated_at_ms = now_ms();
+                    Ok(p)
+                },
+            )
+            .await?;
+        Ok(updated.value)
+    }
+
+    pub async fn set_project_protection(
+        &self,
+        req: SetProjectProtectionRequest,
+    ) -> CatalogResult<Project> {
+        let updated = self
+            .records
+            .update(
+                PROJECT,
+                &req.project_id,
+                Code::PROJECT_NOT_FOUND,
+                |mut p: Project| {
+                    p.protected = req.protected;
+                    p.updated_at_ms = now_ms();
+                    Ok(p)
+                },
+            )
+            .await?;
+        Ok(updated.value)
+    }
+
+    /// Delete a project: refused while it has warehouses (naming them), and
+    /// while protected unless forced. A warehouse created at the same
+    /// instant is caught by the warehouse's own check of its project.
+    pub async fn delete_project(
+        &self,
+        req: DeleteProjectRequest,
+    ) -> CatalogResult<DeleteProjectResponse> {
+        let id = req.project_id.clone();
+        let warehouses = self.warehouses_of(&id).await?;
+        if !warehouses.is_empty() {
+            return Err(CatalogError::new(
+                Code::PROJECT_NOT_EMPTY,
+                format!("project {id:?} still has warehouses {warehouses:?}; delete them first (a project delete never cascades)"),
+            ));
+        }
+        let force = req.force.unwrap_or(false);
+        let deleted = self
+            .records
+            .delete(PROJECT, &id, |p: &Project| match p.protected && !force {
+                true => Err(protected_error("project", &id)),
+                false => Ok(()),
+            })
+            .await?;
+        if !deleted {
+            return Err(CatalogError::new(
+                Code::PROJECT_NOT_FOUND,
+                format!("project {id:?} does not exist"),
+            ));
+        }
+        Ok(DeleteProjectResponse { project_id: id })
+    }
+
+    /// The ids of a project's warehouses, sorted.
+    async fn warehouses_of(&self, project: &str) -> CatalogResult<Vec<String>> {
+        let mut out = Vec::new();
+        for id in self.records.ids::<Warehouse>(WAREHOUSE).await? {
+            if let Some(w) = self.records.get::<Warehouse>(WAREHOUSE, &id).await? {
+                if w.value.project_id == project {
+                    out.push(id);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    pub async fn create_warehouse(&self, req: CreateWarehouseRequest) -> CatalogResult<Warehouse> {
+        let root = req.root.trim().trim_end_matches('/').to_string();
+        if root.is_empty() || root.contains(['?', '#']) {
+            return Err(CatalogError::invalid(format!(
+                "warehouse root {:?} must be a path or a URI without query or fragment",
+                req.root
+            )));
+        }
+        self.project(&req.project_id).await?;
+        let now = now_ms();
+        let warehouse = Warehouse {
+            warehouse_id: req.warehouse_id.clone(),
+            project_id: req.project_id.clone(),
+            root,
+            storage_options: req.storage_options.unwrap_or_default(),
+            properties: req.properties.unwrap_or_default(),
+            status: ACTIVE.to_string(),
+            protected: false,
+            created_at_ms: now,
+            updated_at_ms: now,
+        };
+        let made = self
+            .records
+            .create(
+                WAREHOUSE,
+                &req.warehouse_id,
+                &warehouse,
+                Code::WAREHOUSE_ALREADY_EXISTS,
+            )
+            .await?;
+        // The project was deleted while this was recorded: undo, so no
+        // warehouse is left without its project.
+        if self.project(&req.project_id).await.is_err() {
+            let _ = self
+                .records
+                .delete::<Warehouse, _>(WAREHOUSE, &req.warehouse_id, |_| Ok(()))
+                .await;
+            return Err(CatalogError::new(
+                Code::PROJECT_NOT_FOUND,
+                format!(
+                    "project {:?} was deleted while the warehouse was created",
+                    req.project_id
+                ),
+            ));
+        }
+        Ok(made.value.redacted())
+    }
+
+    /// A warehouse, with its secrets (for opening its root).
+    pub async fn warehouse(&self, id: &str) -> CatalogResult<Warehouse> {
+        self.records
+            .get::<Warehouse>(WAREHOUSE, id)
+            .await?
+            .map(|v| v.value)
+            .ok_or_else(|| {
+                CatalogError::new(
+                    Code::WAREHOUSE_NOT_FOUND,
+                    format!("warehouse {id:?} does not exist; create it with POST /v1/warehouses"),
+                )
+            })
+    }
+
+    pub async fn list_warehouses(
+        &self,
+        req: ListWarehousesRequest,
+    ) -> CatalogResult<ListWarehousesResponse> {
+        let ids = match req.project_id.as_deref() {
+            Some(p) => {
+                self.project(p).await?;
+                self.warehouses_of(p).await?
+            }
+            None => self.records.ids::<Warehouse>(WAREHOUSE).await?,
+        };
+        let (ids, page_token) = page(ids, req.page_token.as_deref(), req.limit)?;
+        let mut warehouses = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(w) = self.records.get::<Warehouse>(WAREHOUSE, &id).await? {
+                warehouses.push(w.value.redacted());
+            }
+        }
+        Ok(ListWarehousesResponse {
+            warehouses,
+            page_token,
+        })
+    }
+
+    pub async fn update_warehouse(&self, req: UpdateWarehouseRequest) -> CatalogResult<Warehouse> {
+        let status = match req.status.as_deref().map(str::to_ascii_lowercase) {
+            None => None,
+            Some(s) if s == ACTIVE || s == QUARANTINED => Some(s),
+            Some(s) => {
+                return Err(CatalogError::invalid(format!(
+                    "warehouse status {s:?} is not one of \"active\", \"quarantined\""
+                )))
+            }
+        };
+        let updated = self
+            .records
+            .update(
+                WAREHOUSE,
+                &req.warehouse_id,
+                Code::WAREHOUSE_NOT_FOUND,
+                |mut w: Warehouse| {
+                    if let Some(s) = &status {
+                        w.status = s.clone();
+                    }
+                    merge(&mut w.properties, req.properties.clone());
+                    w.updated_at_ms = now_ms();
+                    Ok(w)
+                },
+            )
+            .await?;
+        Ok(updated.value.redacted())
+    }
+
+    pub async fn set_warehouse_protection(
+        &self,
+        req: SetWarehouseProtectionRequest,
+    ) -> CatalogResult<Warehouse> {
+        let updated = self
+            .records
+            .update(
+                WAREHOUSE,
+                &req.warehouse_id,
+                Code::WAREHOUSE_NOT_FOUND,
+                |mut w: Warehouse| {
+                    w.protected = req.protected;
+                    w.updated_at_ms = now_ms();
+                    Ok(w)
+                },
+            )
+            .await?;
+        Ok(updated.value.redacted())
+    }
+
+    /// Delete a warehouse's record. Its bytes stay: emptying a bucket is a
+    /// separate, explicit act.
+    pub async fn delete_warehouse(
+        &self,
+        req: DeleteWarehouseRequest,
+    ) -> CatalogResult<DeleteWarehouseResponse> {
+        let id = req.warehouse_id.clone();
+        let force = req.force.unwrap_or(false);
+        let deleted = self
+            .records
+            .delete(WAREHOUSE, &id, |w: &Warehouse| {
+                match w.protected && !force {
+                    true => Err(protected_error("warehouse", &id)),
+                    false => Ok(()),
+                }
+            })
+            .await?;
+        if !deleted {
+            return Err(CatalogError::new(
+                Code::WAREHOUSE_NOT_FOUND,
+                format!("warehouse {id:?} does not exist"),
+            ));
+        }
+        Ok(DeleteWarehouseResponse { warehouse_id: id })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_follow_tokens() {
+        let ids: Vec<String> = (0..5).map(|i| format!("p{i}")).collect();
+        let (a, t) = page(ids.clone(), None, Some(2)).unwrap();
+        assert_eq!(
+            (a, t.clone()),
+            (vec!["p0".into(), "p1".into()], Some("p1".into()))
+        );
+        let (b, t) = page(ids.clone(), t.as_deref(), Some(2)).unwrap();
+        assert_eq!(b, vec!["p2", "p3"]);
+        let (c, t) = page(ids.clone(), t.as_deref(), Some(2)).unwrap();
+        assert_eq!((c, t), (vec!["p4".to_string()], None));
+        assert_eq!(
+            page(ids, None, Some(0)).unwrap_err().code,
+            Code::INVALID_INPUT
+        );
+    }
+}
