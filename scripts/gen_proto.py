@@ -217,6 +217,20 @@ service CatalogControlService {
   rpc DeleteWarehouse(DeleteWarehouseRequest) returns (DeleteWarehouseResponse);
   // POST /v1/warehouses/{warehouse_id}/protection
   rpc SetWarehouseProtection(SetWarehouseProtectionRequest) returns (Warehouse);
+  // POST /v1/table/{id}/protection
+  rpc SetTableProtection(SetProtectionRequest) returns (ProtectionResponse);
+  // POST /v1/namespace/{id}/protection
+  rpc SetNamespaceProtection(SetProtectionRequest) returns (ProtectionResponse);
+}
+
+message SetProtectionRequest {
+  repeated string id = 1;
+  bool protected = 2;
+}
+
+message ProtectionResponse {
+  repeated string id = 1;
+  bool protected = 2;
 }
 
 message Project {

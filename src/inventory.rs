@@ -41,15 +41,15 @@ macro_rules! for_each_spec_op {
             CreateNamespace => create_namespace(CreateNamespaceRequest -> CreateNamespaceResponse) json, POST "/v1/namespace/{id}/create", body json, 200, query [];
             ListNamespaces => list_namespaces(ListNamespacesRequest -> ListNamespacesResponse) json, GET "/v1/namespace/{id}/list", body none, 200, query [page_token: Str, limit: Int];
             DescribeNamespace => describe_namespace(DescribeNamespaceRequest -> DescribeNamespaceResponse) json, POST "/v1/namespace/{id}/describe", body json, 200, query [];
-            DropNamespace => drop_namespace(DropNamespaceRequest -> DropNamespaceResponse) json, POST "/v1/namespace/{id}/drop", body json, 200, query [];
+            DropNamespace => drop_namespace(DropNamespaceRequest -> DropNamespaceResponse) json, POST "/v1/namespace/{id}/drop", body json, 200, query [force: Context];
             NamespaceExists => namespace_exists(NamespaceExistsRequest -> NamespaceExistsResponse) unit, POST "/v1/namespace/{id}/exists", body json, 200, query [];
             ListTables => list_tables(ListTablesRequest -> ListTablesResponse) json, GET "/v1/namespace/{id}/table/list", body none, 200, query [page_token: Str, limit: Int, include_declared: Bool];
             ListAllTables => list_all_tables(ListTablesRequest -> ListTablesResponse) ids, GET "/v1/table", body none, 200, query [page_token: Str, limit: Int, include_declared: Bool];
             RegisterTable => register_table(RegisterTableRequest -> RegisterTableResponse) json, POST "/v1/table/{id}/register", body json, 200, query [];
             DescribeTable => describe_table(DescribeTableRequest -> DescribeTableResponse) json, POST "/v1/table/{id}/describe", body json, 200, query [with_table_uri: Bool, load_detailed_metadata: Bool, check_declared: Bool];
             TableExists => table_exists(TableExistsRequest -> TableExistsResponse) unit, POST "/v1/table/{id}/exists", body json, 200, query [];
-            DropTable => drop_table(DropTableRequest -> DropTableResponse) json, POST "/v1/table/{id}/drop", body none, 200, query [];
-            DeregisterTable => deregister_table(DeregisterTableRequest -> DeregisterTableResponse) json, POST "/v1/table/{id}/deregister", body json, 200, query [];
+            DropTable => drop_table(DropTableRequest -> DropTableResponse) json, POST "/v1/table/{id}/drop", body none, 200, query [force: Context];
+            DeregisterTable => deregister_table(DeregisterTableRequest -> DeregisterTableResponse) json, POST "/v1/table/{id}/deregister", body json, 200, query [force: Context];
             RestoreTable => restore_table(RestoreTableRequest -> RestoreTableResponse) json, POST "/v1/table/{id}/restore", body json, 200, query [];
             RenameTable => rename_table(RenameTableRequest -> RenameTableResponse) json, POST "/v1/table/{id}/rename", body json, 200, query [];
             UpdateTableSchemaMetadata => update_table_schema_metadata(UpdateTableSchemaMetadataRequest -> UpdateTableSchemaMetadataResponse) map, POST "/v1/table/{id}/schema_metadata/update", body map, 200, query [branch: Str];
@@ -116,6 +116,8 @@ macro_rules! for_each_control_op {
             UpdateWarehouse => update_warehouse(UpdateWarehouseRequest -> Warehouse) json, PATCH "/v1/warehouses/{warehouse_id}", body json, 200, query [];
             DeleteWarehouse => delete_warehouse(DeleteWarehouseRequest -> DeleteWarehouseResponse) json, DELETE "/v1/warehouses/{warehouse_id}", body none, 200, query [force: Bool];
             SetWarehouseProtection => set_warehouse_protection(SetWarehouseProtectionRequest -> Warehouse) json, POST "/v1/warehouses/{warehouse_id}/protection", body json, 200, query [];
+            SetTableProtection => set_table_protection(SetProtectionRequest -> ProtectionResponse) json, POST "/v1/table/{id}/protection", body json, 200, query [];
+            SetNamespaceProtection => set_namespace_protection(SetProtectionRequest -> ProtectionResponse) json, POST "/v1/namespace/{id}/protection", body json, 200, query [];
         }
     };
 }

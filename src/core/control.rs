@@ -6,6 +6,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+pub use super::protection::{ProtectionResponse, SetProtectionRequest};
 use super::Catalog;
 use crate::error::CatalogResult;
 pub use crate::governance::models::*;
@@ -77,6 +78,14 @@ pub trait ControlPlane: Send + Sync {
         &self,
         request: SetWarehouseProtectionRequest,
     ) -> CatalogResult<Warehouse>;
+    async fn set_table_protection(
+        &self,
+        request: SetProtectionRequest,
+    ) -> CatalogResult<ProtectionResponse>;
+    async fn set_namespace_protection(
+        &self,
+        request: SetProtectionRequest,
+    ) -> CatalogResult<ProtectionResponse>;
 }
 
 #[async_trait]
@@ -164,5 +173,19 @@ impl ControlPlane for Catalog {
         request: SetWarehouseProtectionRequest,
     ) -> CatalogResult<Warehouse> {
         self.registry.set_warehouse_protection(request).await
+    }
+
+    async fn set_table_protection(
+        &self,
+        request: SetProtectionRequest,
+    ) -> CatalogResult<ProtectionResponse> {
+        self.set_protection("table", request).await
+    }
+
+    async fn set_namespace_protection(
+        &self,
+        request: SetProtectionRequest,
+    ) -> CatalogResult<ProtectionResponse> {
+        self.set_protection("namespace", request).await
     }
 }

@@ -47,6 +47,7 @@ mod metadata;
 mod namespace_impl;
 mod namespaces;
 mod open;
+pub mod protection;
 mod reconcile;
 mod rename;
 pub mod reserved;

@@ -149,13 +149,18 @@ impl LanceNamespace for Catalog {
 
     async fn drop_table(&self, request: DropTableRequest) -> Result<DropTableResponse> {
         let id = out(table_id(&request.id))?;
-        out(self.drop_table_by_id(&id).await)
+        let force = super::protection::forced(request.context.as_ref());
+        out(self.drop_table_by_id(&id, force).await)
     }
 
     async fn deregister_table(
         &self,
         request: DeregisterTableRequest,
     ) -> Result<DeregisterTableResponse> {
+        let id = out(table_id(&request.id))?;
+        let force = super::protection::forced(request.context.as_ref());
+        let ds = out(self.manifest_snapshot().await)?;
+        out(self.guard_table(&ds, &id, force).await)?;
         let mut r = checked(
             table_id(&request.id),
             Names::Table,

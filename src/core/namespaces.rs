@@ -94,6 +94,11 @@ impl Catalog {
                 )),
             };
         }
+        // Protection first: the namespace itself, and for a cascade
+        // everything below it (10010 unless forced).
+        let force = super::protection::forced(req.context.as_ref());
+        let cascade = behavior == "cascade";
+        self.guard_namespace(&id, cascade, force).await?;
         let (children, tables) = self.children(&id).await?;
         if !children.is_empty() || !tables.is_empty() {
             if behavior == "restrict" {
@@ -124,7 +129,7 @@ impl Catalog {
             for table in &tables {
                 let mut t = id.clone();
                 t.push(table.clone());
-                self.drop_table_by_id(&t).await?;
+                self.drop_table_by_id(&t, force).await?;
             }
             for child in &children {
                 let mut c = id.clone();
@@ -132,6 +137,7 @@ impl Catalog {
                 Box::pin(self.drop_namespace_op(DropNamespaceRequest {
                     id: Some(c),
                     behavior: Some("cascade".into()),
+                    context: req.context.clone(),
                     ..Default::default()
                 }))
                 .await?;

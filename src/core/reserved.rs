@@ -6,6 +6,13 @@
 /// Property keys under this prefix are the catalog's own.
 pub(crate) const RESERVED_PREFIX: &str = "lance-catalog.";
 
+/// Table and namespace property: the object refuses deletion unless forced.
+pub const PROTECTED: &str = "lance-catalog.protected";
+
+/// Request-context key: `"true"` overrides protection on a delete (the
+/// REST gateway fills it from the `force` query parameter).
+pub const FORCE: &str = "lance-catalog.force";
+
 /// Table property holding the last version the catalog committed.
 pub const PENDING: &str = "lance-catalog.committed_version";
 

@@ -412,7 +412,11 @@ impl Catalog {
     /// removed by a commit against the very snapshot that was checked, so a
     /// rename, re-create or registration in between makes it conflict and
     /// check again, instead of deleting bytes that became another table's.
-    pub(crate) async fn drop_table_by_id(&self, id: &[String]) -> CatalogResult<DropTableResponse> {
+    pub(crate) async fn drop_table_by_id(
+        &self,
+        id: &[String],
+        force: bool,
+    ) -> CatalogResult<DropTableResponse> {
         let key = super::checks::manifest_key(id);
         let mut attempt = 0;
         let rel = loop {
@@ -423,6 +427,7 @@ impl Catalog {
             let Some(rel) = located.get(&key).cloned() else {
                 return Err(table_not_found(id));
             };
+            self.guard_table(&ds, id, force).await?;
             match self
                 .manifest_apply(ds, Vec::new(), std::slice::from_ref(&key), false)
                 .await

@@ -47,6 +47,9 @@ pub enum Kind {
     JsonMap,
     /// Every occurrence of a repeated key, as a list (merge-insert's `on`).
     List,
+    /// Not a model field: a request-context entry `lance-catalog.<name>`
+    /// (delete's `force`).
+    Context,
 }
 
 /// Whose operation a row is.

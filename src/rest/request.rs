@@ -77,6 +77,16 @@ pub(super) fn apply_query(
                 // repeats the key; both arrive here as a list.
                 Value::from(all)
             }
+            Kind::Context => {
+                let Some(raw) = query.get(key) else { continue };
+                let ctx = obj
+                    .entry("context")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(ctx) = ctx {
+                    ctx.insert(format!("lance-catalog.{key}"), Value::from(raw));
+                }
+                continue;
+            }
             _ => {
                 let Some(raw) = query.get(key) else { continue };
                 typed(key, *kind, raw).map_err(|m| Problem::invalid(m, instance))?
@@ -89,7 +99,7 @@ pub(super) fn apply_query(
 
 fn typed(key: &str, kind: Kind, raw: &str) -> Result<Value, String> {
     match kind {
-        Kind::Str | Kind::List => Ok(Value::from(raw)),
+        Kind::Str | Kind::List | Kind::Context => Ok(Value::from(raw)),
         Kind::Bool => match raw.to_ascii_lowercase().as_str() {
             "true" | "1" => Ok(Value::Bool(true)),
             "false" | "0" => Ok(Value::Bool(false)),

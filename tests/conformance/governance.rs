@@ -320,3 +320,96 @@ async fn registry_races_across_two_servers() {
     assert_eq!(w["status"], "quarantined", "{w}");
     assert_eq!(w["properties"].as_object().unwrap().len(), 6, "{w}");
 }
+
+/// Deletion protection of tables and namespaces: drop, deregister and a
+/// cascade refuse with 409 (code 19, the spec's code Lance clients know);
+/// `force=true` overrides it and nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protected_tables_and_namespaces_refuse_deletion() {
+    let env = Env::over_rest().await;
+    let base = env.base.clone().unwrap();
+    let c = Client::new();
+    let post =
+        |path: &str, body: Value| call(&c, Method::POST, format!("{base}{path}"), Some(body));
+    assert_eq!(
+        post("/v1/namespace/p/create", json!({})).await.0,
+        StatusCode::OK
+    );
+    let r = c
+        .post(format!("{base}/v1/table/p%24t/create"))
+        .header("content-type", "application/vnd.apache.arrow.stream")
+        .body(crate::harness::rows(0, 3))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+
+    let (s, p) = post("/v1/table/p%24t/protection", json!({"protected": true})).await;
+    assert_eq!(
+        (s, p.clone()),
+        (StatusCode::OK, json!({"id": ["p", "t"], "protected": true}))
+    );
+    let (_, d) = post("/v1/table/p%24t/describe", json!({})).await;
+    assert_eq!(d["properties"]["lance-catalog.protected"], "true", "{d}");
+    for path in [
+        "/v1/table/p%24t/drop",
+        "/v1/table/p%24t/deregister",
+        "/v1/namespace/p/drop?force=false",
+    ] {
+        let body = if path.contains("namespace") {
+            json!({"behavior": "cascade"})
+        } else {
+            json!({})
+        };
+        let (s, e) = post(path, body).await;
+        assert_eq!(
+            (s, e["code"].clone()),
+            (StatusCode::CONFLICT, json!(19)),
+            "{path}: {e}"
+        );
+        assert!(e["error"].as_str().unwrap().contains("protected"), "{e}");
+    }
+    // Protection cannot be set as a property.
+    let (s, _) = post(
+        "/v1/namespace/p2/create",
+        json!({"properties": {"lance-catalog.protected": "true"}}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    // Force overrides protection, not the other rules: a restrict drop of a
+    // non-empty namespace is still 3.
+    let (s, e) = post("/v1/namespace/p/protection", json!({"protected": true})).await;
+    assert_eq!(s, StatusCode::OK, "{e}");
+    let (s, e) = post("/v1/namespace/p/drop?force=true", json!({})).await;
+    assert_eq!(
+        (s, e["code"].clone()),
+        (StatusCode::CONFLICT, json!(3)),
+        "{e}"
+    );
+    let (s, e) = post("/v1/namespace/p/drop", json!({"behavior": "cascade"})).await;
+    assert_eq!(
+        (s, e["code"].clone()),
+        (StatusCode::CONFLICT, json!(19)),
+        "{e}"
+    );
+    // Cleared over gRPC, the table drops normally; forced, the namespace too.
+    let grpc = GrpcControl::connect(&base).await.unwrap();
+    let cleared = grpc
+        .set_table_protection(SetProtectionRequest {
+            id: vec!["p".into(), "t".into()],
+            protected: false,
+        })
+        .await
+        .unwrap();
+    assert!(!cleared.protected);
+    assert_eq!(
+        post("/v1/table/p%24t/drop", json!({})).await.0,
+        StatusCode::OK
+    );
+    let (s, e) = post("/v1/namespace/p/drop?force=true", json!({})).await;
+    assert_eq!(s, StatusCode::OK, "{e}");
+    let (s, e) = post("/v1/namespace/%24/protection", json!({"protected": true})).await;
+    assert_eq!((s, e["code"].clone()), (StatusCode::BAD_REQUEST, json!(13)));
+    let (s, e) = post("/v1/table/p%24gone/protection", json!({"protected": true})).await;
+    assert_eq!((s, e["code"].clone()), (StatusCode::NOT_FOUND, json!(4)));
+}
