@@ -20,9 +20,10 @@ def _binary():
     return os.path.join(target, "debug", "lance-catalog")
 
 
-@pytest.fixture(scope="session")
-def server():
-    root = tempfile.mkdtemp(prefix="lance-catalog-py-")
+def start_server(root):
+    """Start the real server on a free port over `root`; answer its url,
+    root and process. Its output is drained so a chatty server never
+    blocks."""
     proc = subprocess.Popen(
         [_binary(), "serve", "--root", root, "--listen", "127.0.0.1:0"],
         stdout=subprocess.PIPE,
@@ -38,11 +39,16 @@ def server():
     if url is None:
         proc.kill()
         raise RuntimeError("lance-catalog did not start")
-    # Keep reading the server's output: a full pipe would block its logging.
     threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
-    yield {"url": url, "root": root}
-    proc.terminate()
-    proc.wait(timeout=30)
+    return {"url": url, "root": root, "proc": proc}
+
+
+@pytest.fixture(scope="session")
+def server():
+    started = start_server(tempfile.mkdtemp(prefix="lance-catalog-py-"))
+    yield started
+    started["proc"].terminate()
+    started["proc"].wait(timeout=30)
 
 
 @pytest.fixture()

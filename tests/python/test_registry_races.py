@@ -1,0 +1,66 @@
+"""Two lance-catalog processes sharing one storage root race on the
+registries: creates of one project id give exactly one 200 and 409s for
+the rest; concurrent updates of one warehouse all land."""
+import json
+import tempfile
+import threading
+import urllib.error
+import urllib.request
+
+from conftest import fresh, start_server
+
+
+def call(method, url, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+def race(n, fn):
+    """Run fn(i) for i in range(n) at once; answer the results in order."""
+    results = [None] * n
+    barrier = threading.Barrier(n)
+
+    def run(i):
+        barrier.wait()
+        results[i] = fn(i)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def test_two_processes_never_lose_a_registry_race():
+    root = tempfile.mkdtemp(prefix="lance-catalog-race-")
+    servers = [start_server(root), start_server(root)]
+    try:
+        urls = [s["url"] for s in servers]
+        project = fresh("race")
+        results = race(8, lambda i: call("POST", f"{urls[i % 2]}/v1/projects",
+                                         {"project_id": project, "description": f"writer {i}"}))
+        statuses = sorted(s for s, _ in results)
+        assert statuses == [200] + [409] * 7, results
+        assert all(b["code"] == 10004 for s, b in results if s == 409), results
+        status, listed = call("GET", f"{urls[1]}/v1/projects")
+        assert [p["project_id"] for p in listed["projects"]] == [project]
+
+        status, _ = call("POST", f"{urls[0]}/v1/warehouses",
+                         {"warehouse_id": "w", "project_id": project, "root": root + "/w"})
+        assert status == 200
+        results = race(8, lambda i: call("PATCH", f"{urls[i % 2]}/v1/warehouses/w",
+                                         {"properties": {f"k{i}": str(i)}}))
+        assert all(s == 200 for s, _ in results), results
+        status, w = call("GET", f"{urls[0]}/v1/warehouses/w")
+        assert w["properties"] == {f"k{i}": str(i) for i in range(8)}
+    finally:
+        for s in servers:
+            s["proc"].terminate()
+            s["proc"].wait(timeout=30)
