@@ -25,6 +25,9 @@ objects, deleting every version, dropping aliased tables, and last of all
 dropping a table registered at the storage root). Only use it against a
 throw-away server.
 
+The file is long because it is a table: about 500 cases, one or a few
+lines each, kept together so a reader sees every probe in one place.
+
 Standard library only. The Arrow IPC bodies are embedded (generated with
 pyarrow); when pyarrow is importable they are rebuilt with it instead.
 """
