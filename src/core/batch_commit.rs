@@ -82,7 +82,7 @@ impl Catalog {
                 // under the root; otherwise the catalog picks one.
                 let dir = match d.location.as_deref().filter(|l| !l.trim().is_empty()) {
                     Some(wanted) => {
-                        let dir = self.relative_location(wanted.trim(), false)?;
+                        let dir = self.relative_location(wanted.trim(), true)?;
                         // Checked against every recorded table and the
                         // batch's own declarations; the batch's one commit
                         // conflicts if the manifest changes meanwhile.

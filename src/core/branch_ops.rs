@@ -142,7 +142,14 @@ impl Catalog {
         }
         let mut base = self.describe(&id, plain).await?;
         super::checks::public_properties(&mut base.properties);
-        if on_ref {
+        // A written table at a nested location looks declared to the
+        // engine (see `Catalog::nested`): read its details here.
+        let nested_written = base.is_only_declared == Some(true)
+            && self.nested_with_data(base.location.as_deref()).await?;
+        if nested_written {
+            base.is_only_declared = Some(false);
+        }
+        if on_ref || (nested_written && req.load_detailed_metadata.unwrap_or(false)) {
             self.describe_ref(&id, &req, base).await
         } else {
             Ok(base)

@@ -266,21 +266,22 @@ impl Catalog {
                 },
             )
             .await;
-        match described {
-            Ok(d) if d.is_only_declared == Some(true) => match d.location {
-                Some(location) => Ok(Target::Declared(location)),
-                None => Err(CatalogError::internal(format!(
-                    "declared table {} has no location",
-                    display_id(id)
-                ))),
-            },
-            Ok(d) => d.location.map(Target::Written).ok_or_else(|| {
-                CatalogError::internal(format!("table {} has no location", display_id(id)))
-            }),
+        let d = match described {
+            Ok(d) => d,
             Err(e) if matches!(e.code, Code::NAMESPACE_NOT_FOUND | Code::TABLE_NOT_FOUND) => {
-                Ok(Target::Missing)
+                return Ok(Target::Missing)
             }
-            Err(e) => Err(e),
+            Err(e) => return Err(e),
+        };
+        let location = d.location.ok_or_else(|| {
+            CatalogError::internal(format!("table {} has no location", display_id(id)))
+        })?;
+        // A written table at a nested location looks declared to the
+        // engine (see `Catalog::nested`).
+        if d.is_only_declared == Some(true) && !self.nested_with_data(Some(&location)).await? {
+            Ok(Target::Declared(location))
+        } else {
+            Ok(Target::Written(location))
         }
     }
 }

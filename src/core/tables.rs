@@ -65,21 +65,93 @@ impl Catalog {
             .get(LOCATION_KEY)
             .map(|s| s.trim())
             .filter(|s| !s.is_empty());
-        if matches!(self.write_target(&id).await?, Target::Missing) {
+        let target = self.write_target(&id).await?;
+        if matches!(target, Target::Missing) {
             // A new table: the catalog writes and records it itself, so that
             // a create that loses a race or fails half-way removes what it
             // wrote (the engine's create leaves the dataset behind).
             let placement = match location {
-                Some(l) => Placement::Chosen(self.relative_location(l, false)?),
+                Some(l) => Placement::Chosen(self.relative_location(l, true)?),
                 None => Placement::Fresh(ManifestNamespace::generate_dir_name(
                     &super::checks::manifest_key(&id),
                 )),
             };
             return self.create_table_at(req, placement, body).await;
         }
+        if let Target::Written(location) = &target {
+            if let Some(rel) = self.nested(location) {
+                return self.create_over_nested(req, &id, mode, &rel, body).await;
+            }
+        }
         let mut created = engine(self.inner.create_table(req, body).await)?;
         super::checks::public_properties(&mut created.properties);
         Ok(created)
+    }
+
+    /// A written table's location relative to the root, when it is nested
+    /// (more than one directory deep): the engine tells such a table from
+    /// a declared one by joining its location as ONE path segment, so for
+    /// these the core answers itself.
+    pub(crate) fn nested(&self, location: &str) -> Option<String> {
+        self.relative_location(location, true)
+            .ok()
+            .filter(|rel| rel.contains('/'))
+    }
+
+    /// Whether `location` is nested and holds a dataset.
+    pub(crate) async fn nested_with_data(&self, location: Option<&str>) -> CatalogResult<bool> {
+        match location.and_then(|l| self.nested(l)) {
+            Some(rel) => self.holds_dataset(&rel).await,
+            None => Ok(false),
+        }
+    }
+
+    /// Create over an existing table at a nested location: `create` is 5,
+    /// `exist_ok` answers the table, `overwrite` writes a new version.
+    async fn create_over_nested(
+        &self,
+        req: CreateTableRequest,
+        id: &[String],
+        mode: &str,
+        rel: &str,
+        body: Bytes,
+    ) -> CatalogResult<CreateTableResponse> {
+        let uri = self.location_uri(rel);
+        let version = match mode {
+            "overwrite" => {
+                let stream = decode_stream(&body, "create_table")?;
+                let reader = arrow_array::RecordBatchIterator::new(
+                    stream.batches.into_iter().map(Ok),
+                    stream.schema.clone(),
+                );
+                let params = WriteParams {
+                    mode: WriteMode::Overwrite,
+                    session: Some(self.session.clone()),
+                    store_params: self.store_params(req.storage_options.clone()),
+                    ..Default::default()
+                };
+                Dataset::write(reader, &uri, Some(params))
+                    .await?
+                    .version()
+                    .version
+            }
+            "exist_ok" => self.open_at(id, &uri, None).await?.version().version,
+            _ => {
+                return Err(CatalogError::new(
+                    Code::TABLE_ALREADY_EXISTS,
+                    format!("table {} already exists", super::checks::display_id(id)),
+                ))
+            }
+        };
+        let mut described = self.describe(id, Default::default()).await?;
+        super::checks::public_properties(&mut described.properties);
+        Ok(CreateTableResponse {
+            location: Some(uri),
+            version: Some(version as i64),
+            properties: described.properties,
+            storage_options: self.vended_storage_options(),
+            ..Default::default()
+        })
     }
 
     /// Create a new table at `placement`: write the dataset, then record
@@ -278,7 +350,7 @@ impl Catalog {
         super::checks::check_properties(req.properties.as_ref())?;
         self.require_parent(&id).await?;
         if let Some(location) = req.location.as_deref().filter(|l| !l.trim().is_empty()) {
-            let rel = self.relative_location(location.trim(), false)?;
+            let rel = self.relative_location(location.trim(), true)?;
             return self.declare_at(&id, rel, req.properties).await;
         }
         req.id = Some(id);

@@ -73,4 +73,5 @@ conformance!(
     materialized_views,
     location_ownership,
     engine_mistakes_are_client_errors,
+    nested_locations,
 );

@@ -338,12 +338,22 @@ async fn gravitino_prefix_and_headers() {
     let r = c
         .post(format!("{base}/lance/v1/table/cat%24demo%24x/create"))
         .header("content-type", ARROW)
-        .header("x-lance-table-location", "nested/dir")
+        .header("x-lance-table-location", "nested/../../escape")
         .body(rows(0, 3).to_vec())
         .send()
         .await
         .unwrap();
     problem(r, StatusCode::BAD_REQUEST, 13).await;
+    // Nested under the root is the catalog's to hold.
+    let r = c
+        .post(format!("{base}/lance/v1/table/cat%24demo%24x/create"))
+        .header("content-type", ARROW)
+        .header("x-lance-table-location", "lance/demo/x")
+        .body(rows(0, 3).to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
     // The table at its chosen location works like any other, to the drop.
     let r = post_json(
         &c,

@@ -167,3 +167,109 @@ pub async fn location_ownership(ns: &dyn LanceNamespace) {
         .unwrap();
     assert!(!listed.namespaces.contains(&"own".to_string()));
 }
+
+/// Tables anywhere under the root, nested: created at a chosen nested
+/// directory, declared at one, registered at one; each answers like any
+/// other table, and a drop removes only its own directory.
+pub async fn nested_locations(ns: &dyn LanceNamespace) {
+    namespace(ns, &["nest"]).await;
+    let at = |location: &str| {
+        Some(std::collections::HashMap::from([(
+            lance_catalog::core::LOCATION_KEY.to_string(),
+            location.to_string(),
+        )]))
+    };
+    let created = ns
+        .create_table(
+            CreateTableRequest {
+                id: ids(&["nest", "orders"]),
+                context: at("lake/sales/orders"),
+                ..Default::default()
+            },
+            rows(0, 4),
+        )
+        .await
+        .unwrap();
+    assert!(
+        created
+            .location
+            .as_deref()
+            .unwrap()
+            .ends_with("/lake/sales/orders"),
+        "{created:?}"
+    );
+    ns.insert_into_table(
+        InsertIntoTableRequest {
+            id: ids(&["nest", "orders"]),
+            ..Default::default()
+        },
+        rows(4, 2),
+    )
+    .await
+    .unwrap();
+    assert_eq!(count(ns, &["nest", "orders"]).await, 6);
+    let d = ns
+        .describe_table(DescribeTableRequest {
+            id: ids(&["nest", "orders"]),
+            load_detailed_metadata: Some(true),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(d.version, Some(2));
+    assert!(d.schema.is_some(), "{d:?}");
+    // Create modes over an existing nested table.
+    let again = |mode: &str| {
+        ns.create_table(
+            CreateTableRequest {
+                id: ids(&["nest", "orders"]),
+                mode: Some(mode.into()),
+                ..Default::default()
+            },
+            rows(0, 1),
+        )
+    };
+    assert_eq!(code(again("create").await), 5);
+    assert_eq!(again("exist_ok").await.unwrap().version, Some(2));
+    assert_eq!(again("overwrite").await.unwrap().version, Some(3));
+    assert_eq!(count(ns, &["nest", "orders"]).await, 1);
+
+    // Declared at a nested directory, then written there.
+    let declared = ns
+        .declare_table(DeclareTableRequest {
+            id: ids(&["nest", "later"]),
+            location: Some("lake/sales/later".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(declared
+        .location
+        .as_deref()
+        .unwrap()
+        .ends_with("/lake/sales/later"));
+    ns.insert_into_table(
+        InsertIntoTableRequest {
+            id: ids(&["nest", "later"]),
+            ..Default::default()
+        },
+        rows(0, 3),
+    )
+    .await
+    .unwrap();
+    assert_eq!(count(ns, &["nest", "later"]).await, 3);
+    // Their parent directory belongs to neither table, and overlaps both.
+    assert_eq!(code(register(ns, &["nest", "all"], "lake/sales").await), 13);
+
+    // Dropping one removes its directory only.
+    ns.drop_table(DropTableRequest {
+        id: ids(&["nest", "orders"]),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    assert_eq!(count(ns, &["nest", "later"]).await, 3);
+    register(ns, &["nest", "again"], "lake/sales/orders")
+        .await
+        .unwrap();
+}
