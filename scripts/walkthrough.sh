@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The README's curl walkthrough (the Gravitino seed's lance-rest-walkthrough),
-# against a server started with `cargo run -- serve --prefix /lance`.
+# The README's curl walkthrough (the Gravitino seed's lance-rest-walkthrough
+# and its "Create namespaces and tables" examples), against a server started
+# with `cargo run -- serve --prefix /lance` (root ./lance-catalog-data). The
+# seed's `s3://{bucket}` is the server's root here: ROOT_URI.
 set -euo pipefail
 LANCE_URI="http://127.0.0.1:2333/lance"
 CATALOG="lance_catalog"
 SCHEMA="demo"
 TABLE="articles"
-TABLE_LOCATION="${SCHEMA}_${TABLE}.lance"   # a directory directly under the catalog root
+ROOT_URI="${ROOT_URI:-file://$(pwd)/lance-catalog-data}"
+TABLE_LOCATION="lance/${SCHEMA}/${TABLE}"   # nested under the catalog root
 NS="${CATALOG}%24${SCHEMA}"
 TBL="${NS}%24${TABLE}"
 AUTH="Authorization: Bearer local-token"
@@ -45,3 +48,41 @@ curl -sSf -X POST "${LANCE_URI}/v1/table/${TBL}/drop_columns" \
 
 curl -sSf -X POST "${LANCE_URI}/v1/table/${TBL}/drop" \
   -H "$AUTH" -H 'Content-Type: application/json' -d '{}' | jq .
+
+# The seed's "Create namespaces and tables": register an existing dataset,
+# declare a table, create one at a nested location of its choosing.
+curl -sSf -X POST "${LANCE_URI}/v1/namespace/lance_catalog%24schema/create" \
+  -H "$AUTH" -H 'Content-Type: application/json' \
+  -d '{"id": ["lance_catalog", "schema"], "mode": "exist_ok"}' | jq .
+
+# An existing Lance dataset to register (written by the server: create,
+# then deregister, which keeps the data).
+curl -sSf -X POST "${LANCE_URI}/v1/table/lance_catalog%24schema%24seed/create" \
+  -H "$AUTH" -H 'Content-Type: application/vnd.apache.arrow.stream' \
+  -H "x-lance-table-location: ${ROOT_URI}/lance_catalog/schema/table01" \
+  --data-binary @schema.arrow | jq .
+curl -sSf -X POST "${LANCE_URI}/v1/table/lance_catalog%24schema%24seed/deregister" \
+  -H "$AUTH" -H 'Content-Type: application/json' -d '{}' | jq .
+
+curl -sSf -X POST "${LANCE_URI}/v1/table/lance_catalog%24schema%24table01/register" \
+  -H 'Content-Type: application/json' -H "$AUTH" \
+  -d '{
+    "id": ["lance_catalog", "schema", "table01"],
+    "location": "'"${ROOT_URI}"'/lance_catalog/schema/table01",
+    "mode": "create"
+  }' | jq .
+
+curl -sSf -X POST "${LANCE_URI}/v1/table/lance_catalog%24schema%24table04/declare" \
+  -H 'Content-Type: application/json' -H "$AUTH" \
+  -d '{
+    "id": ["lance_catalog", "schema", "table04"],
+    "location": "'"${ROOT_URI}"'/lance_catalog/schema/table04"
+  }' | jq .
+
+curl -sSf -X POST "${LANCE_URI}/v1/table/lance_catalog%24schema%24table03/create" \
+  -H 'Content-Type: application/vnd.apache.arrow.stream' -H "$AUTH" \
+  -H "x-lance-table-location: ${ROOT_URI}/lance_catalog/schema/table03" \
+  -H "x-lance-table-properties: {}" \
+  --data-binary @schema.arrow | jq .
+
+curl -sSf "${LANCE_URI}/v1/namespace/lance_catalog%24schema/table/list" -H "$AUTH" | jq .

@@ -424,7 +424,9 @@ impl Catalog {
         own_task(async move {
             let _serial = catalog.manifest_lock.lock().await;
             catalog.check_unclaimed(&id, &rel).await?;
-            let registered = engine(catalog.inner.register_table(req).await)?;
+            let mut registered = engine(catalog.inner.register_table(req).await)?;
+            // The full location, as create, declare and describe answer it.
+            registered.location = Some(catalog.location_uri(&rel));
             match catalog.settle_claim(&id, &rel).await? {
                 None => Ok(registered),
                 Some(err) => Err(err),
