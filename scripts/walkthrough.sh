@@ -4,7 +4,7 @@
 # with `cargo run -- serve --prefix /lance` (root ./lance-catalog-data). The
 # seed's `s3://{bucket}` is the server's root here: ROOT_URI.
 set -euo pipefail
-LANCE_URI="http://127.0.0.1:2333/lance"
+LANCE_URI="${LANCE_URI:-http://127.0.0.1:2333/lance}"
 CATALOG="lance_catalog"
 SCHEMA="demo"
 TABLE="articles"

@@ -20,12 +20,12 @@ def _binary():
     return os.path.join(target, "debug", "lance-catalog")
 
 
-def start_server(root):
-    """Start the real server on a free port over `root`; answer its url,
-    root and process. Its output is drained so a chatty server never
-    blocks."""
+def start_server(root, *extra):
+    """Start the real server on a free port over `root` (with `extra`
+    flags); answer its url, root and process. Its output is drained so a
+    chatty server never blocks."""
     proc = subprocess.Popen(
-        [_binary(), "serve", "--root", root, "--listen", "127.0.0.1:0"],
+        [_binary(), "serve", "--root", root, "--listen", "127.0.0.1:0", *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
