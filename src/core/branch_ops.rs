@@ -142,6 +142,9 @@ impl Catalog {
         }
         let mut base = self.describe(&id, plain).await?;
         super::checks::public_properties(&mut base.properties);
+        if req.vend_credentials != Some(false) {
+            base.storage_options = self.table_storage_options(&id).await?;
+        }
         // A written table at a nested location looks declared to the
         // engine (see `Catalog::nested`): read its details here.
         let nested_written = base.is_only_declared == Some(true)

@@ -54,6 +54,7 @@ pub mod reserved;
 mod scan;
 mod settle;
 mod storage;
+mod storage_options;
 mod stream_write;
 mod tables;
 mod versions;

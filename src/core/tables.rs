@@ -30,6 +30,17 @@ pub const PROPERTIES_KEY: &str = "header.x-lance-table-properties";
 impl Catalog {
     pub(crate) async fn create_table_op(
         &self,
+        req: CreateTableRequest,
+        body: Bytes,
+    ) -> CatalogResult<CreateTableResponse> {
+        let id = table_id(&req.id)?;
+        let mut created = self.create_table_inner(req, body).await?;
+        created.storage_options = self.table_storage_options(&id).await?;
+        Ok(created)
+    }
+
+    async fn create_table_inner(
+        &self,
         mut req: CreateTableRequest,
         body: Bytes,
     ) -> CatalogResult<CreateTableResponse> {
@@ -349,12 +360,22 @@ impl Catalog {
         let id = table_id(&req.id)?;
         super::checks::check_properties(req.properties.as_ref())?;
         self.require_parent(&id).await?;
-        if let Some(location) = req.location.as_deref().filter(|l| !l.trim().is_empty()) {
-            let rel = self.relative_location(location.trim(), true)?;
-            return self.declare_at(&id, rel, req.properties).await;
-        }
-        req.id = Some(id);
-        engine(self.inner.declare_table(req).await)
+        let vend = req.vend_credentials != Some(false);
+        let mut declared = match req.location.as_deref().filter(|l| !l.trim().is_empty()) {
+            Some(location) => {
+                let rel = self.relative_location(location.trim(), true)?;
+                self.declare_at(&id, rel, req.properties).await?
+            }
+            None => {
+                req.id = Some(id.clone());
+                engine(self.inner.declare_table(req).await)?
+            }
+        };
+        declared.storage_options = match vend {
+            true => self.table_storage_options(&id).await?,
+            false => None,
+        };
+        Ok(declared)
     }
 
     /// Declare a table at a caller-chosen directory under the root (the

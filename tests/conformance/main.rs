@@ -74,4 +74,5 @@ conformance!(
     location_ownership,
     engine_mistakes_are_client_errors,
     nested_locations,
+    namespace_storage_options,
 );

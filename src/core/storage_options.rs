@@ -1,0 +1,56 @@
+//! The storage options a client gets for a table (Lance clients read and
+//! write table data themselves): the root's, overlaid by the
+//! `lance.storage.*` properties of the namespaces above the table, outermost
+//! first so an inner namespace overrides. This is how a Gravitino-style
+//! deployment puts a bucket's region and credentials on its catalog
+//! namespace. The values travel only in the answers that hand a table to a
+//! client (create, declare, describe), never in list answers or logs, and
+//! not when the caller asks for no credentials (`vend_credentials: false`).
+
+use std::collections::HashMap;
+
+use super::checks::manifest_key;
+use super::manifest_tx::{row_object_id, row_properties, row_type};
+use super::Catalog;
+use crate::error::CatalogResult;
+
+/// Namespace properties under this prefix are storage options.
+pub(crate) const NAMESPACE_OPTION_PREFIX: &str = "lance.storage.";
+
+impl Catalog {
+    /// The effective storage options of table `id` (None when there are
+    /// none), read from one manifest snapshot.
+    pub(crate) async fn table_storage_options(
+        &self,
+        id: &[String],
+    ) -> CatalogResult<Option<HashMap<String, String>>> {
+        let mut options = self.storage_options.clone();
+        let ancestors: Vec<String> = (1..id.len()).map(|d| manifest_key(&id[..d])).collect();
+        if !ancestors.is_empty() {
+            let ds = self.manifest_snapshot().await?;
+            let mut by_key = HashMap::new();
+            for b in self.manifest_rows(&ds, &ancestors).await? {
+                for i in 0..b.num_rows() {
+                    let row = b.slice(i, 1);
+                    if row_type(&row).as_deref() == Some("namespace") {
+                        if let Some(k) = row_object_id(&row) {
+                            by_key.insert(k, row_properties(&row)?);
+                        }
+                    }
+                }
+            }
+            // Outermost first: an inner namespace's option wins.
+            for key in &ancestors {
+                for (k, v) in by_key.remove(key).unwrap_or_default() {
+                    match k.strip_prefix(NAMESPACE_OPTION_PREFIX) {
+                        Some(option) if !option.is_empty() => {
+                            options.insert(option.to_string(), v);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        Ok((!options.is_empty()).then_some(options))
+    }
+}
