@@ -153,6 +153,9 @@ impl Catalog {
                 deletes.push((i, *d));
             } else if let Some(d) = &op.deregister_table {
                 let id = table_id(&d.id)?;
+                // Deletion protection holds in a batch too.
+                let force = super::protection::forced(d.context.as_ref());
+                self.guard_table(&ds, &id, force).await?;
                 let key = super::checks::manifest_key(&id);
                 let row = self.batch_row(&ds, &id, &rows, &removed).await?;
                 let mut props = row_properties(&row)?;

@@ -369,6 +369,17 @@ async fn protected_tables_and_namespaces_refuse_deletion() {
         );
         assert!(e["error"].as_str().unwrap().contains("protected"), "{e}");
     }
+    // A batch's deregister is refused the same way, and changes nothing.
+    let (s, e) = post(
+        "/v1/table/batch-commit",
+        json!({"operations": [{"deregister_table": {"id": ["p", "t"]}}]}),
+    )
+    .await;
+    assert_eq!(
+        (s, e["code"].clone()),
+        (StatusCode::CONFLICT, json!(19)),
+        "{e}"
+    );
     // Protection cannot be set as a property.
     let (s, _) = post(
         "/v1/namespace/p2/create",
