@@ -117,12 +117,14 @@ impl LanceNamespace for Catalog {
         &self,
         request: DescribeNamespaceRequest,
     ) -> Result<DescribeNamespaceResponse> {
-        checked(
+        let mut described = checked(
             namespace_id(&request.id),
             Names::Namespace,
             self.inner.describe_namespace(request),
         )
-        .await
+        .await?;
+        super::storage_options::redact_namespace_properties(&mut described.properties);
+        Ok(described)
     }
 
     async fn namespace_exists(&self, request: NamespaceExistsRequest) -> Result<()> {

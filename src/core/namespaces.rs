@@ -35,10 +35,12 @@ impl Catalog {
         if self.namespace_present(&id).await? {
             match mode {
                 "exist_ok" => {
+                    let mut properties = self.namespace_properties(&id).await?;
+                    super::storage_options::redact_namespace_properties(&mut properties);
                     return Ok(CreateNamespaceResponse {
-                        properties: self.namespace_properties(&id).await?,
+                        properties,
                         ..Default::default()
-                    })
+                    });
                 }
                 "overwrite" => {
                     // Overwrite replaces the namespace's properties. It only
@@ -60,7 +62,9 @@ impl Catalog {
         }
         req.id = Some(id);
         req.mode = None;
-        engine(self.inner.create_namespace(req).await)
+        let mut created = engine(self.inner.create_namespace(req).await)?;
+        super::storage_options::redact_namespace_properties(&mut created.properties);
+        Ok(created)
     }
 
     pub(crate) async fn drop_namespace_op(
@@ -95,7 +99,7 @@ impl Catalog {
             };
         }
         // Protection first: the namespace itself, and for a cascade
-        // everything below it (10010 unless forced).
+        // everything below it (409, code 19, unless forced).
         let force = super::protection::forced(req.context.as_ref());
         let cascade = behavior == "cascade";
         self.guard_namespace(&id, cascade, force).await?;

@@ -118,7 +118,7 @@ impl Catalog {
         }
     }
 
-    /// Refuse (10010) unless `force`: table `id` is protected.
+    /// Refuse (19) unless `force`: table `id` is protected.
     pub(crate) async fn guard_table(
         &self,
         ds: &lance::Dataset,
@@ -139,7 +139,7 @@ impl Catalog {
         }
     }
 
-    /// Refuse (10010) unless `force`: namespace `id`, or anything below it
+    /// Refuse (19) unless `force`: namespace `id`, or anything below it
     /// (when `subtree`), is protected. Names the first protected object.
     pub(crate) async fn guard_namespace(
         &self,

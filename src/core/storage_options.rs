@@ -54,3 +54,17 @@ impl Catalog {
         Ok((!options.is_empty()).then_some(options))
     }
 }
+
+/// Namespace properties as answered to callers: the values of secret
+/// storage options (`lance.storage.*` credentials, tokens, keys) hidden.
+/// Tables get them, through `storage_options`, where a client needs them.
+pub(crate) fn redact_namespace_properties(props: &mut Option<HashMap<String, String>>) {
+    for (k, v) in props.iter_mut().flatten() {
+        let secret = k
+            .strip_prefix(NAMESPACE_OPTION_PREFIX)
+            .is_some_and(crate::governance::models::is_secret);
+        if secret {
+            *v = crate::governance::models::REDACTED.to_string();
+        }
+    }
+}

@@ -35,7 +35,15 @@ impl Catalog {
     ) -> CatalogResult<CreateTableResponse> {
         let id = table_id(&req.id)?;
         let mut created = self.create_table_inner(req, body).await?;
-        created.storage_options = self.table_storage_options(&id).await?;
+        // The table exists now: a failure to read its namespaces' options
+        // falls back to the root's rather than failing the create.
+        created.storage_options = match self.table_storage_options(&id).await {
+            Ok(options) => options,
+            Err(e) => {
+                tracing::warn!(error = %e.message, "storage options of a created table");
+                self.vended_storage_options()
+            }
+        };
         Ok(created)
     }
 
@@ -93,6 +101,21 @@ impl Catalog {
             if let Some(rel) = self.nested(location) {
                 return self.create_over_nested(req, &id, mode, &rel, body).await;
             }
+            if mode == "overwrite" {
+                // The engine's overwrite replaces the record's properties
+                // with the request's: the catalog's own (protection, the
+                // committed version) must survive it.
+                let existing = self.describe(&id, Default::default()).await?;
+                let kept = existing
+                    .properties
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|(k, _)| k.starts_with(super::reserved::RESERVED_PREFIX));
+                let props = req.properties.get_or_insert_with(HashMap::new);
+                for (k, v) in kept {
+                    props.entry(k).or_insert(v);
+                }
+            }
         }
         let mut created = engine(self.inner.create_table(req, body).await)?;
         super::checks::public_properties(&mut created.properties);
@@ -104,7 +127,11 @@ impl Catalog {
     /// a declared one by joining its location as ONE path segment, so for
     /// these the core answers itself.
     pub(crate) fn nested(&self, location: &str) -> Option<String> {
-        self.relative_location(location, true)
+        // Locations come back as URIs, each segment percent-encoded.
+        let decoded = percent_encoding::percent_decode_str(location)
+            .decode_utf8()
+            .ok()?;
+        self.relative_location(&decoded, true)
             .ok()
             .filter(|rel| rel.contains('/'))
     }

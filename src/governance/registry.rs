@@ -189,17 +189,36 @@ impl Registry {
             ));
         }
         let force = req.force.unwrap_or(false);
+        let mut removed: Option<Project> = None;
         let deleted = self
             .records
             .delete(PROJECT, &id, |p: &Project| match p.protected && !force {
                 true => Err(protected_error("project", &id)),
-                false => Ok(()),
+                false => {
+                    removed = Some(p.clone());
+                    Ok(())
+                }
             })
             .await?;
         if !deleted {
             return Err(CatalogError::new(
                 Code::PROJECT_NOT_FOUND,
                 format!("project {id:?} does not exist"),
+            ));
+        }
+        // A warehouse created at the same instant may have seen the project
+        // still there: check again, and if one stands, restore the project.
+        let warehouses = self.warehouses_of(&id).await?;
+        if !warehouses.is_empty() {
+            if let Some(p) = removed {
+                let _ = self
+                    .records
+                    .create(PROJECT, &id, &p, Code::PROJECT_ALREADY_EXISTS)
+                    .await;
+            }
+            return Err(CatalogError::new(
+                Code::PROJECT_NOT_EMPTY,
+                format!("project {id:?} got warehouses {warehouses:?} while it was deleted; it was kept"),
             ));
         }
         Ok(DeleteProjectResponse { project_id: id })

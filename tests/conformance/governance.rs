@@ -351,6 +351,17 @@ async fn protected_tables_and_namespaces_refuse_deletion() {
     );
     let (_, d) = post("/v1/table/p%24t/describe", json!({})).await;
     assert_eq!(d["properties"]["lance-catalog.protected"], "true", "{d}");
+    // An overwrite replaces the data, not the protection.
+    let r = c
+        .post(format!("{base}/v1/table/p%24t/create?mode=overwrite"))
+        .header("content-type", "application/vnd.apache.arrow.stream")
+        .body(crate::harness::rows(0, 1))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let (_, d) = post("/v1/table/p%24t/describe", json!({})).await;
+    assert_eq!(d["properties"]["lance-catalog.protected"], "true", "{d}");
     for path in [
         "/v1/table/p%24t/drop",
         "/v1/table/p%24t/deregister",

@@ -304,6 +304,18 @@ pub async fn namespace_storage_options(ns: &dyn LanceNamespace) {
     })
     .await
     .unwrap();
+    // Namespace answers hide the secret ones; tables get them.
+    let described_ns = ns
+        .describe_namespace(DescribeNamespaceRequest {
+            id: ids(&["so"]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let shown = described_ns.properties.unwrap();
+    assert_eq!(shown["lance.storage.aws_session_token"], "********");
+    assert_eq!(shown["lance.storage.aws_region"], "eu-west-1");
+    assert_eq!(shown["owner"], "data");
     let want = props(&[("aws_region", "eu-west-1"), ("aws_session_token", "inner")]);
     let created = create(ns, &["so", "inner", "t"], rows(0, 2)).await.unwrap();
     assert_eq!(created.storage_options, want);
