@@ -541,9 +541,9 @@ impl Catalog {
     ) -> CatalogResult<DropTableResponse> {
         let key = super::checks::manifest_key(id);
         let mut attempt = 0;
-        let rel = loop {
+        let (rel, _serial) = loop {
             attempt += 1;
-            let _serial = self.manifest_lock.lock().await;
+            let serial = self.manifest_lock.lock().await;
             let ds = self.manifest_snapshot().await?;
             let located = Self::deletable_locations(&ds, std::slice::from_ref(&key)).await?;
             let Some(rel) = located.get(&key).cloned() else {
@@ -554,17 +554,20 @@ impl Catalog {
                 .manifest_apply(ds, Vec::new(), std::slice::from_ref(&key), false)
                 .await
             {
-                Ok(()) => break rel,
+                Ok(()) => break (rel, serial),
                 Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < 5 => {
-                    drop(_serial);
+                    drop(serial);
                     tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
                 }
                 Err(e) => return Err(e),
             }
         };
         // The table is gone from the catalog; bytes that cannot be removed
-        // now are left for the reconciler to report, not an error.
+        // now are left for the reconciler to report, not an error. The lock
+        // is held until they are gone, so no registration in this process
+        // can claim them in between.
         self.remove_location(&rel).await;
+        drop(_serial);
         Ok(DropTableResponse {
             id: Some(id.to_vec()),
             location: Some(self.location_uri(&rel)),
