@@ -206,11 +206,28 @@ impl Catalog {
     }
 
     /// Merge `updates` into a table's properties (its manifest metadata).
-    /// A property merge is safe to re-apply, so a conflict is retried.
     pub(crate) async fn update_table_properties(
         &self,
         id: &[String],
         updates: HashMap<String, String>,
+    ) -> CatalogResult<()> {
+        let missing = || super::checks::table_not_found(id);
+        self.update_properties(&super::checks::manifest_key(id), "table", missing, |p| {
+            p.extend(updates.clone())
+        })
+        .await
+    }
+
+    /// Change the properties of the manifest row `key` of type `kind`
+    /// (`table` or `namespace`; `missing` when there is none) with `f`, in
+    /// one commit on the snapshot it read. Only for changes that are safe
+    /// to re-apply, since a conflict is retried.
+    pub(crate) async fn update_properties(
+        &self,
+        key: &str,
+        kind: &str,
+        missing: impl Fn() -> CatalogError,
+        f: impl Fn(&mut HashMap<String, String>),
     ) -> CatalogResult<()> {
         let mut attempt = 0;
         loop {
@@ -218,11 +235,11 @@ impl Catalog {
             let result = {
                 let _serial = self.manifest_lock.lock().await;
                 let ds = self.manifest_snapshot().await?;
-                let row = self
-                    .table_rows(&ds, std::iter::once(id.to_vec()))
-                    .await?
-                    .remove(0);
-                let row = with_properties(&row, |p| p.extend(updates.clone()))?;
+                let rows = self.manifest_rows(&ds, &[key.to_string()]).await?;
+                let row = single_rows(&rows)
+                    .find(|r| row_type(r).as_deref() == Some(kind))
+                    .ok_or_else(&missing)?;
+                let row = with_properties(&row, &f)?;
                 self.manifest_apply(ds, vec![row], &[], true).await
             };
             match result {
@@ -233,6 +250,13 @@ impl Catalog {
             }
         }
     }
+}
+
+/// Every row of some manifest batches, as one-row batches.
+pub(crate) fn single_rows(batches: &[RecordBatch]) -> impl Iterator<Item = RecordBatch> + '_ {
+    batches
+        .iter()
+        .flat_map(|b| (0..b.num_rows()).map(move |i| b.slice(i, 1)))
 }
 
 #[cfg(test)]

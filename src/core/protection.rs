@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::checks::{display_id, manifest_key};
-use super::manifest_tx::{literal, row_object_id, row_properties, row_type, with_properties};
+use super::manifest_tx::{literal, row_object_id, row_properties, row_type, single_rows};
 use super::reserved::{FORCE, PROTECTED};
 use super::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -74,48 +74,25 @@ impl Catalog {
                 "the root namespace cannot be protected",
             ));
         }
-        let key = manifest_key(&id);
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let result = {
-                let _serial = self.manifest_lock.lock().await;
-                let ds = self.manifest_snapshot().await?;
-                let row = self
-                    .manifest_rows(&ds, std::slice::from_ref(&key))
-                    .await?
-                    .into_iter()
-                    .flat_map(|b| (0..b.num_rows()).map(move |i| b.slice(i, 1)))
-                    .find(|r| row_type(r).as_deref() == Some(kind))
-                    .ok_or_else(|| match kind {
-                        "table" => super::checks::table_not_found(&id),
-                        _ => CatalogError::new(
-                            Code::NAMESPACE_NOT_FOUND,
-                            format!("namespace {} does not exist", display_id(&id)),
-                        ),
-                    })?;
-                let row = with_properties(&row, |p| {
-                    if req.protected {
-                        p.insert(PROTECTED.to_string(), "true".to_string());
-                    } else {
-                        p.remove(PROTECTED);
-                    }
-                })?;
-                self.manifest_apply(ds, vec![row], &[], true).await
-            };
-            match result {
-                Ok(()) => {
-                    return Ok(ProtectionResponse {
-                        id,
-                        protected: req.protected,
-                    })
-                }
-                Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < 5 => {
-                    tokio::time::sleep(std::time::Duration::from_millis(20 * attempt)).await;
-                }
-                Err(e) => return Err(e),
+        let missing = || match kind {
+            "table" => super::checks::table_not_found(&id),
+            _ => CatalogError::new(
+                Code::NAMESPACE_NOT_FOUND,
+                format!("namespace {} does not exist", display_id(&id)),
+            ),
+        };
+        self.update_properties(&manifest_key(&id), kind, missing, |p| {
+            if req.protected {
+                p.insert(PROTECTED.to_string(), "true".to_string());
+            } else {
+                p.remove(PROTECTED);
             }
-        }
+        })
+        .await?;
+        Ok(ProtectionResponse {
+            id,
+            protected: req.protected,
+        })
     }
 
     /// Refuse (19) unless `force`: table `id` is protected.
@@ -129,9 +106,7 @@ impl Catalog {
             return Ok(());
         }
         let rows = self.manifest_rows(ds, &[manifest_key(id)]).await?;
-        let protected = rows
-            .iter()
-            .flat_map(|b| (0..b.num_rows()).map(move |i| b.slice(i, 1)))
+        let protected = single_rows(&rows)
             .any(|r| row_type(&r).as_deref() == Some("table") && is_protected(&r));
         match protected {
             true => Err(protected_error("table", id)),

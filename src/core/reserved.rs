@@ -9,8 +9,9 @@ pub(crate) const RESERVED_PREFIX: &str = "lance-catalog.";
 /// Table and namespace property: the object refuses deletion unless forced.
 pub const PROTECTED: &str = "lance-catalog.protected";
 
-/// Request-context key: `"true"` overrides protection on a delete (the
-/// REST gateway fills it from the `force` query parameter).
+/// Request-context key: `"true"` overrides protection on a delete. The
+/// REST gateway fills it from the `force` query parameter (a `Context`
+/// parameter becomes `RESERVED_PREFIX` + its name).
 pub const FORCE: &str = "lance-catalog.force";
 
 /// Table property holding the last version the catalog committed.
@@ -31,3 +32,11 @@ pub const MV_SOURCE_QUERY: &str = "lance-catalog.mv.source_query";
 pub const MV_UDTF_SPEC: &str = "lance-catalog.mv.udtf_spec";
 pub const MV_SOURCE_VERSIONS: &str = "lance-catalog.mv.source_versions";
 pub const MV_LAST_REFRESH: &str = "lance-catalog.mv.last_refresh";
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn context_keys_carry_the_prefix() {
+        assert_eq!(super::FORCE, format!("{}force", super::RESERVED_PREFIX));
+    }
+}

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use super::checks::manifest_key;
-use super::manifest_tx::{row_object_id, row_properties, row_type};
+use super::manifest_tx::{row_object_id, row_properties, row_type, single_rows};
 use super::Catalog;
 use crate::error::CatalogResult;
 
@@ -29,13 +29,11 @@ impl Catalog {
         if !ancestors.is_empty() {
             let ds = self.manifest_snapshot().await?;
             let mut by_key = HashMap::new();
-            for b in self.manifest_rows(&ds, &ancestors).await? {
-                for i in 0..b.num_rows() {
-                    let row = b.slice(i, 1);
-                    if row_type(&row).as_deref() == Some("namespace") {
-                        if let Some(k) = row_object_id(&row) {
-                            by_key.insert(k, row_properties(&row)?);
-                        }
+            let rows = self.manifest_rows(&ds, &ancestors).await?;
+            for row in single_rows(&rows) {
+                if row_type(&row).as_deref() == Some("namespace") {
+                    if let Some(k) = row_object_id(&row) {
+                        by_key.insert(k, row_properties(&row)?);
                     }
                 }
             }

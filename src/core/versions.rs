@@ -321,13 +321,10 @@ impl Catalog {
         let keys: Vec<String> = ids.iter().map(|i| super::checks::manifest_key(i)).collect();
         let batches = self.manifest_rows(ds, &keys).await?;
         let mut by_key: HashMap<String, RecordBatch> = HashMap::new();
-        for b in &batches {
-            for i in 0..b.num_rows() {
-                let row = b.slice(i, 1);
-                if super::manifest_tx::row_type(&row).as_deref() == Some("table") {
-                    if let Some(k) = super::manifest_tx::row_object_id(&row) {
-                        by_key.insert(k, row);
-                    }
+        for row in super::manifest_tx::single_rows(&batches) {
+            if super::manifest_tx::row_type(&row).as_deref() == Some("table") {
+                if let Some(k) = super::manifest_tx::row_object_id(&row) {
+                    by_key.insert(k, row);
                 }
             }
         }

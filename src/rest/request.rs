@@ -83,7 +83,9 @@ pub(super) fn apply_query(
                     .entry("context")
                     .or_insert_with(|| Value::Object(Map::new()));
                 if let Value::Object(ctx) = ctx {
-                    ctx.insert(format!("lance-catalog.{key}"), Value::from(raw));
+                    // The core names it (`core::reserved`, e.g. FORCE).
+                    let name = format!("{}{key}", crate::core::reserved::RESERVED_PREFIX);
+                    ctx.insert(name, Value::from(raw));
                 }
                 continue;
             }
