@@ -15,6 +15,7 @@
 //! |---|---|
 //! | namespaces: create, list, drop (mode, behavior, cascade) | `namespaces.rs` |
 //! | create, declare, register, insert, merge-insert, drop table | `tables.rs` |
+//! | writing and recording a new table's bytes; nested locations | `placement.rs` |
 //! | where tables live; what a drop may delete | `locations.rs` |
 //! | rename | `rename.rs` |
 //! | versions: list, describe, create (managed versioning) | `versions.rs` |
@@ -27,6 +28,8 @@
 //! | add columns (computed, virtual), backfill | `computed.rs`, `jobs.rs` |
 //! | materialized views | `views.rs` |
 //! | tags on a branch, branch helpers, opening datasets | `open.rs` |
+//! | deletion protection of tables and namespaces | `protection.rs` |
+//! | storage options from `lance.storage.*` namespace properties | `storage_options.rs` |
 //! | the control plane (server info, jobs) | `control.rs` |
 //! | the reconciler | `reconcile.rs` |
 //! | id and property checks, manifest keys | `checks.rs`, `reserved.rs` |
@@ -47,6 +50,7 @@ mod metadata;
 mod namespace_impl;
 mod namespaces;
 mod open;
+mod placement;
 pub mod protection;
 mod reconcile;
 mod rename;

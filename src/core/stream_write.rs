@@ -240,7 +240,7 @@ impl Catalog {
                 Ok(ds) => ds,
                 Err(e) => {
                     catalog
-                        .undo_failed_write(&super::tables::Placement::Fresh(dir.clone()))
+                        .undo_failed_write(&super::placement::Placement::Fresh(dir.clone()))
                         .await;
                     return Err(CatalogError::from_lance(&e));
                 }

@@ -5,8 +5,6 @@
 use std::collections::HashMap;
 
 use bytes::Bytes;
-use lance::dataset::{WriteMode, WriteParams};
-use lance::Dataset;
 use lance_namespace::models::{
     CreateTableRequest, CreateTableResponse, DeclareTableRequest, DeclareTableResponse,
     DropTableResponse, InsertIntoTableRequest, InsertIntoTableResponse,
@@ -14,11 +12,12 @@ use lance_namespace::models::{
     RegisterTableResponse, TableExistsRequest,
 };
 use lance_namespace::LanceNamespace;
-use lance_namespace_impls::dir::manifest::{ManifestEntry, ManifestNamespace, ObjectType};
+use lance_namespace_impls::dir::manifest::ManifestNamespace;
 
 use super::checks::{table_id, table_not_found};
 use super::data::{decode_stream, encode_stream, parse_mode};
 use super::open::branch_of;
+use super::placement::{lost_create, own_task, Placement};
 use super::stream_write::Target;
 use super::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -120,236 +119,6 @@ impl Catalog {
         let mut created = engine(self.inner.create_table(req, body).await)?;
         super::checks::public_properties(&mut created.properties);
         Ok(created)
-    }
-
-    /// A written table's location relative to the root, when it is nested
-    /// (more than one directory deep): the engine tells such a table from
-    /// a declared one by joining its location as ONE path segment, so for
-    /// these the core answers itself.
-    pub(crate) fn nested(&self, location: &str) -> Option<String> {
-        // Locations come back as URIs, each segment percent-encoded.
-        let decoded = percent_encoding::percent_decode_str(location)
-            .decode_utf8()
-            .ok()?;
-        self.relative_location(&decoded, true)
-            .ok()
-            .filter(|rel| rel.contains('/'))
-    }
-
-    /// Whether `location` is nested and holds a dataset.
-    pub(crate) async fn nested_with_data(&self, location: Option<&str>) -> CatalogResult<bool> {
-        match location.and_then(|l| self.nested(l)) {
-            Some(rel) => self.holds_dataset(&rel).await,
-            None => Ok(false),
-        }
-    }
-
-    /// Create over an existing table at a nested location: `create` is 5,
-    /// `exist_ok` answers the table, `overwrite` writes a new version.
-    async fn create_over_nested(
-        &self,
-        req: CreateTableRequest,
-        id: &[String],
-        mode: &str,
-        rel: &str,
-        body: Bytes,
-    ) -> CatalogResult<CreateTableResponse> {
-        let uri = self.location_uri(rel);
-        let version = match mode {
-            "overwrite" => {
-                let stream = decode_stream(&body, "create_table")?;
-                let reader = arrow_array::RecordBatchIterator::new(
-                    stream.batches.into_iter().map(Ok),
-                    stream.schema.clone(),
-                );
-                let params = WriteParams {
-                    mode: WriteMode::Overwrite,
-                    session: Some(self.session.clone()),
-                    store_params: self.store_params(req.storage_options.clone()),
-                    ..Default::default()
-                };
-                Dataset::write(reader, &uri, Some(params))
-                    .await?
-                    .version()
-                    .version
-            }
-            "exist_ok" => self.open_at(id, &uri, None).await?.version().version,
-            _ => {
-                return Err(CatalogError::new(
-                    Code::TABLE_ALREADY_EXISTS,
-                    format!("table {} already exists", super::checks::display_id(id)),
-                ))
-            }
-        };
-        let mut described = self.describe(id, Default::default()).await?;
-        super::checks::public_properties(&mut described.properties);
-        Ok(CreateTableResponse {
-            location: Some(uri),
-            version: Some(version as i64),
-            properties: described.properties,
-            storage_options: self.vended_storage_options(),
-            ..Default::default()
-        })
-    }
-
-    /// Create a new table at `placement`: write the dataset, then record
-    /// it. The work runs on its own task, so a caller that goes away cannot
-    /// stop it between the write and the record; whatever fails, the
-    /// catalog removes the bytes it wrote and nothing else.
-    async fn create_table_at(
-        &self,
-        req: CreateTableRequest,
-        placement: Placement,
-        body: Bytes,
-    ) -> CatalogResult<CreateTableResponse> {
-        let id = req.id.clone().unwrap_or_default();
-        if let Placement::Chosen(rel) = &placement {
-            self.check_unclaimed(&id, rel).await?;
-            self.require_empty_location(rel).await?;
-        }
-        let stream = decode_stream(&body, "create_table")?;
-        let catalog = self.clone();
-        let task = async move {
-            let rel = placement.relative().to_string();
-            let reader = arrow_array::RecordBatchIterator::new(
-                stream.batches.into_iter().map(Ok),
-                stream.schema.clone(),
-            );
-            let params = WriteParams {
-                mode: WriteMode::Create,
-                session: Some(catalog.session.clone()),
-                store_params: catalog.store_params(req.storage_options.clone()),
-                ..Default::default()
-            };
-            let uri = catalog.location_uri(&rel);
-            let ds = match Dataset::write(reader, &uri, Some(params)).await {
-                Ok(ds) => ds,
-                Err(e) => {
-                    catalog.undo_failed_write(&placement).await;
-                    return Err(CatalogError::from_lance(&e));
-                }
-            };
-            catalog
-                .record_placed(&id, &placement, req.properties.as_ref())
-                .await?;
-            Ok(CreateTableResponse {
-                location: Some(uri),
-                version: Some(ds.version().version as i64),
-                properties: req.properties,
-                storage_options: catalog.vended_storage_options(),
-                ..Default::default()
-            })
-        };
-        own_task(task).await
-    }
-
-    /// Record a table freshly written at `placement`. A chosen location is
-    /// checked again under the manifest lock and settled after the commit
-    /// (see `locations.rs`). Whatever fails, the written bytes are removed
-    /// only when they are certainly this write's alone.
-    pub(crate) async fn record_placed(
-        &self,
-        id: &[String],
-        placement: &Placement,
-        properties: Option<&HashMap<String, String>>,
-    ) -> CatalogResult<()> {
-        let rel = placement.relative();
-        let Placement::Chosen(rel) = placement else {
-            return self.record_written(id, rel, properties).await;
-        };
-        let _serial = self.manifest_lock.lock().await;
-        if let Err(e) = self.check_unclaimed(id, rel).await {
-            // Another table claimed an overlapping location meanwhile: the
-            // bytes may be its too; the reconciler reports what is left.
-            self.remove_if_unowned(rel).await;
-            return Err(e);
-        }
-        self.record_written(id, rel, properties).await?;
-        match self.settle_claim(id, rel).await? {
-            None => Ok(()),
-            Some(err) => {
-                self.remove_if_unowned(rel).await;
-                Err(err)
-            }
-        }
-    }
-
-    /// Undo a write that failed before anything was recorded. A fresh
-    /// directory is this write's own; at a chosen location a committed
-    /// dataset is another writer's (it won the race), so it stays.
-    pub(crate) async fn undo_failed_write(&self, placement: &Placement) {
-        match placement {
-            Placement::Fresh(rel) => self.remove_if_unowned(rel).await,
-            Placement::Chosen(rel) => match self.holds_dataset(rel).await {
-                Ok(false) => self.remove_if_unowned(rel).await,
-                _ => {
-                    tracing::warn!(location = %rel, "a failed create left its bytes beside another writer's dataset")
-                }
-            },
-        }
-    }
-
-    /// Record a table whose bytes this call wrote at `relative`. When the
-    /// record does not stand, the bytes are removed, but only once the
-    /// manifest shows the id is not recorded there (a commit reported as
-    /// failed may have landed).
-    pub(crate) async fn record_written(
-        &self,
-        id: &[String],
-        relative: &str,
-        properties: Option<&HashMap<String, String>>,
-    ) -> CatalogResult<()> {
-        let Err(e) = self.record_table(id, relative, properties).await else {
-            return Ok(());
-        };
-        match self.recorded_location(id).await {
-            Ok(Some(at)) if at == relative => Ok(()),
-            Ok(other) => {
-                self.remove_if_unowned(relative).await;
-                Err(lost_create(e, id, other.is_some()))
-            }
-            Err(_) => Err(e),
-        }
-    }
-
-    /// Record a table at `relative` in the manifest, through the engine's
-    /// own copy-on-write commit: it keeps the manifest compact and indexed,
-    /// and fails if the id is taken. Removes nothing.
-    pub(crate) async fn record_table(
-        &self,
-        id: &[String],
-        relative: &str,
-        properties: Option<&HashMap<String, String>>,
-    ) -> CatalogResult<()> {
-        let metadata = match properties.filter(|p| !p.is_empty()) {
-            Some(p) => Some(serde_json::to_string(p).map_err(|e| {
-                CatalogError::internal(format!("cannot encode table properties: {e}"))
-            })?),
-            None => None,
-        };
-        let entry = ManifestEntry {
-            object_id: super::checks::manifest_key(id),
-            object_type: ObjectType::Table,
-            location: Some(relative.to_string()),
-            metadata,
-        };
-        engine(
-            self.manifest
-                .insert_into_manifest_with_metadata(vec![entry], None)
-                .await,
-        )
-    }
-
-    /// Where table `id` is recorded now, if it is.
-    async fn recorded_location(&self, id: &[String]) -> CatalogResult<Option<String>> {
-        let ds = self.manifest_snapshot().await?;
-        let rows = self
-            .manifest_rows(&ds, &[super::checks::manifest_key(id)])
-            .await?;
-        Ok(rows
-            .first()
-            .and_then(super::manifest_tx::row_location)
-            .map(|l| super::locations::canonical(&l)))
     }
 
     /// A location relative to the root, from a relative path, an absolute
@@ -595,48 +364,6 @@ impl Catalog {
         } else {
             Err(table_not_found(id))
         }
-    }
-}
-
-/// Run `work` on its own task and wait for it: the work goes on to its end
-/// even if the caller's request is dropped.
-async fn own_task<T: Send + 'static>(
-    work: impl std::future::Future<Output = CatalogResult<T>> + Send + 'static,
-) -> CatalogResult<T> {
-    tokio::spawn(work)
-        .await
-        .map_err(|e| CatalogError::internal(format!("a catalog task stopped: {e}")))?
-}
-
-/// Where a new table's bytes go: a directory the catalog named (fresh and
-/// unique, so no other table can overlap it) or one the caller chose.
-pub(crate) enum Placement {
-    Fresh(String),
-    Chosen(String),
-}
-
-impl Placement {
-    pub(crate) fn relative(&self) -> &str {
-        match self {
-            Placement::Fresh(r) | Placement::Chosen(r) => r,
-        }
-    }
-}
-
-/// A create whose record lost to another create of the same id (`taken`:
-/// the id is recorded) answers TableAlreadyExists (5), as the engine's own
-/// create does; any other failure keeps its code.
-fn lost_create(e: CatalogError, id: &[String], taken: bool) -> CatalogError {
-    if taken && (e.code == Code::CONCURRENT_MODIFICATION || e.code == Code::TABLE_ALREADY_EXISTS) {
-        CatalogError::new(
-            Code::TABLE_ALREADY_EXISTS,
-            format!(
-                "table {} already exists (created concurrently); nothing of this create was kept",
-                super::checks::display_id(id)
-            ),
-        )
-    } else {
-        e
     }
 }
 
