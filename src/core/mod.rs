@@ -243,3 +243,46 @@ impl Catalog {
 pub(crate) fn engine<T>(r: lance::Result<T>) -> CatalogResult<T> {
     r.map_err(|e| CatalogError::from_lance(&e))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whatever a caller checked, `remove_location` never removes the root,
+    /// the manifest, the catalog's records or anything outside the root.
+    #[tokio::test]
+    async fn removal_stays_below_the_root_and_outside_the_catalog() {
+        let outer = tempfile::tempdir().unwrap();
+        let root = outer.path().join("root");
+        let catalog = Catalog::open(&StorageConfig {
+            root: root.to_string_lossy().into_owned(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        std::fs::create_dir_all(root.join("_catalog/keep")).unwrap();
+        std::fs::write(root.join("_catalog/keep/x"), b"x").unwrap();
+        std::fs::create_dir_all(outer.path().join("sibling")).unwrap();
+        std::fs::write(outer.path().join("sibling/y"), b"y").unwrap();
+        std::fs::create_dir_all(root.join("t")).unwrap();
+        std::fs::write(root.join("t/z"), b"z").unwrap();
+        for bad in [
+            "",
+            "/",
+            "_catalog",
+            "__manifest",
+            "__Manifest",
+            "_CATALOG/keep",
+            "../sibling",
+        ] {
+            catalog.remove_location(bad).await;
+        }
+        assert!(root.join("__manifest").is_dir());
+        assert!(root.join("_catalog/keep/x").is_file());
+        assert!(outer.path().join("sibling/y").is_file());
+        assert!(root.join("t/z").is_file());
+        // A table's own directory is removed.
+        catalog.remove_location("t").await;
+        assert!(!root.join("t").exists());
+    }
+}
