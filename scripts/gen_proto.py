@@ -217,6 +217,10 @@ service CatalogControlService {
   rpc DeleteWarehouse(DeleteWarehouseRequest) returns (DeleteWarehouseResponse);
   // POST /v1/warehouses/{warehouse_id}/protection
   rpc SetWarehouseProtection(SetWarehouseProtectionRequest) returns (Warehouse);
+  // POST /v1/warehouses/{warehouse_id}/namespaces
+  rpc CreateWarehouseNamespace(CreateWarehouseNamespaceRequest) returns (WarehouseNamespace);
+  // GET /v1/warehouses/{warehouse_id}/namespaces
+  rpc ListWarehouseNamespaces(ListWarehouseNamespacesRequest) returns (ListWarehouseNamespacesResponse);
   // POST /v1/table/{id}/protection
   rpc SetTableProtection(SetProtectionRequest) returns (ProtectionResponse);
   // POST /v1/namespace/{id}/protection
@@ -335,6 +339,30 @@ message DeleteWarehouseResponse {
 message SetWarehouseProtectionRequest {
   string warehouse_id = 1;
   bool protected = 2;
+}
+
+message CreateWarehouseNamespaceRequest {
+  string warehouse_id = 1;
+  string namespace = 2;
+  map<string, string> properties = 3;
+  optional string mode = 4;
+}
+
+message WarehouseNamespace {
+  string warehouse_id = 1;
+  string namespace = 2;
+  map<string, string> properties = 3;
+}
+
+message ListWarehouseNamespacesRequest {
+  string warehouse_id = 1;
+  optional string page_token = 2;
+  optional int32 limit = 3;
+}
+
+message ListWarehouseNamespacesResponse {
+  repeated string namespaces = 1;
+  optional string page_token = 2;
 }
 
 message GetServerInfoRequest {}

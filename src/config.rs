@@ -6,6 +6,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::core::StorageConfig;
+use crate::governance::GovernanceConfig;
 use crate::rest::RestConfig;
 
 /// `lance-catalog serve` settings.
@@ -18,6 +19,18 @@ pub struct ServeArgs {
         default_value = "./lance-catalog-data"
     )]
     pub root: String,
+
+    /// Where the registries (projects, warehouses, bindings) live: a path
+    /// or URI. Default: `<root>/_catalog/control`, which no spec id can
+    /// address. Several replicas must share one.
+    #[arg(long, env = "LANCE_CATALOG_CONTROL_ROOT")]
+    pub control_root: Option<String>,
+
+    /// `on`: top-level namespaces are created through their warehouse
+    /// (`POST /v1/warehouses/{id}/namespaces`, or a client pointed at
+    /// `/warehouses/{id}`) and routed to its root. `off`: one root.
+    #[arg(long, env = "LANCE_CATALOG_WAREHOUSES", default_value = "off", value_parser = ["on", "off"])]
+    pub warehouses: String,
 
     /// Address to serve on; port 0 picks a free port (the log line names it).
     #[arg(long, env = "LANCE_CATALOG_LISTEN", default_value = "127.0.0.1:2333")]
@@ -76,6 +89,14 @@ impl ServeArgs {
         Ok(StorageConfig {
             root: self.root.clone(),
             storage_options: options,
+        })
+    }
+
+    pub fn governance(&self) -> Result<GovernanceConfig, String> {
+        Ok(GovernanceConfig {
+            storage: self.storage()?,
+            control_root: self.control_root.clone(),
+            warehouses: self.warehouses == "on",
         })
     }
 

@@ -164,6 +164,10 @@ impl CatalogError {
     fn classify_lance(err: &lance::Error) -> Self {
         use lance::Error as E;
         if let E::Namespace { source, .. } = err {
+            // The catalog's own codes (10000 and up) travel as themselves.
+            if let Some(own) = source.downcast_ref::<CatalogError>() {
+                return own.clone();
+            }
             if let Some(ns) = source.downcast_ref::<NamespaceError>() {
                 return Self::new(Code(ns.code().as_u32()), ns.message());
             }
@@ -216,12 +220,13 @@ impl CatalogError {
     /// The form the `LanceNamespace` trait returns: a namespace error that any
     /// Lance client can downcast to read the code.
     pub fn into_lance(self) -> lance::Error {
-        let code = if ErrorCode::from_u32(self.code.0).is_some() {
-            self.code.0
+        if ErrorCode::from_u32(self.code.0).is_some() {
+            NamespaceError::from_code(self.code.0, self.message).into()
         } else {
-            Code::INTERNAL.0
-        };
-        NamespaceError::from_code(code, self.message).into()
+            // A code Lance does not know (the catalog's 10000 range) rides
+            // as the catalog's own error, which `from_lance` reads back.
+            lance::Error::namespace_source(Box::new(self))
+        }
     }
 }
 

@@ -116,6 +116,8 @@ macro_rules! for_each_control_op {
             UpdateWarehouse => update_warehouse(UpdateWarehouseRequest -> Warehouse) json, PATCH "/v1/warehouses/{warehouse_id}", body json, 200, query [];
             DeleteWarehouse => delete_warehouse(DeleteWarehouseRequest -> DeleteWarehouseResponse) json, DELETE "/v1/warehouses/{warehouse_id}", body none, 200, query [force: Bool];
             SetWarehouseProtection => set_warehouse_protection(SetWarehouseProtectionRequest -> Warehouse) json, POST "/v1/warehouses/{warehouse_id}/protection", body json, 200, query [];
+            CreateWarehouseNamespace => create_warehouse_namespace(CreateWarehouseNamespaceRequest -> WarehouseNamespace) json, POST "/v1/warehouses/{warehouse_id}/namespaces", body json, 200, query [];
+            ListWarehouseNamespaces => list_warehouse_namespaces(ListWarehouseNamespacesRequest -> ListWarehouseNamespacesResponse) json, GET "/v1/warehouses/{warehouse_id}/namespaces", body none, 200, query [page_token: Str, limit: Int];
             SetTableProtection => set_table_protection(SetProtectionRequest -> ProtectionResponse) json, POST "/v1/table/{id}/protection", body json, 200, query [];
             SetNamespaceProtection => set_namespace_protection(SetProtectionRequest -> ProtectionResponse) json, POST "/v1/namespace/{id}/protection", body json, 200, query [];
         }

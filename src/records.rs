@@ -71,7 +71,7 @@ fn unavailable(what: &str, e: object_store::Error) -> CatalogError {
 }
 
 /// A record id must be one path segment the store keeps as it is.
-fn check_id(kind: &str, id: &str) -> CatalogResult<()> {
+pub fn check_id(kind: &str, id: &str) -> CatalogResult<()> {
     let ok = !id.is_empty()
         && id.len() <= 256
         && id

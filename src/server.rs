@@ -8,13 +8,13 @@ use tokio::net::TcpListener;
 
 use crate::config::ServeArgs;
 use crate::core::Catalog;
+use crate::governance::Governance;
 use crate::grpc;
 use crate::rest::{self, RestConfig};
 
 /// Serve until SIGINT or SIGTERM; in-flight requests finish first.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
-    let storage = args.storage()?;
-    let catalog = Catalog::open(&storage)
+    let gov = Governance::open(&args.governance()?)
         .await
         .map_err(|e| e.message.clone())?;
     let listener = TcpListener::bind(&args.listen)
@@ -25,15 +25,17 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let header_timeout = rest_config.header_read_timeout;
     let prefix = rest_config.prefix.clone().unwrap_or_default();
     tracing::info!(
-        "lance-catalog serving REST on http://{addr} (root {}, prefix {:?})",
-        catalog.root(),
+        "lance-catalog serving REST on http://{addr} (root {}, control root {}, warehouses {}, prefix {:?})",
+        gov.home().root(),
+        gov.control_root(),
+        if gov.warehouses_on() { "on" } else { "off" },
         prefix
     );
     // Also on stdout, unbuffered by the log filter, for scripts that wait on it.
     println!("lance-catalog listening on http://{addr}");
-    let catalog = Arc::new(catalog);
-    let grpc = grpc::router(catalog.clone(), rest_config.max_arrow_body);
-    let rest = rest::catalog_router(catalog, rest_config);
+    let gov = Arc::new(gov);
+    let grpc = grpc::router(gov.clone(), rest_config.max_arrow_body);
+    let rest = rest::catalog_router(gov, rest_config);
     // One signal stops every listener; each drains its in-flight requests.
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
@@ -88,12 +90,19 @@ pub async fn reconcile(args: ServeArgs) -> Result<(), String> {
 /// Start a server on an ephemeral loopback port in this process (for tests
 /// and embedding); returns its address.
 pub async fn spawn(catalog: Catalog, config: RestConfig) -> std::io::Result<SocketAddr> {
+    spawn_governed(Arc::new(Governance::single(catalog)), config).await
+}
+
+/// [`spawn`] over a governance layer (warehouses, another control root).
+pub async fn spawn_governed(
+    gov: Arc<Governance>,
+    config: RestConfig,
+) -> std::io::Result<SocketAddr> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
-    let catalog = Arc::new(catalog);
     let header_timeout = config.header_read_timeout;
-    let app = grpc::router(catalog.clone(), config.max_arrow_body)
-        .fallback_service(rest::catalog_router(catalog, config));
+    let app = grpc::router(gov.clone(), config.max_arrow_body)
+        .fallback_service(rest::catalog_router(gov, config));
     tokio::spawn(serve_http(
         listener,
         app,

@@ -114,6 +114,31 @@ impl Catalog {
         }
     }
 
+    /// Whether `name` may be a namespace's name (one id segment).
+    pub fn check_namespace_name(name: &str) -> CatalogResult<()> {
+        check_segments(&[name.to_string()])
+    }
+
+    /// What a create door checks before authorization: the new object's
+    /// id (shape, 13), then its parent namespace (1, naming how to create
+    /// it). The root namespace answers for itself.
+    pub async fn check_door(&self, table: bool, id: &Option<Vec<String>>) -> CatalogResult<()> {
+        let id = match table {
+            true => table_id(id)?,
+            false => namespace_id(id)?,
+        };
+        if id.len() > 1 && !self.namespace_present(&id[..id.len() - 1]).await? {
+            return Err(CatalogError::new(
+                Code::NAMESPACE_NOT_FOUND,
+                format!(
+                    "namespace {} does not exist; create it first with create_namespace",
+                    display_id(&id[..id.len() - 1])
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Fail with NamespaceNotFound (1) unless the table's parent exists.
     pub(crate) async fn require_parent(&self, table: &[String]) -> CatalogResult<()> {
         self.require_namespace(&table[..table.len() - 1]).await

@@ -7,7 +7,6 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 pub use super::protection::{ProtectionResponse, SetProtectionRequest};
-use super::Catalog;
 use crate::error::CatalogResult;
 pub use crate::governance::models::*;
 
@@ -78,6 +77,14 @@ pub trait ControlPlane: Send + Sync {
         &self,
         request: SetWarehouseProtectionRequest,
     ) -> CatalogResult<Warehouse>;
+    async fn create_warehouse_namespace(
+        &self,
+        request: CreateWarehouseNamespaceRequest,
+    ) -> CatalogResult<WarehouseNamespace>;
+    async fn list_warehouse_namespaces(
+        &self,
+        request: ListWarehouseNamespacesRequest,
+    ) -> CatalogResult<ListWarehouseNamespacesResponse>;
     async fn set_table_protection(
         &self,
         request: SetProtectionRequest,
@@ -86,106 +93,4 @@ pub trait ControlPlane: Send + Sync {
         &self,
         request: SetProtectionRequest,
     ) -> CatalogResult<ProtectionResponse>;
-}
-
-#[async_trait]
-impl ControlPlane for Catalog {
-    async fn get_server_info(&self, _request: GetServerInfoRequest) -> CatalogResult<ServerInfo> {
-        Ok(ServerInfo {
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            storage_roots: vec![self.root().to_string()],
-            features: FEATURES.iter().map(|f| f.to_string()).collect(),
-        })
-    }
-
-    async fn describe_job(&self, request: DescribeJobRequest) -> CatalogResult<JobRecord> {
-        self.job(&request.job_id).await
-    }
-
-    async fn create_project(&self, request: CreateProjectRequest) -> CatalogResult<Project> {
-        self.registry.create_project(request).await
-    }
-
-    async fn list_projects(
-        &self,
-        request: ListProjectsRequest,
-    ) -> CatalogResult<ListProjectsResponse> {
-        self.registry.list_projects(request).await
-    }
-
-    async fn describe_project(&self, request: DescribeProjectRequest) -> CatalogResult<Project> {
-        self.registry.project(&request.project_id).await
-    }
-
-    async fn update_project(&self, request: UpdateProjectRequest) -> CatalogResult<Project> {
-        self.registry.update_project(request).await
-    }
-
-    async fn delete_project(
-        &self,
-        request: DeleteProjectRequest,
-    ) -> CatalogResult<DeleteProjectResponse> {
-        self.registry.delete_project(request).await
-    }
-
-    async fn set_project_protection(
-        &self,
-        request: SetProjectProtectionRequest,
-    ) -> CatalogResult<Project> {
-        self.registry.set_project_protection(request).await
-    }
-
-    async fn create_warehouse(&self, request: CreateWarehouseRequest) -> CatalogResult<Warehouse> {
-        self.registry.create_warehouse(request).await
-    }
-
-    async fn list_warehouses(
-        &self,
-        request: ListWarehousesRequest,
-    ) -> CatalogResult<ListWarehousesResponse> {
-        self.registry.list_warehouses(request).await
-    }
-
-    async fn describe_warehouse(
-        &self,
-        request: DescribeWarehouseRequest,
-    ) -> CatalogResult<Warehouse> {
-        Ok(self
-            .registry
-            .warehouse(&request.warehouse_id)
-            .await?
-            .redacted())
-    }
-
-    async fn update_warehouse(&self, request: UpdateWarehouseRequest) -> CatalogResult<Warehouse> {
-        self.registry.update_warehouse(request).await
-    }
-
-    async fn delete_warehouse(
-        &self,
-        request: DeleteWarehouseRequest,
-    ) -> CatalogResult<DeleteWarehouseResponse> {
-        self.registry.delete_warehouse(request).await
-    }
-
-    async fn set_warehouse_protection(
-        &self,
-        request: SetWarehouseProtectionRequest,
-    ) -> CatalogResult<Warehouse> {
-        self.registry.set_warehouse_protection(request).await
-    }
-
-    async fn set_table_protection(
-        &self,
-        request: SetProtectionRequest,
-    ) -> CatalogResult<ProtectionResponse> {
-        self.set_protection("table", request).await
-    }
-
-    async fn set_namespace_protection(
-        &self,
-        request: SetProtectionRequest,
-    ) -> CatalogResult<ProtectionResponse> {
-        self.set_protection("namespace", request).await
-    }
 }

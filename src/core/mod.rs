@@ -68,7 +68,7 @@ pub use jobs::{Job, JobState};
 pub use reconcile::{Orphan, Reconciliation, TableWithoutData};
 pub use reserved::UNSET_KEYS;
 pub use scan::{Scan, ScanSpec};
-pub use storage::StorageConfig;
+pub use storage::{open_records, resolve_root, StorageConfig};
 pub use stream_write::{insert_mode_is_overwrite, WriteOp, WriteOutcome};
 pub use tables::{LOCATION_KEY, PROPERTIES_KEY};
 
@@ -97,17 +97,17 @@ pub struct Catalog {
     store: Arc<ObjectStore>,
     /// Serialises the core's own manifest transactions within this process.
     manifest_lock: Arc<tokio::sync::Mutex<()>>,
-    /// The hierarchy's registries, on the control root.
-    registry: crate::governance::Registry,
+    /// Records in the root's own control directory (the default control
+    /// root of the hierarchy's registries).
+    control: crate::records::Records,
 }
 
 impl Catalog {
     /// Open (creating when needed) the catalog at `config.root`.
     pub async fn open(config: &StorageConfig) -> CatalogResult<Self> {
         let opened = storage::open_directory_namespace(config).await?;
-        let registry = crate::governance::Registry::new(opened.control.clone());
         Ok(Self {
-            registry,
+            control: opened.control.clone(),
             inner: Arc::new(opened.dir),
             manifest: Arc::new(opened.manifest),
             jobs: opened.jobs,
@@ -122,6 +122,11 @@ impl Catalog {
     /// The storage root as the engine sees it (a path or URI).
     pub fn root(&self) -> &str {
         &self.root
+    }
+
+    /// The root's own control directory (`<root>/_catalog/control`).
+    pub fn control_records(&self) -> crate::records::Records {
+        self.control.clone()
     }
 
     /// A job's record (backfills, view refreshes).

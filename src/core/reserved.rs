@@ -14,6 +14,11 @@ pub const PROTECTED: &str = "lance-catalog.protected";
 /// parameter becomes `RESERVED_PREFIX` + its name).
 pub const FORCE: &str = "lance-catalog.force";
 
+/// Request-context key: the warehouse a request is scoped to (the REST
+/// gateway fills it from a `/warehouses/{warehouse}/…` URL; a gRPC caller
+/// sets it in the request's context).
+pub const WAREHOUSE: &str = "lance-catalog.warehouse";
+
 /// Table property holding the last version the catalog committed.
 pub const PENDING: &str = "lance-catalog.committed_version";
 

@@ -109,7 +109,9 @@ pub(super) struct Opened {
     pub manifest: ManifestNamespace,
 }
 
-fn resolve_root(root: &str) -> CatalogResult<String> {
+/// A root as the engine names it: local paths made absolute (and created),
+/// URIs without a trailing `/`.
+pub fn resolve_root(root: &str) -> CatalogResult<String> {
     let root = root.trim();
     if root.is_empty() {
         return Err(CatalogError::invalid("the storage root is empty"));
@@ -133,4 +135,32 @@ fn resolve_root(root: &str) -> CatalogResult<String> {
         }
         None => Ok(root.trim_end_matches('/').to_string()),
     }
+}
+
+/// Records kept at their own URI: the control root when `--control-root`
+/// puts it outside the storage root.
+pub async fn open_records(
+    uri: &str,
+    storage_options: &HashMap<String, String>,
+) -> CatalogResult<crate::records::Records> {
+    let root = resolve_root(uri)?;
+    let session = Session::default();
+    let options = (!storage_options.is_empty()).then(|| storage_options.clone());
+    let params = ObjectStoreParams {
+        storage_options_accessor: options
+            .map(|o| Arc::new(StorageOptionsAccessor::with_static_options(o))),
+        ..Default::default()
+    };
+    let (store, base) = ObjectStore::from_uri_and_params(session.store_registry(), &root, &params)
+        .await
+        .map_err(|e| {
+            CatalogError::new(
+                crate::error::Code::SERVICE_UNAVAILABLE,
+                format!(
+                    "cannot open control root {root}: {}",
+                    CatalogError::from_lance(&e).message
+                ),
+            )
+        })?;
+    Ok(crate::records::Records::new(store.inner.clone(), base))
 }

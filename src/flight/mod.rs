@@ -36,19 +36,30 @@ use lance_namespace::LanceNamespace;
 use serde_json::Value;
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::core::{Catalog, ScanSpec, WriteOp};
+use crate::core::{ScanSpec, WriteOp};
 use crate::error::status::to_status;
 use crate::error::CatalogError;
+use crate::governance::Governance;
 
 /// The Flight service over the catalog.
 #[derive(Debug)]
 pub struct CatalogFlight {
-    catalog: Arc<Catalog>,
+    gov: Arc<Governance>,
 }
 
 impl CatalogFlight {
-    pub fn new(catalog: Arc<Catalog>) -> Self {
-        Self { catalog }
+    pub fn new(gov: Arc<Governance>) -> Self {
+        Self { gov }
+    }
+
+    /// A scan of the table's warehouse, through the read guards.
+    async fn scan(&self, spec: &ScanSpec) -> Result<crate::core::Scan, Status> {
+        let route = self
+            .gov
+            .table_route("query_table", &spec.id)
+            .await
+            .map_err(to_status)?;
+        route.catalog.scan(spec).await.map_err(to_status)
     }
 }
 
@@ -107,7 +118,7 @@ impl CatalogFlight {
         spec: ScanSpec,
         descriptor: FlightDescriptor,
     ) -> Result<FlightInfo, Status> {
-        let scan = self.catalog.scan(&spec).await.map_err(to_status)?;
+        let scan = self.scan(&spec).await?;
         let ticket = serde_json::to_vec(&spec).map_err(|e| invalid(e.to_string()))?;
         let info = FlightInfo::new()
             .try_with_schema(&scan.schema)
@@ -153,7 +164,7 @@ impl FlightService for CatalogFlight {
         listing.include_declared = Some(false);
         let tables: Vec<Vec<String>> = match listing.id.clone() {
             None => {
-                let all = self.catalog.list_all_tables(listing).await;
+                let all = self.gov.list_all_tables(listing).await;
                 all.map_err(|e| to_status(CatalogError::from_lance(&e)))?
                     .tables
                     .iter()
@@ -161,7 +172,7 @@ impl FlightService for CatalogFlight {
                     .collect()
             }
             Some(ns) => {
-                let listed = self.catalog.list_tables(listing).await;
+                let listed = self.gov.list_tables(listing).await;
                 listed
                     .map_err(|e| to_status(CatalogError::from_lance(&e)))?
                     .tables
@@ -211,7 +222,7 @@ impl FlightService for CatalogFlight {
         request: Request<FlightDescriptor>,
     ) -> Result<Response<SchemaResult>, Status> {
         let spec = scan_spec(&request.into_inner())?;
-        let scan = self.catalog.scan(&spec).await.map_err(to_status)?;
+        let scan = self.scan(&spec).await?;
         let result: SchemaResult = SchemaAsIpc::new(&scan.schema, &IpcWriteOptions::default())
             .try_into()
             .map_err(|e: arrow_schema::ArrowError| {
@@ -225,7 +236,7 @@ impl FlightService for CatalogFlight {
         request: Request<Ticket>,
     ) -> Result<Response<Self::DoGetStream>, Status> {
         let spec: ScanSpec = json(&request.into_inner().ticket, "the ticket (a query request)")?;
-        let scan = self.catalog.scan(&spec).await.map_err(to_status)?;
+        let scan = self.scan(&spec).await?;
         let batches = scan
             .batches
             .map_err(|e| FlightError::Tonic(Box::new(to_status(e))));
@@ -285,7 +296,13 @@ impl FlightService for CatalogFlight {
                 CatalogError::invalid(format!("the Flight stream is not valid Arrow data: {e}"))
             })
             .boxed();
-        let outcome = self
+        let door = match &write {
+            WriteOp::Create { .. } | WriteOp::CreateOrAppend => "create_table",
+            WriteOp::Insert { .. } => "insert_into_table",
+            WriteOp::MergeInsert(_) => "merge_insert_into_table",
+        };
+        let route = self.gov.table_route(door, &id).await.map_err(to_status)?;
+        let outcome = route
             .catalog
             .write_stream(&id, branch, write, schema, batches)
             .await
@@ -317,7 +334,7 @@ impl FlightService for CatalogFlight {
             "count_rows" => {
                 let req: CountTableRowsRequest = json(&action.body, "count_rows")?;
                 let n = self
-                    .catalog
+                    .gov
                     .count_table_rows(req)
                     .await
                     .map_err(|e| to_status(CatalogError::from_lance(&e)))?;
@@ -326,7 +343,7 @@ impl FlightService for CatalogFlight {
             "explain" => {
                 let req: ExplainTableQueryPlanRequest = json(&action.body, "explain")?;
                 let plan = self
-                    .catalog
+                    .gov
                     .explain_table_query_plan(req)
                     .await
                     .map_err(|e| to_status(CatalogError::from_lance(&e)))?;

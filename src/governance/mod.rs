@@ -1,7 +1,20 @@
 //! Governance above the spec: the `project > warehouse > namespace > table`
-//! hierarchy's registries, kept as records on the control root.
+//! hierarchy. Its registries are records on the control root
+//! (`registry.rs`, `bindings.rs`); `router.rs` routes each spec operation
+//! to its warehouse's core `Catalog`, `spec.rs` and `control.rs` serve the
+//! spec and the control plane through the guard order of `guard.rs`, and
+//! `scoped.rs` is a view of one warehouse for any `LanceNamespace`.
 
+mod bindings;
+mod control;
+pub mod guard;
 pub mod models;
 mod registry;
+mod router;
+mod scoped;
+mod spec;
 
+pub use bindings::Binding;
 pub use registry::Registry;
+pub use router::{Governance, GovernanceConfig, Route, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
+pub use scoped::Scoped;

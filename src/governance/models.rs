@@ -203,6 +203,44 @@ pub struct SetWarehouseProtectionRequest {
     pub protected: bool,
 }
 
+/// Create a top-level namespace in a warehouse, binding it there: the one
+/// door for top-level namespaces when warehouses are on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CreateWarehouseNamespaceRequest {
+    pub warehouse_id: String,
+    pub namespace: String,
+    #[serde(default)]
+    pub properties: Option<HashMap<String, String>>,
+    /// `create` (default) or `exist_ok`, as in create_namespace.
+    #[serde(default)]
+    pub mode: Option<String>,
+}
+
+/// A top-level namespace and the warehouse that holds it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WarehouseNamespace {
+    pub warehouse_id: String,
+    pub namespace: String,
+    #[serde(default)]
+    pub properties: HashMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListWarehouseNamespacesRequest {
+    pub warehouse_id: String,
+    #[serde(default)]
+    pub page_token: Option<String>,
+    #[serde(default)]
+    pub limit: Option<i32>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListWarehouseNamespacesResponse {
+    pub namespaces: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_token: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,14 +11,14 @@ use super::models::*;
 use crate::error::{CatalogError, CatalogResult, Code};
 use crate::records::Records;
 
-const PROJECT: &str = "project";
-const WAREHOUSE: &str = "warehouse";
+pub(super) const PROJECT: &str = "project";
+pub(super) const WAREHOUSE: &str = "warehouse";
 
 /// Default and largest page of a listing.
 const DEFAULT_PAGE: usize = 100;
 const MAX_PAGE: usize = 1000;
 
-fn now_ms() -> u64 {
+pub(super) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -37,7 +37,7 @@ fn merge(props: &mut HashMap<String, String>, updates: Option<HashMap<String, St
 }
 
 /// One page of sorted `ids` after `token`, and the next token.
-fn page(
+pub(super) fn page(
     ids: Vec<String>,
     token: Option<&str>,
     limit: Option<i32>,
@@ -71,7 +71,7 @@ fn protected_error(kind: &str, id: &str) -> CatalogError {
 /// The registries of one control root.
 #[derive(Debug, Clone)]
 pub struct Registry {
-    records: Records,
+    pub(super) records: Records,
 }
 
 impl Registry {
@@ -285,6 +285,11 @@ impl Registry {
         Ok(made.value.redacted())
     }
 
+    /// Every warehouse's id, sorted.
+    pub async fn warehouse_ids(&self) -> CatalogResult<Vec<String>> {
+        self.records.ids::<Warehouse>(WAREHOUSE).await
+    }
+
     /// A warehouse, with its secrets (for opening its root).
     pub async fn warehouse(&self, id: &str) -> CatalogResult<Warehouse> {
         self.records
@@ -380,6 +385,14 @@ impl Registry {
     ) -> CatalogResult<DeleteWarehouseResponse> {
         let id = req.warehouse_id.clone();
         let force = req.force.unwrap_or(false);
+        // Never a cascade: a warehouse that holds namespaces names them.
+        let held = self.namespaces_of(&id).await?;
+        if !held.is_empty() {
+            return Err(CatalogError::new(
+                Code::WAREHOUSE_NOT_EMPTY,
+                format!("warehouse {id:?} still holds namespaces {held:?}; drop them first"),
+            ));
+        }
         let deleted = self
             .records
             .delete(WAREHOUSE, &id, |w: &Warehouse| {

@@ -9,7 +9,7 @@ pub mod stream;
 
 use std::sync::Arc;
 
-use crate::core::Catalog;
+use crate::governance::Governance;
 
 pub mod pb {
     #![allow(clippy::all, missing_docs)]
@@ -25,7 +25,7 @@ pub use client::GrpcNamespace;
 /// The gRPC routes: the namespace service, the control service, Arrow
 /// Flight, health (`grpc.health.v1`) and server reflection, as an axum
 /// router in front of the REST one (requests are told apart by their paths).
-pub fn router(catalog: Arc<Catalog>, max_message: usize) -> axum::Router {
+pub fn router(catalog: Arc<Governance>, max_message: usize) -> axum::Router {
     use pb::catalog_control_service_server::CatalogControlServiceServer;
     use pb::lance_namespace_service_server::LanceNamespaceServiceServer;
 

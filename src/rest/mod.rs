@@ -23,8 +23,8 @@ use lance_namespace::LanceNamespace;
 use serde_json::{Map, Value};
 
 use crate::core::control::ControlPlane;
-use crate::core::Catalog;
 use crate::error::CatalogError;
+use crate::governance::Governance;
 use dispatch::{dispatch, dispatch_control, Reply};
 pub use ops::{AnswerKind, BodyKind, Kind, OpDef, Plane, CONTROL_OPS, OPS};
 pub use problem::Problem;
@@ -78,8 +78,13 @@ pub fn router(ns: Arc<dyn LanceNamespace>, config: RestConfig) -> Router {
 
 /// The catalog's full router: the spec routes and the catalog's own
 /// control-plane routes, both from the inventory.
-pub fn catalog_router(catalog: Arc<Catalog>, config: RestConfig) -> Router {
-    let api = routes(catalog.clone(), Some(catalog), &config);
+///
+/// The spec routes are also served under `/warehouses/{warehouse}`: a
+/// Lance client whose URI ends there sees that warehouse alone, and its
+/// top-level namespaces are created in it.
+pub fn catalog_router(gov: Arc<Governance>, config: RestConfig) -> Router {
+    let scoped = routes(gov.clone(), None, &config).fallback(not_found);
+    let api = routes(gov.clone(), Some(gov), &config).nest("/warehouses/{warehouse}", scoped);
     finish(api, &config)
 }
 
@@ -228,8 +233,14 @@ async fn run(
     };
     // `{id}` is the object id, split by the delimiter; other path
     // parameters (`{index_name}`, `{job_id}`) are strings.
+    let mut scope = None;
     for (name, raw) in &params {
         let value = match name.as_str() {
+            // The warehouse of a scoped URL travels in the context.
+            "warehouse" => {
+                scope = Some(raw.clone());
+                continue;
+            }
             "id" => Value::from(split_id(raw, &delimiter)),
             _ => Value::from(raw.as_str()),
         };
@@ -237,6 +248,14 @@ async fn run(
     }
     apply_query(op.query, &query, &mut obj, instance)?;
     apply_headers(&headers, &mut obj);
+    if let Some(w) = scope {
+        let ctx = obj
+            .entry("context")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(ctx) = ctx {
+            ctx.insert(crate::core::reserved::WAREHOUSE.to_string(), Value::from(w));
+        }
+    }
 
     let reply = match (op.plane, &state.control) {
         (Plane::Control, Some(control)) => dispatch_control(control.as_ref(), op.name, obj).await,

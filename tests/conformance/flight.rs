@@ -20,7 +20,7 @@ async fn client() -> (Env, FlightClient) {
     (env, client)
 }
 
-async fn connect(base: &str) -> FlightClient {
+pub(crate) async fn connect(base: &str) -> FlightClient {
     let channel = tonic::transport::Channel::from_shared(base.to_string())
         .unwrap()
         .connect()
@@ -29,7 +29,7 @@ async fn connect(base: &str) -> FlightClient {
     FlightClient::new(channel)
 }
 
-async fn put(
+pub(crate) async fn put(
     client: &mut FlightClient,
     descriptor: FlightDescriptor,
     batches: Vec<RecordBatch>,
@@ -51,7 +51,7 @@ fn rows(batches: &[RecordBatch]) -> usize {
     batches.iter().map(|b| b.num_rows()).sum()
 }
 
-fn spec_code(err: FlightError) -> String {
+pub(crate) fn spec_code(err: FlightError) -> String {
     match err {
         FlightError::Tonic(status) => status
             .metadata()

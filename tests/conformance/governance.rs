@@ -12,7 +12,12 @@ use serde_json::{json, Value};
 
 use crate::harness::Env;
 
-async fn call(c: &Client, method: Method, url: String, body: Option<Value>) -> (StatusCode, Value) {
+pub(crate) async fn call(
+    c: &Client,
+    method: Method,
+    url: String,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
     let mut req = c.request(method, url);
     if let Some(b) = body {
         req = req.json(&b);

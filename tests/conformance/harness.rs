@@ -5,6 +5,8 @@ use std::sync::Arc;
 use arrow_array::{Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
+use lance_catalog::core::control::{ControlPlane, CreateProjectRequest, CreateWarehouseRequest};
+use lance_catalog::governance::{Governance, GovernanceConfig, Scoped};
 use lance_catalog::rest::RestConfig;
 use lance_catalog::{Catalog, CatalogError, StorageConfig};
 use lance_namespace::LanceNamespace;
@@ -16,6 +18,8 @@ pub struct Env {
     /// The server's base URL, when the environment serves REST.
     pub base: Option<String>,
     _dir: TempDir,
+    /// The default warehouse's root, when the table root is another one.
+    _home: Option<TempDir>,
 }
 
 impl Env {
@@ -39,6 +43,7 @@ impl Env {
             ns: Arc::new(catalog),
             base: None,
             _dir: dir,
+            _home: None,
         }
     }
 
@@ -60,6 +65,7 @@ impl Env {
             ns: Arc::new(client),
             base: Some(base),
             _dir: dir,
+            _home: None,
         }
     }
 
@@ -74,6 +80,70 @@ impl Env {
             ns: Arc::new(client),
             base: Some(base),
             _dir: dir,
+            _home: None,
+        }
+    }
+}
+
+/// Warehouses on: project `p` and warehouse `wh` on a root of its own,
+/// beside the default warehouse's root. Answers the governance layer, the
+/// warehouse's root and the default root.
+pub async fn warehouses() -> (Arc<Governance>, TempDir, TempDir) {
+    let home = tempfile::tempdir().expect("tempdir");
+    let wh = tempfile::tempdir().expect("tempdir");
+    let gov = Governance::open(&GovernanceConfig {
+        storage: StorageConfig {
+            root: home.path().to_string_lossy().into_owned(),
+            ..Default::default()
+        },
+        control_root: None,
+        warehouses: true,
+    })
+    .await
+    .expect("open governance");
+    gov.create_project(CreateProjectRequest {
+        project_id: "p".into(),
+        ..Default::default()
+    })
+    .await
+    .expect("project");
+    gov.create_warehouse(CreateWarehouseRequest {
+        warehouse_id: "wh".into(),
+        project_id: "p".into(),
+        root: wh.path().to_string_lossy().into_owned(),
+        ..Default::default()
+    })
+    .await
+    .expect("warehouse");
+    (Arc::new(gov), wh, home)
+}
+
+impl Env {
+    /// The spec through warehouse `wh` with warehouses on, in process.
+    pub async fn in_warehouse() -> Self {
+        let (gov, wh, home) = warehouses().await;
+        Self {
+            ns: Arc::new(Scoped::new(gov, "wh")),
+            base: None,
+            _dir: wh,
+            _home: Some(home),
+        }
+    }
+
+    /// The spec through warehouse `wh` with warehouses on, over REST: Lance's
+    /// own client pointed at the warehouse's URL.
+    pub async fn warehouse_over_rest() -> Self {
+        let (gov, wh, home) = warehouses().await;
+        let addr = lance_catalog::server::spawn_governed(gov, RestConfig::default())
+            .await
+            .expect("spawn server");
+        let base = format!("http://{addr}");
+        let client = RestNamespaceBuilder::new(format!("{base}/warehouses/wh")).build();
+        Self {
+            ns: Arc::new(client),
+            base: Some(base),
+            _dir: wh,
+            _home: Some(home),
         }
     }
 }

@@ -3,7 +3,9 @@
 //! `cases` is the conformance suite, written once against
 //! `&dyn LanceNamespace` and run three ways: in-process against the core,
 //! through the real server with Lance's own `RestNamespace` client, and
-//! through the server's gRPC service with the catalog's gRPC client.
+//! through the server's gRPC service with the catalog's gRPC client; and
+//! twice more with warehouses on, through one warehouse (in process, and
+//! over REST at the warehouse's URL).
 
 mod batch;
 mod cases;
@@ -15,6 +17,7 @@ mod hostile;
 mod ownership;
 mod routes;
 mod storage;
+mod warehouses;
 mod wire;
 
 /// Run each named case in every mode.
@@ -34,6 +37,24 @@ macro_rules! conformance {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $case() {
                     let env = crate::harness::Env::over_rest().await;
+                    crate::cases::$case(env.ns.as_ref()).await;
+                }
+            )*
+        }
+        mod in_warehouse {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let env = crate::harness::Env::in_warehouse().await;
+                    crate::cases::$case(env.ns.as_ref()).await;
+                }
+            )*
+        }
+        mod warehouse_over_rest {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let env = crate::harness::Env::warehouse_over_rest().await;
                     crate::cases::$case(env.ns.as_ref()).await;
                 }
             )*

@@ -1,6 +1,7 @@
-"""Two lance-catalog processes sharing one storage root race on the
-registries: creates of one project id give exactly one 200 and 409s for
-the rest; concurrent updates of one warehouse all land."""
+"""Two lance-catalog processes sharing one control root race on the
+registries: creates of one project id, and bindings of one top-level
+namespace, give exactly one 200 and 409s for the rest; concurrent updates
+of one warehouse (status, protection, properties) all land."""
 import json
 import tempfile
 import threading
@@ -40,7 +41,11 @@ def race(n, fn):
 
 def test_two_processes_never_lose_a_registry_race():
     root = tempfile.mkdtemp(prefix="lance-catalog-race-")
-    servers = [start_server(root), start_server(root)]
+    control = tempfile.mkdtemp(prefix="lance-catalog-control-")
+    wroot = tempfile.mkdtemp(prefix="lance-catalog-warehouse-")
+    # Two replicas with warehouses on, sharing one control root.
+    flags = ("--warehouses", "on", "--control-root", control)
+    servers = [start_server(root, *flags), start_server(root, *flags)]
     try:
         urls = [s["url"] for s in servers]
         project = fresh("race")
@@ -53,13 +58,33 @@ def test_two_processes_never_lose_a_registry_race():
         assert [p["project_id"] for p in listed["projects"]] == [project]
 
         status, _ = call("POST", f"{urls[0]}/v1/warehouses",
-                         {"warehouse_id": "w", "project_id": project, "root": root + "/w"})
+                         {"warehouse_id": "w", "project_id": project, "root": wroot})
         assert status == 200
-        results = race(8, lambda i: call("PATCH", f"{urls[i % 2]}/v1/warehouses/w",
-                                         {"properties": {f"k{i}": str(i)}}))
+
+        # One top-level namespace, bound by 8 doors at once: one wins.
+        results = race(8, lambda i: call("POST", f"{urls[i % 2]}/v1/warehouses/w/namespaces",
+                                         {"namespace": "sales"}))
+        statuses = sorted(s for s, _ in results)
+        assert statuses == [200] + [409] * 7, results
+        assert all(b["code"] == 2 for s, b in results if s == 409), results
+        status, bound = call("GET", f"{urls[1]}/v1/warehouses/w/namespaces")
+        assert bound["namespaces"] == ["sales"], bound
+
+        # Status, protection and properties of one warehouse, changed at
+        # once from both replicas: every change lands.
+        def change(i):
+            url = f"{urls[i % 2]}/v1/warehouses/w"
+            if i == 0:
+                return call("PATCH", url, {"status": "quarantined"})
+            if i == 1:
+                return call("POST", url + "/protection", {"protected": True})
+            return call("PATCH", url, {"properties": {f"k{i}": str(i)}})
+        results = race(8, change)
         assert all(s == 200 for s, _ in results), results
         status, w = call("GET", f"{urls[0]}/v1/warehouses/w")
-        assert w["properties"] == {f"k{i}": str(i) for i in range(8)}
+        assert w["status"] == "quarantined", w
+        assert w["protected"] is True, w
+        assert w["properties"] == {f"k{i}": str(i) for i in range(2, 8)}, w
     finally:
         for s in servers:
             s["proc"].terminate()

@@ -1,0 +1,70 @@
+//! The guard order every door follows, and the two slots the access issue
+//! fills: authorization (after shape and parent checks, before any
+//! conflict check or write) and the hooks run after a successful write
+//! (ownership grants for what was created, then events).
+//!
+//! identity (401) -> shape (400) -> parent (404) -> authorization (403)
+//! -> conflict (409) -> storage write -> ownership grants -> events.
+
+use async_trait::async_trait;
+use serde::Serialize;
+
+use crate::error::CatalogResult;
+
+/// What a caller asks to do, to what.
+#[derive(Debug, Clone, Serialize)]
+pub struct Access {
+    /// Who asks: `None` until authentication is configured.
+    pub principal: Option<String>,
+    /// The operation, named as its method (`create_table`, `create_project`).
+    pub action: &'static str,
+    /// The warehouse the object lives in (`None` for server-level objects).
+    pub warehouse: Option<String>,
+    /// `namespace`, `table`, `project`, `warehouse` or `server`.
+    pub kind: &'static str,
+    /// The object's id (a project or warehouse id is one segment).
+    pub id: Vec<String>,
+}
+
+/// Decides whether an access is allowed: an error (403, code 15) refuses it.
+#[async_trait]
+pub trait Authorizer: Send + Sync {
+    async fn authorize(&self, access: &Access) -> CatalogResult<()>;
+}
+
+/// Allows everything: the authorizer until authorization is configured.
+#[derive(Debug, Default, Clone)]
+pub struct AllowAll;
+
+#[async_trait]
+impl Authorizer for AllowAll {
+    async fn authorize(&self, _access: &Access) -> CatalogResult<()> {
+        Ok(())
+    }
+}
+
+/// Run after a write succeeded; they cannot undo it, so they only record.
+#[async_trait]
+pub trait Hooks: Send + Sync {
+    /// An object was created: the slot where its creator becomes its owner.
+    async fn created(&self, _access: &Access) {}
+    /// Any write succeeded (create, drop, change).
+    async fn event(&self, access: &Access) {
+        tracing::debug!(
+            target: "lance_catalog::events",
+            action = access.action,
+            kind = access.kind,
+            warehouse = access.warehouse.as_deref().unwrap_or(""),
+            id = ?access.id,
+            "catalog event"
+        );
+    }
+}
+
+/// The hooks until grants and an event sink are configured: events go to
+/// the debug log.
+#[derive(Debug, Default, Clone)]
+pub struct LogHooks;
+
+#[async_trait]
+impl Hooks for LogHooks {}

@@ -1,0 +1,466 @@
+//! The governance layer: one `Catalog` per warehouse root, opened lazily and
+//! cached, and the routing of each request to the catalog of its
+//! warehouse. A top-level namespace's binding names its warehouse; the root
+//! namespace (and any unbound name) belongs to the request's scope, or to
+//! the built-in default warehouse, whose root is `--root`.
+//!
+//! With warehouses off, everything is the default warehouse: the one root,
+//! exactly as without this layer.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::guard::{Access, AllowAll, Authorizer, Hooks, LogHooks};
+use super::models::{Warehouse, ACTIVE, QUARANTINED};
+use super::Registry;
+use crate::core::{reserved, Catalog, StorageConfig};
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// The built-in project and warehouse: every object has a governance
+/// parent even with warehouses off.
+pub const DEFAULT_PROJECT: &str = "default";
+pub const DEFAULT_WAREHOUSE: &str = "default";
+
+/// How long a binding read from the control root is trusted. Bindings are
+/// write-once; this only bounds how long another replica's drop and
+/// re-bind of the same name elsewhere takes to be seen here.
+const BINDING_TTL: Duration = Duration::from_secs(5);
+
+/// Settings of the governance layer.
+#[derive(Debug, Clone, Default)]
+pub struct GovernanceConfig {
+    /// The default warehouse's root (`--root`).
+    pub storage: StorageConfig,
+    /// Where the registries live; `None`: `<root>/_catalog/control`.
+    pub control_root: Option<String>,
+    /// `--warehouses on`: top-level namespaces are created through their
+    /// warehouse and bound to it.
+    pub warehouses: bool,
+}
+
+/// The catalog an operation runs on, and its warehouse.
+#[derive(Debug, Clone)]
+pub struct Route {
+    pub warehouse: String,
+    pub catalog: Arc<Catalog>,
+}
+
+/// The hierarchy above the core: registries, routing, guards.
+pub struct Governance {
+    pub(super) registry: Registry,
+    pub(super) warehouses: bool,
+    pub(super) home: Arc<Catalog>,
+    control_root: String,
+    catalogs: tokio::sync::Mutex<HashMap<String, Arc<Catalog>>>,
+    bound: std::sync::Mutex<HashMap<String, (String, Instant)>>,
+    pub(super) authorizer: Arc<dyn Authorizer>,
+    pub(super) hooks: Arc<dyn Hooks>,
+}
+
+impl std::fmt::Debug for Governance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Governance")
+            .field("root", &self.home.root())
+            .field("control_root", &self.control_root)
+            .field("warehouses", &self.warehouses)
+            .finish()
+    }
+}
+
+impl Governance {
+    /// Open the default warehouse's root and the control root.
+    pub async fn open(config: &GovernanceConfig) -> CatalogResult<Self> {
+        let home = Catalog::open(&config.storage).await?;
+        let (records, control_root) = match config.control_root.as_deref() {
+            Some(uri) if !uri.trim().is_empty() => (
+                crate::core::open_records(uri, &config.storage.storage_options).await?,
+                crate::core::resolve_root(uri)?,
+            ),
+            _ => (
+                home.control_records(),
+                format!("{}/_catalog/control", home.root()),
+            ),
+        };
+        let mut gov = Self::single(home);
+        gov.registry = Registry::new(records);
+        gov.control_root = control_root;
+        gov.warehouses = config.warehouses;
+        Ok(gov)
+    }
+
+    /// One root, warehouses off, registries in the root's control directory.
+    pub fn single(home: Catalog) -> Self {
+        let control_root = format!("{}/_catalog/control", home.root());
+        Self {
+            registry: Registry::new(home.control_records()),
+            warehouses: false,
+            home: Arc::new(home),
+            control_root,
+            catalogs: Default::default(),
+            bound: Default::default(),
+            authorizer: Arc::new(AllowAll),
+            hooks: Arc::new(LogHooks),
+        }
+    }
+
+    /// Replace the authorizer (the access issue's slot; tests use it to
+    /// check that a refusal leaves nothing behind).
+    pub fn with_authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
+        self.authorizer = authorizer;
+        self
+    }
+
+    /// Replace the post-write hooks.
+    pub fn with_hooks(mut self, hooks: Arc<dyn Hooks>) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// Whether warehouses are on.
+    pub fn warehouses_on(&self) -> bool {
+        self.warehouses
+    }
+
+    /// The default warehouse's catalog.
+    pub fn home(&self) -> &Arc<Catalog> {
+        &self.home
+    }
+
+    /// The registries' location.
+    pub fn control_root(&self) -> &str {
+        &self.control_root
+    }
+
+    /// The built-in default warehouse's record.
+    pub(super) fn default_warehouse(&self) -> Warehouse {
+        Warehouse {
+            warehouse_id: DEFAULT_WAREHOUSE.to_string(),
+            project_id: DEFAULT_PROJECT.to_string(),
+            root: self.home.root().to_string(),
+            status: ACTIVE.to_string(),
+            ..Default::default()
+        }
+    }
+
+    /// A warehouse's record (the default one is built in).
+    pub(super) async fn warehouse(&self, id: &str) -> CatalogResult<Warehouse> {
+        match id {
+            DEFAULT_WAREHOUSE => Ok(self.default_warehouse()),
+            _ => self.registry.warehouse(id).await,
+        }
+    }
+
+    /// The catalog of a warehouse, opened on first use.
+    pub async fn catalog(&self, warehouse: &str) -> CatalogResult<Arc<Catalog>> {
+        if warehouse == DEFAULT_WAREHOUSE {
+            return Ok(self.home.clone());
+        }
+        let mut open = self.catalogs.lock().await;
+        if let Some(c) = open.get(warehouse) {
+            return Ok(c.clone());
+        }
+        let w = self.registry.warehouse(warehouse).await?;
+        let catalog = Arc::new(
+            Catalog::open(&StorageConfig {
+                root: w.root,
+                storage_options: w.storage_options,
+            })
+            .await?,
+        );
+        open.insert(warehouse.to_string(), catalog.clone());
+        Ok(catalog)
+    }
+
+    /// The warehouse a top-level namespace is bound to (cached briefly).
+    pub(super) async fn bound_to(&self, namespace: &str) -> CatalogResult<Option<String>> {
+        if let Ok(cache) = self.bound.lock() {
+            if let Some((w, at)) = cache.get(namespace) {
+                if at.elapsed() < BINDING_TTL {
+                    return Ok(Some(w.clone()));
+                }
+            }
+        }
+        let found = self
+            .registry
+            .binding(namespace)
+            .await?
+            .map(|b| b.warehouse_id);
+        if let Ok(mut cache) = self.bound.lock() {
+            match &found {
+                Some(w) => cache.insert(namespace.to_string(), (w.clone(), Instant::now())),
+                None => cache.remove(namespace),
+            };
+        }
+        Ok(found)
+    }
+
+    /// Forget a cached binding (this process unbound or re-bound it).
+    pub(super) fn forget(&self, namespace: &str) {
+        if let Ok(mut cache) = self.bound.lock() {
+            cache.remove(namespace);
+        }
+    }
+
+    /// The scope a request names (its `lance-catalog.warehouse` context).
+    pub(super) fn scope_of(&self, request: &Value) -> CatalogResult<Option<String>> {
+        let scope = request
+            .pointer("/context")
+            .and_then(|c| c.get(reserved::WAREHOUSE))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        match scope {
+            Some(w) if !self.warehouses && w != DEFAULT_WAREHOUSE => {
+                Err(CatalogError::invalid(format!(
+                    "warehouse {w:?} cannot serve requests: warehouses are off on this server (--warehouses on)"
+                )))
+            }
+            other => Ok(other),
+        }
+    }
+
+    /// The warehouse of one top-level name (`None`: the root namespace).
+    async fn warehouse_of(&self, top: Option<&str>, scope: Option<&str>) -> CatalogResult<String> {
+        let fallback = scope.unwrap_or(DEFAULT_WAREHOUSE).to_string();
+        if !self.warehouses {
+            return Ok(fallback);
+        }
+        let Some(top) = top else { return Ok(fallback) };
+        Ok(match self.bound_to(top).await? {
+            // Bound elsewhere than the scope: not visible through it, so
+            // the scope's catalog answers "not found" in its own words.
+            Some(w) if scope.is_none_or(|s| s == w) => w,
+            _ => fallback,
+        })
+    }
+
+    /// Route a request (as JSON) of operation `op`: every id it names must
+    /// lie in one warehouse. A write to a quarantined warehouse is refused.
+    pub(super) async fn route(&self, op: &str, request: &Value) -> CatalogResult<Route> {
+        let scope = self.scope_of(request)?;
+        let warehouse = if self.warehouses {
+            let mut found: Option<String> = None;
+            for top in top_levels(op, request) {
+                let w = self.warehouse_of(top.as_deref(), scope.as_deref()).await?;
+                match &found {
+                    Some(f) if *f != w => {
+                        return Err(CatalogError::invalid(format!(
+                            "{op} names objects in warehouses {f:?} and {w:?}; an operation acts within one warehouse"
+                        )))
+                    }
+                    _ => found = Some(w),
+                }
+            }
+            found.unwrap_or_else(|| scope.clone().unwrap_or(DEFAULT_WAREHOUSE.to_string()))
+        } else {
+            scope.unwrap_or(DEFAULT_WAREHOUSE.to_string())
+        };
+        if !is_read(op) {
+            self.check_writable(&warehouse).await?;
+        }
+        Ok(Route {
+            catalog: self.catalog(&warehouse).await?,
+            warehouse,
+        })
+    }
+
+    /// Refuse writes to a quarantined warehouse.
+    pub(super) async fn check_writable(&self, warehouse: &str) -> CatalogResult<()> {
+        if warehouse == DEFAULT_WAREHOUSE {
+            return Ok(());
+        }
+        let w = self.registry.warehouse(warehouse).await?;
+        if w.status == QUARANTINED {
+            return Err(CatalogError::new(
+                Code::WAREHOUSE_QUARANTINED,
+                format!("warehouse {warehouse:?} is quarantined: it serves reads and refuses writes until its status is set back to \"active\""),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Ask the authorizer.
+    pub(super) async fn authorize(&self, access: &Access) -> CatalogResult<()> {
+        self.authorizer.authorize(access).await
+    }
+
+    /// The catalog of a table for a Flight call: routed as `op` would be.
+    pub async fn table_route(&self, op: &'static str, id: &[String]) -> CatalogResult<Route> {
+        let request = serde_json::json!({ "id": id });
+        let route = self.route(op, &request).await?;
+        if is_door(op) {
+            route.catalog.check_door(true, &Some(id.to_vec())).await?;
+        }
+        let access = access(op, &route.warehouse, &request);
+        self.authorize(&access).await?;
+        Ok(route)
+    }
+}
+
+/// The access an operation asks for, from its request.
+pub(super) fn access(op: &'static str, warehouse: &str, request: &Value) -> Access {
+    Access {
+        principal: None,
+        action: op,
+        warehouse: Some(warehouse.to_string()),
+        kind: if op.contains("namespace") {
+            "namespace"
+        } else {
+            "table"
+        },
+        id: string_list(request.get("id")).unwrap_or_default(),
+    }
+}
+
+/// Operations that create an object: their shape and parent are checked
+/// before authorization.
+pub(super) fn is_door(op: &str) -> bool {
+    matches!(
+        op,
+        "create_namespace"
+            | "create_table"
+            | "declare_table"
+            | "register_table"
+            | "rename_table"
+            | "create_materialized_view"
+    )
+}
+
+/// Operations that only read: served by a quarantined warehouse.
+pub(super) fn is_read(op: &str) -> bool {
+    op.starts_with("list_")
+        || op.starts_with("describe_")
+        || op.ends_with("_exists")
+        || matches!(
+            op,
+            "get_table_stats"
+                | "get_table_tag_version"
+                | "query_table"
+                | "count_table_rows"
+                | "explain_table_query_plan"
+                | "analyze_table_query_plan"
+        )
+}
+
+fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
+    v?.as_array()?
+        .iter()
+        .map(|s| s.as_str().map(str::to_string))
+        .collect()
+}
+
+/// The top-level namespace of every id a request names (`None`: the root).
+/// The request's own `id` is a namespace id for namespace operations, a
+/// table id plus one segment for transactions, else a table id; ids nested
+/// in batches are table ids; `new_namespace_id` (rename) is a namespace id.
+fn top_levels(op: &str, request: &Value) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    let Some(obj) = request.as_object() else {
+        return out;
+    };
+    for (key, value) in obj {
+        match key.as_str() {
+            "id" => {
+                if let Some(id) = string_list(Some(value)) {
+                    let namespace_len = if op.contains("namespace") {
+                        id.len()
+                    } else if op.contains("transaction") {
+                        id.len().saturating_sub(2)
+                    } else {
+                        id.len().saturating_sub(1)
+                    };
+                    out.push((namespace_len > 0).then(|| id[0].clone()));
+                }
+            }
+            "new_namespace_id" => {
+                if let Some(id) = string_list(Some(value)) {
+                    out.push(id.first().cloned());
+                }
+            }
+            "context" | "identity" => {}
+            _ => nested_table_ids(value, &mut out),
+        }
+    }
+    if out.is_empty() {
+        out.push(None);
+    }
+    out
+}
+
+fn nested_table_ids(value: &Value, out: &mut Vec<Option<String>>) {
+    match value {
+        Value::Array(items) => items.iter().for_each(|v| nested_table_ids(v, out)),
+        Value::Object(obj) => {
+            for (k, v) in obj {
+                match (k.as_str(), string_list(Some(v))) {
+                    ("id", Some(id)) => out.push((id.len() > 1).then(|| id[0].clone())),
+                    _ => nested_table_ids(v, out),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{is_read, top_levels};
+
+    #[test]
+    fn every_named_id_is_routed() {
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(
+            top_levels("create_namespace", &json!({"id": ["a"]})),
+            vec![some("a")]
+        );
+        assert_eq!(
+            top_levels("describe_table", &json!({"id": ["t"]})),
+            vec![None]
+        );
+        assert_eq!(
+            top_levels("describe_table", &json!({"id": ["a", "t"]})),
+            vec![some("a")]
+        );
+        assert_eq!(
+            top_levels("describe_transaction", &json!({"id": ["t", "3"]})),
+            vec![None]
+        );
+        let rename = json!({"id": ["a", "t"], "new_namespace_id": ["b"], "new_table_name": "u"});
+        assert_eq!(
+            top_levels("rename_table", &rename),
+            vec![some("a"), some("b")]
+        );
+        let batch = json!({"entries": [{"id": ["a", "t"]}, {"id": ["b", "c", "t"]}]});
+        assert_eq!(
+            top_levels("batch_create_table_versions", &batch),
+            vec![some("a"), some("b")]
+        );
+        assert_eq!(top_levels("list_namespaces", &json!({})), vec![None]);
+    }
+
+    #[test]
+    fn reads_are_told_from_writes() {
+        for op in [
+            "describe_table",
+            "list_tables",
+            "table_exists",
+            "query_table",
+            "count_table_rows",
+        ] {
+            assert!(is_read(op), "{op}");
+        }
+        for op in [
+            "create_table",
+            "drop_table",
+            "insert_into_table",
+            "restore_table",
+            "create_table_tag",
+        ] {
+            assert!(!is_read(op), "{op}");
+        }
+    }
+}

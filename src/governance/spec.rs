@@ -1,0 +1,284 @@
+//! The spec's 54 operations over the hierarchy: each request is routed to
+//! its warehouse's catalog (`router.rs`) through the guard order
+//! (`guard.rs`). Four operations are the hierarchy's own: creating a
+//! top-level namespace (through its warehouse), dropping one (which
+//! unbinds it), and the root listings, which merge every warehouse.
+
+use bytes::Bytes;
+use lance_namespace::models;
+use lance_namespace::LanceNamespace;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::guard::Access;
+use super::router::{access, is_door, is_read, Governance, Route, DEFAULT_WAREHOUSE};
+use crate::error::{CatalogError, CatalogResult};
+
+impl Governance {
+    /// Route, check a door's shape and parent, authorize: the guards before
+    /// the core's own conflict checks and write.
+    async fn admit<R: Serialize>(
+        &self,
+        op: &'static str,
+        request: &R,
+    ) -> CatalogResult<(Route, Access)> {
+        let value = serde_json::to_value(request)
+            .map_err(|e| CatalogError::invalid(format!("cannot read the request: {e}")))?;
+        let route = self.route(op, &value).await?;
+        if is_door(op) {
+            let table = !op.contains("namespace");
+            route
+                .catalog
+                .check_door(table, &door_id(op, &value))
+                .await?;
+        }
+        let access = access(op, &route.warehouse, &value);
+        self.authorize(&access).await?;
+        Ok((route, access))
+    }
+
+    /// The hooks after a successful write.
+    async fn after(&self, access: &Access) {
+        if is_door(access.action) {
+            self.hooks.created(access).await;
+        }
+        if !is_read(access.action) {
+            self.hooks.event(access).await;
+        }
+    }
+
+    async fn create_namespace_routed(
+        &self,
+        request: models::CreateNamespaceRequest,
+    ) -> CatalogResult<models::CreateNamespaceResponse> {
+        let value = serde_json::to_value(&request).unwrap_or(Value::Null);
+        let id = request.id.clone().unwrap_or_default();
+        if self.warehouses && id.len() == 1 {
+            let Some(scope) = self.scope_of(&value)? else {
+                return Err(CatalogError::invalid(format!(
+                    "a top-level namespace is created in its warehouse: POST /v1/warehouses/{{warehouse_id}}/namespaces with {{\"namespace\": {:?}}}, or create_namespace through the warehouse's endpoint /warehouses/{{warehouse_id}}",
+                    id[0]
+                )));
+            };
+            return self.create_bound(&scope, request).await;
+        }
+        let (route, access) = self.admit("create_namespace", &request).await?;
+        let answer = route.catalog.create_namespace(request).await?;
+        self.after(&access).await;
+        Ok(answer)
+    }
+
+    async fn drop_namespace_routed(
+        &self,
+        request: models::DropNamespaceRequest,
+    ) -> CatalogResult<models::DropNamespaceResponse> {
+        let id = request.id.clone().unwrap_or_default();
+        let (route, access) = self.admit("drop_namespace", &request).await?;
+        let answer = route.catalog.drop_namespace(request).await?;
+        if self.warehouses && id.len() == 1 {
+            self.forget(&id[0]);
+            if let Err(e) = self.registry.unbind(&id[0], &route.warehouse).await {
+                tracing::warn!(namespace = %id[0], error = %e.message, "namespace dropped but its binding stays");
+            }
+        }
+        self.after(&access).await;
+        Ok(answer)
+    }
+
+    async fn list_namespaces_routed(
+        &self,
+        request: models::ListNamespacesRequest,
+    ) -> CatalogResult<models::ListNamespacesResponse> {
+        let value = serde_json::to_value(&request).unwrap_or(Value::Null);
+        let root = request.id.as_ref().is_none_or(Vec::is_empty);
+        if !(self.warehouses && root && self.scope_of(&value)?.is_none()) {
+            let (route, _) = self.admit("list_namespaces", &request).await?;
+            return Ok(route.catalog.list_namespaces(request).await?);
+        }
+        // The merged root: every bound namespace and what the default
+        // warehouse's root holds.
+        let mut names: Vec<String> = self
+            .registry
+            .bindings()
+            .await?
+            .into_iter()
+            .map(|b| b.namespace)
+            .collect();
+        names.extend(root_namespaces(&self.home).await?);
+        names.sort();
+        names.dedup();
+        let (namespaces, page_token) =
+            super::registry::page(names, request.page_token.as_deref(), request.limit)?;
+        Ok(models::ListNamespacesResponse {
+            namespaces,
+            page_token,
+            ..Default::default()
+        })
+    }
+
+    async fn list_all_tables_routed(
+        &self,
+        request: models::ListTablesRequest,
+    ) -> CatalogResult<models::ListTablesResponse> {
+        let value = serde_json::to_value(&request).unwrap_or(Value::Null);
+        if !self.warehouses || self.scope_of(&value)?.is_some() {
+            let (route, _) = self.admit("list_all_tables", &request).await?;
+            return Ok(route.catalog.list_all_tables(request).await?);
+        }
+        // Every warehouse that holds a namespace, and the default one.
+        let mut warehouses: Vec<String> = self
+            .registry
+            .bindings()
+            .await?
+            .into_iter()
+            .map(|b| b.warehouse_id)
+            .collect();
+        warehouses.push(DEFAULT_WAREHOUSE.to_string());
+        warehouses.sort();
+        warehouses.dedup();
+        let mut tables = Vec::new();
+        for w in warehouses {
+            let catalog = self.catalog(&w).await?;
+            let mut page = models::ListTablesRequest {
+                include_declared: request.include_declared,
+                ..Default::default()
+            };
+            // Every page of this warehouse: the merged listing pages again.
+            loop {
+                let answer = catalog.list_all_tables(page.clone()).await?;
+                tables.extend(answer.tables);
+                page.page_token = answer.page_token.filter(|t| !t.is_empty());
+                if page.page_token.is_none() {
+                    break;
+                }
+            }
+        }
+        tables.sort();
+        tables.dedup();
+        let (tables, page_token) =
+            super::registry::page(tables, request.page_token.as_deref(), request.limit)?;
+        Ok(models::ListTablesResponse {
+            tables,
+            page_token,
+            ..Default::default()
+        })
+    }
+}
+
+/// Every top-level namespace of one catalog's root, over all its pages.
+pub(super) async fn root_namespaces(catalog: &crate::core::Catalog) -> CatalogResult<Vec<String>> {
+    let mut names = Vec::new();
+    let mut page = models::ListNamespacesRequest::default();
+    loop {
+        let answer = catalog.list_namespaces(page.clone()).await?;
+        names.extend(answer.namespaces);
+        page.page_token = answer.page_token.filter(|t| !t.is_empty());
+        if page.page_token.is_none() {
+            return Ok(names);
+        }
+    }
+}
+
+/// The id a door creates: the request's id, or a rename's destination.
+fn door_id(op: &str, request: &Value) -> Option<Vec<String>> {
+    let list = |v: Option<&Value>| -> Option<Vec<String>> {
+        v?.as_array()?
+            .iter()
+            .map(|s| s.as_str().map(str::to_string))
+            .collect()
+    };
+    if op == "rename_table" {
+        let mut id = match request.get("new_namespace_id") {
+            Some(Value::Null) | None => {
+                let mut source = list(request.get("id")).unwrap_or_default();
+                source.pop();
+                source
+            }
+            v => list(v).unwrap_or_default(),
+        };
+        id.push(request.get("new_table_name")?.as_str()?.to_string());
+        return Some(id);
+    }
+    list(request.get("id"))
+}
+
+fn lance<T>(r: CatalogResult<T>) -> lance::Result<T> {
+    r.map_err(CatalogError::into_lance)
+}
+
+/// The trait impl: one method per inventory row, munched into plain
+/// `async fn`s first so that `async_trait` sees them (as in
+/// `grpc/client.rs`). The hierarchy's own four come first by name.
+macro_rules! governed {
+    (@acc [$($done:tt)*]) => {
+        #[async_trait::async_trait]
+        impl LanceNamespace for Governance {
+            fn namespace_id(&self) -> String {
+                format!("lance-catalog {{ root: {:?} }}", self.home.root())
+            }
+            $($done)*
+        }
+    };
+    (@acc [$($done:tt)*] $Name:ident => create_namespace ($Req:ident -> $Resp:ident) $($row:tt)*) => {
+        governed!(@special [$($done)*] create_namespace create_namespace_routed $Req $Resp; $($row)*);
+    };
+    (@acc [$($done:tt)*] $Name:ident => drop_namespace ($Req:ident -> $Resp:ident) $($row:tt)*) => {
+        governed!(@special [$($done)*] drop_namespace drop_namespace_routed $Req $Resp; $($row)*);
+    };
+    (@acc [$($done:tt)*] $Name:ident => list_namespaces ($Req:ident -> $Resp:ident) $($row:tt)*) => {
+        governed!(@special [$($done)*] list_namespaces list_namespaces_routed $Req $Resp; $($row)*);
+    };
+    (@acc [$($done:tt)*] $Name:ident => list_all_tables ($Req:ident -> $Resp:ident) $($row:tt)*) => {
+        governed!(@special [$($done)*] list_all_tables list_all_tables_routed $Req $Resp; $($row)*);
+    };
+    (@special [$($done:tt)*] $method:ident $routed:ident $Req:ident $Resp:ident;
+        $answer:ident, $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; $($rest:tt)*) => {
+        governed!(@acc [$($done)*
+            async fn $method(&self, request: models::$Req) -> lance::Result<models::$Resp> {
+                lance(self.$routed(request).await)
+            }
+        ] $($rest)*);
+    };
+    (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
+        $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*]; $($rest:tt)*) => {
+        governed!(@acc [$($done)*
+            async fn $method(&self, request: models::$Req, data: Bytes) -> lance::Result<models::$Resp> {
+                let (route, access) = lance(self.admit(stringify!($method), &request).await)?;
+                let answer = route.catalog.$method(request, data).await?;
+                self.after(&access).await;
+                Ok(answer)
+            }
+        ] $($rest)*);
+    };
+    (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) unit $($row:tt)*) => {
+        governed!(@plain [$($done)*] $method $Req (); $($row)*);
+    };
+    (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) bytes[$field:literal] $($row:tt)*) => {
+        governed!(@plain [$($done)*] $method $Req Bytes; $($row)*);
+    };
+    (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) count[$field:literal] $($row:tt)*) => {
+        governed!(@plain [$($done)*] $method $Req i64; $($row)*);
+    };
+    (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) text[$field:literal] $($row:tt)*) => {
+        governed!(@plain [$($done)*] $method $Req String; $($row)*);
+    };
+    (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident $($row:tt)*) => {
+        governed!(@plain [$($done)*] $method $Req models::$Resp; $($row)*);
+    };
+    (@plain [$($done:tt)*] $method:ident $Req:ident $Ret:ty;
+        , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; $($rest:tt)*) => {
+        governed!(@acc [$($done)*
+            async fn $method(&self, request: models::$Req) -> lance::Result<$Ret> {
+                let (route, access) = lance(self.admit(stringify!($method), &request).await)?;
+                let answer = route.catalog.$method(request).await?;
+                self.after(&access).await;
+                Ok(answer)
+            }
+        ] $($rest)*);
+    };
+    ($($rows:tt)*) => {
+        governed!(@acc [] $($rows)*);
+    };
+}
+
+crate::inventory::for_each_spec_op!(governed);
