@@ -30,7 +30,7 @@
 //! | tags on a branch, branch helpers, opening datasets | `open.rs` |
 //! | deletion protection of tables and namespaces | `protection.rs` |
 //! | storage options from `lance.storage.*` namespace properties | `storage_options.rs` |
-//! | the control plane (server info, jobs) | `control.rs` |
+//! | the control plane's trait and models (served by `governance/`) | `control.rs` |
 //! | the reconciler | `reconcile.rs` |
 //! | id and property checks, manifest keys | `checks.rs`, `reserved.rs` |
 //! | Arrow bodies | `data.rs` |

@@ -93,8 +93,7 @@ impl Governance {
         };
         self.authorize(&access).await?;
         // Conflict.
-        self.check_writable(warehouse).await?;
-        let catalog = self.catalog(warehouse).await?;
+        let catalog = self.writable(warehouse).await?;
         match self.registry.binding(&name).await? {
             // Already this warehouse's: `exist_ok` and `overwrite` are
             // create_namespace's own to answer; a plain create conflicts
@@ -369,7 +368,9 @@ impl ControlPlane for Governance {
             &request.warehouse_id,
         ))
         .await?;
-        self.registry.delete_warehouse(request).await
+        let deleted = self.registry.delete_warehouse(request).await?;
+        self.forget_catalog(&deleted.warehouse_id).await;
+        Ok(deleted)
     }
 
     async fn set_warehouse_protection(

@@ -54,7 +54,8 @@ pub struct Governance {
     pub(super) warehouses: bool,
     pub(super) home: Arc<Catalog>,
     control_root: String,
-    catalogs: tokio::sync::Mutex<HashMap<String, Arc<Catalog>>>,
+    /// Open catalogs by warehouse, with the root each was opened at.
+    catalogs: tokio::sync::Mutex<HashMap<String, (String, Arc<Catalog>)>>,
     bound: std::sync::Mutex<HashMap<String, (String, Instant)>>,
     pub(super) authorizer: Arc<dyn Authorizer>,
     pub(super) hooks: Arc<dyn Hooks>,
@@ -158,20 +159,40 @@ impl Governance {
         if warehouse == DEFAULT_WAREHOUSE {
             return Ok(self.home.clone());
         }
-        let mut open = self.catalogs.lock().await;
-        if let Some(c) = open.get(warehouse) {
+        if let Some((_, c)) = self.catalogs.lock().await.get(warehouse) {
             return Ok(c.clone());
         }
-        let w = self.registry.warehouse(warehouse).await?;
+        let record = self.registry.warehouse(warehouse).await?;
+        self.catalog_of(&record).await
+    }
+
+    /// The catalog of a warehouse's current record: re-opened when the
+    /// record names another root than the cached catalog (the warehouse
+    /// was deleted and re-created, maybe by another replica).
+    async fn catalog_of(&self, record: &Warehouse) -> CatalogResult<Arc<Catalog>> {
+        let mut open = self.catalogs.lock().await;
+        if let Some((root, c)) = open.get(&record.warehouse_id) {
+            if *root == record.root {
+                return Ok(c.clone());
+            }
+        }
         let catalog = Arc::new(
             Catalog::open(&StorageConfig {
-                root: w.root,
-                storage_options: w.storage_options,
+                root: record.root.clone(),
+                storage_options: record.storage_options.clone(),
             })
             .await?,
         );
-        open.insert(warehouse.to_string(), catalog.clone());
+        open.insert(
+            record.warehouse_id.clone(),
+            (record.root.clone(), catalog.clone()),
+        );
         Ok(catalog)
+    }
+
+    /// Close a deleted warehouse's catalog.
+    pub(super) async fn forget_catalog(&self, warehouse: &str) {
+        self.catalogs.lock().await.remove(warehouse);
     }
 
     /// The warehouse a top-level namespace is bound to (cached briefly).
@@ -257,19 +278,19 @@ impl Governance {
         } else {
             scope.unwrap_or(DEFAULT_WAREHOUSE.to_string())
         };
-        if !is_read(op) {
-            self.check_writable(&warehouse).await?;
-        }
-        Ok(Route {
-            catalog: self.catalog(&warehouse).await?,
-            warehouse,
-        })
+        // A write reads the warehouse's record (quarantine, root) fresh.
+        let catalog = match is_read(op) {
+            true => self.catalog(&warehouse).await?,
+            false => self.writable(&warehouse).await?,
+        };
+        Ok(Route { catalog, warehouse })
     }
 
-    /// Refuse writes to a quarantined warehouse.
-    pub(super) async fn check_writable(&self, warehouse: &str) -> CatalogResult<()> {
+    /// The catalog of a warehouse that takes writes; a quarantined one
+    /// refuses them.
+    pub(super) async fn writable(&self, warehouse: &str) -> CatalogResult<Arc<Catalog>> {
         if warehouse == DEFAULT_WAREHOUSE {
-            return Ok(());
+            return Ok(self.home.clone());
         }
         let w = self.registry.warehouse(warehouse).await?;
         if w.status == QUARANTINED {
@@ -278,7 +299,7 @@ impl Governance {
                 format!("warehouse {warehouse:?} is quarantined: it serves reads and refuses writes until its status is set back to \"active\""),
             ));
         }
-        Ok(())
+        self.catalog_of(&w).await
     }
 
     /// Ask the authorizer.

@@ -176,6 +176,27 @@ async fn two_warehouses_on_two_roots() {
         .await
         .unwrap();
     assert_eq!(root.namespaces, vec!["ops", "sales"]);
+    // Paged, with stable tokens.
+    let mut names = Vec::new();
+    let mut token = None;
+    loop {
+        let page = ns
+            .list_namespaces(ListNamespacesRequest {
+                id: Some(vec![]),
+                limit: Some(1),
+                page_token: token.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert!(page.namespaces.len() <= 1);
+        names.extend(page.namespaces);
+        token = page.page_token;
+        if token.is_none() {
+            break;
+        }
+    }
+    assert_eq!(names, vec!["ops", "sales"]);
     let w1 = RestNamespaceBuilder::new(format!("{base}/warehouses/w1")).build();
     let scoped = w1
         .list_namespaces(ListNamespacesRequest {
