@@ -130,6 +130,25 @@ impl Env {
         }
     }
 
+    /// The spec through warehouse `wh` with warehouses on, over gRPC: the
+    /// scope travels in each request's context.
+    pub async fn warehouse_over_grpc() -> Self {
+        let (gov, wh, home) = warehouses().await;
+        let addr = lance_catalog::server::spawn_governed(gov, RestConfig::default())
+            .await
+            .expect("spawn server");
+        let base = format!("http://{addr}");
+        let client = lance_catalog::grpc::GrpcNamespace::connect(&base)
+            .await
+            .expect("connect over gRPC");
+        Self {
+            ns: Arc::new(Scoped::new(Arc::new(client), "wh")),
+            base: Some(base),
+            _dir: wh,
+            _home: Some(home),
+        }
+    }
+
     /// The spec through warehouse `wh` with warehouses on, over REST: Lance's
     /// own client pointed at the warehouse's URL.
     pub async fn warehouse_over_rest() -> Self {

@@ -4,8 +4,9 @@
 //! `&dyn LanceNamespace` and run three ways: in-process against the core,
 //! through the real server with Lance's own `RestNamespace` client, and
 //! through the server's gRPC service with the catalog's gRPC client; and
-//! twice more with warehouses on, through one warehouse (in process, and
-//! over REST at the warehouse's URL).
+//! three times more with warehouses on, through one warehouse (in
+//! process, over REST at the warehouse's URL, and over gRPC with the
+//! warehouse in each request's context).
 
 mod batch;
 mod cases;
@@ -55,6 +56,15 @@ macro_rules! conformance {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $case() {
                     let env = crate::harness::Env::warehouse_over_rest().await;
+                    crate::cases::$case(env.ns.as_ref()).await;
+                }
+            )*
+        }
+        mod warehouse_over_grpc {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let env = crate::harness::Env::warehouse_over_grpc().await;
                     crate::cases::$case(env.ns.as_ref()).await;
                 }
             )*
