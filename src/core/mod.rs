@@ -68,7 +68,7 @@ pub use jobs::{Job, JobState};
 pub use reconcile::{Orphan, Reconciliation, TableWithoutData};
 pub use reserved::UNSET_KEYS;
 pub use scan::{Scan, ScanSpec};
-pub use storage::{open_records, resolve_root, StorageConfig};
+pub use storage::{open_records, probe_root, resolve_root, StorageConfig};
 pub use stream_write::{insert_mode_is_overwrite, WriteOp, WriteOutcome};
 pub use tables::{LOCATION_KEY, PROPERTIES_KEY};
 

@@ -164,3 +164,31 @@ pub async fn open_records(
         })?;
     Ok(crate::records::Records::new(store.inner.clone(), base))
 }
+
+/// Whether a root URI can be opened at all (its scheme and options), without
+/// writing anything: a warehouse whose root names no usable store is refused
+/// when it is created, not on every later request.
+pub async fn probe_root(
+    root: &str,
+    storage_options: &HashMap<String, String>,
+) -> CatalogResult<()> {
+    if !root.contains("://") || root.starts_with("file://") {
+        return Ok(());
+    }
+    let session = Session::default();
+    let options = (!storage_options.is_empty()).then(|| storage_options.clone());
+    let params = ObjectStoreParams {
+        storage_options_accessor: options
+            .map(|o| Arc::new(StorageOptionsAccessor::with_static_options(o))),
+        ..Default::default()
+    };
+    ObjectStore::from_uri_and_params(session.store_registry(), root, &params)
+        .await
+        .map(|_| ())
+        .map_err(|e| {
+            CatalogError::invalid(format!(
+                "root {root:?} cannot be opened: {}",
+                CatalogError::from_lance(&e).message
+            ))
+        })
+}

@@ -26,6 +26,10 @@ fn server_access(action: &'static str, kind: &'static str, id: &str) -> Access {
     }
 }
 
+/// How old a binding must be before a door may take it back from a
+/// namespace that is gone.
+const STALE_BINDING_MS: u64 = 60_000;
+
 fn builtin(kind: &str, id: &str) -> CatalogError {
     CatalogError::invalid(format!(
         "{kind} {id:?} is built in: it follows the server's --root and cannot be changed or deleted"
@@ -54,13 +58,27 @@ fn normalize_root(root: &str) -> CatalogResult<String> {
         None => root,
     };
     let path = std::path::Path::new(local);
-    let abs = match std::fs::canonicalize(path) {
-        Ok(p) => p,
-        Err(_) if path.is_absolute() => path.to_path_buf(),
-        Err(_) => std::env::current_dir()
+    let path = match path.is_absolute() {
+        true => path.to_path_buf(),
+        false => std::env::current_dir()
             .map_err(|e| CatalogError::internal(format!("no working directory: {e}")))?
             .join(path),
     };
+    // Through the symlinks of the nearest part that exists, as opening the
+    // root later will resolve them.
+    let mut existing = path.clone();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.file_name(), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_os_string());
+                existing = parent.to_path_buf();
+            }
+            _ => break,
+        }
+    }
+    let mut abs = std::fs::canonicalize(&existing).unwrap_or(existing);
+    abs.extend(rest.iter().rev());
     Ok(abs.to_string_lossy().trim_end_matches('/').to_string())
 }
 
@@ -94,29 +112,26 @@ impl Governance {
         self.authorize(&access).await?;
         // Conflict.
         let catalog = self.writable(warehouse).await?;
-        match self.registry.binding(&name).await? {
-            // Already this warehouse's: `exist_ok` and `overwrite` are
-            // create_namespace's own to answer; a plain create conflicts
-            // here, even while the winner's create is still in flight.
-            Some(b)
-                if b.warehouse_id == warehouse
-                    && request
-                        .mode
-                        .as_deref()
-                        .is_some_and(|m| !m.eq_ignore_ascii_case("create")) =>
-            {
+        if let Some(b) = self.registry.binding(&name).await? {
+            let plain_create = request
+                .mode
+                .as_deref()
+                .is_none_or(|m| m.eq_ignore_ascii_case("create"));
+            if b.warehouse_id == warehouse && !plain_create {
+                // exist_ok / overwrite: create_namespace's own to answer.
                 return Ok(catalog.create_namespace(request).await?);
             }
-            Some(b) => {
+            if !self.reclaim_stale(&b, &id).await? {
+                // A plain create conflicts, even while the winner's create
+                // is still in flight.
                 return Err(CatalogError::new(
                     Code::NAMESPACE_ALREADY_EXISTS,
                     format!(
                         "namespace {name:?} already exists (in warehouse {:?})",
                         b.warehouse_id
                     ),
-                ))
+                ));
             }
-            None => {}
         }
         if warehouse != DEFAULT_WAREHOUSE && self.home.namespace_present(&id).await? {
             return Err(CatalogError::new(
@@ -125,20 +140,26 @@ impl Governance {
             ));
         }
         // Write: the binding first (it is what two doors race for), then
-        // the namespace; a failure undoes the binding.
+        // the namespace. A failure undoes the binding, unless the namespace
+        // stands after all (an exist_ok door made it meanwhile).
         self.registry.bind(&name, warehouse).await?;
         self.forget(&name);
-        let created = catalog.create_namespace(request).await;
-        let created = match created {
+        let created = match catalog.create_namespace(request).await {
             Ok(c) => c,
             Err(e) => {
-                let _ = self.registry.unbind(&name, warehouse).await;
+                if !catalog.namespace_present(&id).await.unwrap_or(true) {
+                    let _ = self.registry.unbind(&name, warehouse).await;
+                }
                 return Err(CatalogError::from_lance(&e));
             }
         };
-        // A warehouse deleted meanwhile checked the bindings before this
-        // one was written: undo, so nothing is left without its warehouse.
-        if warehouse != DEFAULT_WAREHOUSE && self.registry.warehouse(warehouse).await.is_err() {
+        // A warehouse deleted meanwhile looked for bindings before this one
+        // was written: undo, so nothing is left without its warehouse.
+        let gone = match self.registry.warehouse(warehouse).await {
+            Ok(w) => w.status == DELETING,
+            Err(e) => e.code == Code::WAREHOUSE_NOT_FOUND,
+        };
+        if warehouse != DEFAULT_WAREHOUSE && gone {
             let _ = catalog
                 .drop_namespace(DropNamespaceRequest {
                     id: Some(id.clone()),
@@ -157,6 +178,28 @@ impl Governance {
         self.hooks.created(&access).await;
         self.hooks.event(&access).await;
         Ok(created)
+    }
+
+    /// A binding whose namespace is gone (a drop whose unbind failed) is
+    /// removed so the name can be created again. A young binding is left
+    /// alone: its door may still be creating the namespace.
+    async fn reclaim_stale(&self, b: &super::Binding, id: &[String]) -> CatalogResult<bool> {
+        let age_ms = super::registry::now_ms().saturating_sub(b.created_at_ms);
+        if age_ms < STALE_BINDING_MS {
+            return Ok(false);
+        }
+        let present = match self.catalog(&b.warehouse_id).await {
+            Ok(c) => c.namespace_present(id).await?,
+            Err(e) if e.code == Code::WAREHOUSE_NOT_FOUND => false,
+            Err(e) => return Err(e),
+        };
+        if present {
+            return Ok(false);
+        }
+        tracing::warn!(namespace = %b.namespace, warehouse = %b.warehouse_id, "removing a binding whose namespace is gone");
+        self.registry.unbind(&b.namespace, &b.warehouse_id).await?;
+        self.forget(&b.namespace);
+        Ok(true)
     }
 
     /// Refuse a warehouse root that overlaps another's, the default root
@@ -195,7 +238,11 @@ impl Governance {
 impl ControlPlane for Governance {
     async fn get_server_info(&self, _request: GetServerInfoRequest) -> CatalogResult<ServerInfo> {
         let mut roots = vec![self.home.root().to_string()];
-        for id in self.registry.warehouse_ids().await? {
+        let served = match self.warehouses {
+            true => self.registry.warehouse_ids().await?,
+            false => Vec::new(),
+        };
+        for id in served {
             if let Ok(w) = self.registry.warehouse(&id).await {
                 roots.push(w.root);
             }
@@ -321,6 +368,8 @@ impl ControlPlane for Governance {
         ))
         .await?;
         request.root = self.check_root(&request.root).await?;
+        let options = request.storage_options.clone().unwrap_or_default();
+        crate::core::probe_root(&request.root, &options).await?;
         let made = self.registry.create_warehouse(request).await?;
         let access = server_access("create_warehouse", "warehouse", &made.warehouse_id);
         self.hooks.created(&access).await;
@@ -462,6 +511,7 @@ impl ControlPlane for Governance {
             &value,
         ))
         .await?;
+        let route = self.for_write("set_namespace_protection", route).await?;
         route.catalog.set_protection("namespace", request).await
     }
 }

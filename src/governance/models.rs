@@ -26,6 +26,8 @@ pub struct Project {
 pub const ACTIVE: &str = "active";
 /// A quarantined warehouse serves reads and refuses writes.
 pub const QUARANTINED: &str = "quarantined";
+/// Set while a warehouse is deleted: it refuses new namespaces and writes.
+pub const DELETING: &str = "deleting";
 
 /// A warehouse: one storage root of a project.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

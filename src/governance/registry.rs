@@ -345,6 +345,12 @@ impl Registry {
                 &req.warehouse_id,
                 Code::WAREHOUSE_NOT_FOUND,
                 |mut w: Warehouse| {
+                    if w.status == DELETING {
+                        return Err(CatalogError::new(
+                            Code::WAREHOUSE_NOT_FOUND,
+                            format!("warehouse {:?} is being deleted", w.warehouse_id),
+                        ));
+                    }
                     if let Some(s) = &status {
                         w.status = s.clone();
                     }
@@ -378,29 +384,64 @@ impl Registry {
     }
 
     /// Delete a warehouse's record. Its bytes stay: emptying a bucket is a
-    /// separate, explicit act.
+    /// separate, explicit act. In two steps, so a door binding a namespace
+    /// at the same instant cannot slip in between: the warehouse is marked
+    /// `deleting` (doors and writes refuse it), its bindings are looked for
+    /// again, and only then is the record removed.
     pub async fn delete_warehouse(
         &self,
         req: DeleteWarehouseRequest,
     ) -> CatalogResult<DeleteWarehouseResponse> {
         let id = req.warehouse_id.clone();
         let force = req.force.unwrap_or(false);
+        let holding = |held: Vec<String>| {
+            CatalogError::new(
+                Code::WAREHOUSE_NOT_EMPTY,
+                format!("warehouse {id:?} still holds namespaces {held:?}; drop them first"),
+            )
+        };
         // Never a cascade: a warehouse that holds namespaces names them.
         let held = self.namespaces_of(&id).await?;
         if !held.is_empty() {
-            return Err(CatalogError::new(
-                Code::WAREHOUSE_NOT_EMPTY,
-                format!("warehouse {id:?} still holds namespaces {held:?}; drop them first"),
-            ));
+            return Err(holding(held));
+        }
+        let mut before = ACTIVE.to_string();
+        self.records
+            .update(
+                WAREHOUSE,
+                &id,
+                Code::WAREHOUSE_NOT_FOUND,
+                |mut w: Warehouse| {
+                    if w.protected && !force {
+                        return Err(protected_error("warehouse", &id));
+                    }
+                    if w.status != DELETING {
+                        before = w.status.clone();
+                    }
+                    w.status = DELETING.to_string();
+                    Ok(w)
+                },
+            )
+            .await?;
+        let held = self.namespaces_of(&id).await?;
+        if !held.is_empty() {
+            let _ = self
+                .records
+                .update(
+                    WAREHOUSE,
+                    &id,
+                    Code::WAREHOUSE_NOT_FOUND,
+                    |mut w: Warehouse| {
+                        w.status = before.clone();
+                        Ok(w)
+                    },
+                )
+                .await;
+            return Err(holding(held));
         }
         let deleted = self
             .records
-            .delete(WAREHOUSE, &id, |w: &Warehouse| {
-                match w.protected && !force {
-                    true => Err(protected_error("warehouse", &id)),
-                    false => Ok(()),
-                }
-            })
+            .delete(WAREHOUSE, &id, |_: &Warehouse| Ok(()))
             .await?;
         if !deleted {
             return Err(CatalogError::new(

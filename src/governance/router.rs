@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::guard::{Access, AllowAll, Authorizer, Hooks, LogHooks};
-use super::models::{Warehouse, ACTIVE, QUARANTINED};
+use super::models::{Warehouse, ACTIVE, DELETING, QUARANTINED};
 use super::Registry;
 use crate::core::{reserved, Catalog, StorageConfig};
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -170,24 +170,32 @@ impl Governance {
     /// record names another root than the cached catalog (the warehouse
     /// was deleted and re-created, maybe by another replica).
     async fn catalog_of(&self, record: &Warehouse) -> CatalogResult<Arc<Catalog>> {
-        let mut open = self.catalogs.lock().await;
-        if let Some((root, c)) = open.get(&record.warehouse_id) {
+        if let Some((root, c)) = self.catalogs.lock().await.get(&record.warehouse_id) {
             if *root == record.root {
                 return Ok(c.clone());
             }
         }
-        let catalog = Arc::new(
+        // Opened without the lock held: a slow or unreachable root must not
+        // stall every other warehouse.
+        let opened = Arc::new(
             Catalog::open(&StorageConfig {
                 root: record.root.clone(),
                 storage_options: record.storage_options.clone(),
             })
             .await?,
         );
-        open.insert(
-            record.warehouse_id.clone(),
-            (record.root.clone(), catalog.clone()),
-        );
-        Ok(catalog)
+        let mut open = self.catalogs.lock().await;
+        match open.get(&record.warehouse_id) {
+            // Another request opened it meanwhile: share that one.
+            Some((root, c)) if *root == record.root => Ok(c.clone()),
+            _ => {
+                open.insert(
+                    record.warehouse_id.clone(),
+                    (record.root.clone(), opened.clone()),
+                );
+                Ok(opened)
+            }
+        }
     }
 
     /// Close a deleted warehouse's catalog.
@@ -243,18 +251,33 @@ impl Governance {
     }
 
     /// The warehouse of one top-level name (`None`: the root namespace).
-    async fn warehouse_of(&self, top: Option<&str>, scope: Option<&str>) -> CatalogResult<String> {
+    /// Through a warehouse's scope, a name bound to another warehouse is
+    /// not there at all.
+    async fn warehouse_of(
+        &self,
+        op: &str,
+        top: Option<&str>,
+        scope: Option<&str>,
+    ) -> CatalogResult<String> {
         let fallback = scope.unwrap_or(DEFAULT_WAREHOUSE).to_string();
         if !self.warehouses {
             return Ok(fallback);
         }
         let Some(top) = top else { return Ok(fallback) };
-        Ok(match self.bound_to(top).await? {
-            // Bound elsewhere than the scope: not visible through it, so
-            // the scope's catalog answers "not found" in its own words.
-            Some(w) if scope.is_none_or(|s| s == w) => w,
-            _ => fallback,
-        })
+        match (self.bound_to(top).await?, scope) {
+            (Some(w), Some(s)) if w != s => {
+                let (code, what) = match id_is_namespace(op) || is_door(op) {
+                    true => (Code::NAMESPACE_NOT_FOUND, "namespace"),
+                    false => (Code::TABLE_NOT_FOUND, "table's namespace"),
+                };
+                Err(CatalogError::new(
+                    code,
+                    format!("{what} {top:?} is not in warehouse {s:?}"),
+                ))
+            }
+            (Some(w), _) => Ok(w),
+            (None, _) => Ok(fallback),
+        }
     }
 
     /// Route a request (as JSON) of operation `op`: every id it names must
@@ -264,7 +287,9 @@ impl Governance {
         let warehouse = if self.warehouses {
             let mut found: Option<String> = None;
             for top in top_levels(op, request) {
-                let w = self.warehouse_of(top.as_deref(), scope.as_deref()).await?;
+                let w = self
+                    .warehouse_of(op, top.as_deref(), scope.as_deref())
+                    .await?;
                 match &found {
                     Some(f) if *f != w => {
                         return Err(CatalogError::invalid(format!(
@@ -278,12 +303,22 @@ impl Governance {
         } else {
             scope.unwrap_or(DEFAULT_WAREHOUSE.to_string())
         };
-        // A write reads the warehouse's record (quarantine, root) fresh.
-        let catalog = match is_read(op) {
-            true => self.catalog(&warehouse).await?,
-            false => self.writable(&warehouse).await?,
-        };
-        Ok(Route { catalog, warehouse })
+        Ok(Route {
+            catalog: self.catalog(&warehouse).await?,
+            warehouse,
+        })
+    }
+
+    /// After authorization: a write reads its warehouse's record fresh
+    /// (quarantine, a root changed by another replica).
+    pub(super) async fn for_write(&self, op: &str, route: Route) -> CatalogResult<Route> {
+        match is_read(op) {
+            true => Ok(route),
+            false => Ok(Route {
+                catalog: self.writable(&route.warehouse).await?,
+                warehouse: route.warehouse,
+            }),
+        }
     }
 
     /// The catalog of a warehouse that takes writes; a quarantined one
@@ -293,6 +328,12 @@ impl Governance {
             return Ok(self.home.clone());
         }
         let w = self.registry.warehouse(warehouse).await?;
+        if w.status == DELETING {
+            return Err(CatalogError::new(
+                Code::WAREHOUSE_NOT_FOUND,
+                format!("warehouse {warehouse:?} is being deleted"),
+            ));
+        }
         if w.status == QUARANTINED {
             return Err(CatalogError::new(
                 Code::WAREHOUSE_QUARANTINED,
@@ -316,7 +357,7 @@ impl Governance {
         }
         let access = access(op, &route.warehouse, &request);
         self.authorize(&access).await?;
-        Ok(route)
+        self.for_write(op, route).await
     }
 }
 
@@ -333,6 +374,12 @@ pub(super) fn access(op: &'static str, warehouse: &str, request: &Value) -> Acce
         },
         id: string_list(request.get("id")).unwrap_or_default(),
     }
+}
+
+/// Operations whose own `id` names a namespace (the rest name a table, or
+/// a transaction of one).
+pub(super) fn id_is_namespace(op: &str) -> bool {
+    op.contains("namespace") || op == "list_tables"
 }
 
 /// Operations that create an object: their shape and parent are checked
@@ -385,7 +432,7 @@ fn top_levels(op: &str, request: &Value) -> Vec<Option<String>> {
         match key.as_str() {
             "id" => {
                 if let Some(id) = string_list(Some(value)) {
-                    let namespace_len = if op.contains("namespace") {
+                    let namespace_len = if id_is_namespace(op) {
                         id.len()
                     } else if op.contains("transaction") {
                         id.len().saturating_sub(2)
@@ -444,6 +491,10 @@ mod tests {
         );
         assert_eq!(
             top_levels("describe_table", &json!({"id": ["a", "t"]})),
+            vec![some("a")]
+        );
+        assert_eq!(
+            top_levels("list_tables", &json!({"id": ["a"]})),
             vec![some("a")]
         );
         assert_eq!(

@@ -25,15 +25,26 @@ impl Governance {
         let value = serde_json::to_value(request)
             .map_err(|e| CatalogError::invalid(format!("cannot read the request: {e}")))?;
         let route = self.route(op, &value).await?;
+        if op == "rename_table" {
+            // The source is the "parent" a rename needs first.
+            route
+                .catalog
+                .table_exists(models::TableExistsRequest {
+                    id: string_list(value.get("id")),
+                    ..Default::default()
+                })
+                .await?;
+        }
         if is_door(op) {
             let table = !op.contains("namespace");
             route
                 .catalog
-                .check_door(table, &door_id(op, &value))
+                .check_door(table, &door_id(op, &value)?)
                 .await?;
         }
         let access = access(op, &route.warehouse, &value);
         self.authorize(&access).await?;
+        let route = self.for_write(op, route).await?;
         Ok((route, access))
     }
 
@@ -75,10 +86,12 @@ impl Governance {
         let id = request.id.clone().unwrap_or_default();
         let (route, access) = self.admit("drop_namespace", &request).await?;
         let answer = route.catalog.drop_namespace(request).await?;
-        if self.warehouses && id.len() == 1 {
+        // Unbound once gone; a door's exist_ok create may have made it again
+        // meanwhile, and then the binding is its.
+        if self.warehouses && id.len() == 1 && !route.catalog.namespace_present(&id).await? {
             self.forget(&id[0]);
             if let Err(e) = self.registry.unbind(&id[0], &route.warehouse).await {
-                tracing::warn!(namespace = %id[0], error = %e.message, "namespace dropped but its binding stays");
+                tracing::warn!(namespace = %id[0], error = %e.message, "namespace dropped but its binding stays (a later create reclaims it)");
             }
         }
         self.after(&access).await;
@@ -138,7 +151,12 @@ impl Governance {
         warehouses.dedup();
         let mut tables = Vec::new();
         for w in warehouses {
-            let catalog = self.catalog(&w).await?;
+            let catalog = match self.catalog(&w).await {
+                Ok(c) => c,
+                // A binding left by a deleted warehouse hides nothing else.
+                Err(e) if e.code == crate::error::Code::WAREHOUSE_NOT_FOUND => continue,
+                Err(e) => return Err(e),
+            };
             let mut page = models::ListTablesRequest {
                 include_declared: request.include_declared,
                 ..Default::default()
@@ -179,27 +197,33 @@ pub(super) async fn root_namespaces(catalog: &crate::core::Catalog) -> CatalogRe
     }
 }
 
+fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
+    v?.as_array()?
+        .iter()
+        .map(|s| s.as_str().map(str::to_string))
+        .collect()
+}
+
 /// The id a door creates: the request's id, or a rename's destination.
-fn door_id(op: &str, request: &Value) -> Option<Vec<String>> {
-    let list = |v: Option<&Value>| -> Option<Vec<String>> {
-        v?.as_array()?
-            .iter()
-            .map(|s| s.as_str().map(str::to_string))
-            .collect()
-    };
-    if op == "rename_table" {
-        let mut id = match request.get("new_namespace_id") {
-            Some(Value::Null) | None => {
-                let mut source = list(request.get("id")).unwrap_or_default();
-                source.pop();
-                source
-            }
-            v => list(v).unwrap_or_default(),
-        };
-        id.push(request.get("new_table_name")?.as_str()?.to_string());
-        return Some(id);
+fn door_id(op: &str, request: &Value) -> CatalogResult<Option<Vec<String>>> {
+    if op != "rename_table" {
+        return Ok(string_list(request.get("id")));
     }
-    list(request.get("id"))
+    let mut id = match request.get("new_namespace_id") {
+        Some(Value::Null) | None => {
+            let mut source = string_list(request.get("id")).unwrap_or_default();
+            source.pop();
+            source
+        }
+        v => string_list(v).unwrap_or_default(),
+    };
+    let name = request
+        .get("new_table_name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| CatalogError::invalid("rename_table needs new_table_name"))?;
+    id.push(name.to_string());
+    Ok(Some(id))
 }
 
 fn lance<T>(r: CatalogResult<T>) -> lance::Result<T> {

@@ -94,6 +94,34 @@ fn files(dirs: &[&Path]) -> BTreeSet<(String, u64)> {
     out
 }
 
+/// A warehouse root must be its own: not inside another's (symlinks
+/// followed, even through a directory not made yet), and openable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn warehouse_roots_are_checked() {
+    let (home, spare) = (tempdir(), tempdir());
+    let gov = governance(home.path(), Arc::default()).await;
+    let link = spare.path().join("link");
+    std::os::unix::fs::symlink(home.path(), &link).unwrap();
+    for root in [
+        home.path().join("inner").to_string_lossy().into_owned(),
+        link.join("not-yet").to_string_lossy().into_owned(),
+        "nosuchscheme://bucket/lake".to_string(),
+        format!("{}/../x", spare.path().display()),
+    ] {
+        let made = gov
+            .create_warehouse(CreateWarehouseRequest {
+                warehouse_id: "w".into(),
+                project_id: "acme".into(),
+                root: root.clone(),
+                ..Default::default()
+            })
+            .await;
+        assert_eq!(made.unwrap_err().code, Code::INVALID_INPUT, "{root}");
+    }
+    assert!(!home.path().join("inner").exists());
+    assert!(!home.path().join("not-yet").exists());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_warehouses_on_two_roots() {
     let (home, r1, r2) = (tempdir(), tempdir(), tempdir());
@@ -213,6 +241,22 @@ async fn two_warehouses_on_two_roots() {
         })
         .await;
     assert_eq!(code(hidden), 4);
+    // A bound namespace's tables, listed at the server's own URL.
+    let listed = ns
+        .list_tables(ListTablesRequest {
+            id: ids(&["sales"]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed.tables, vec!["orders"]);
+    let elsewhere = w1
+        .describe_namespace(DescribeNamespaceRequest {
+            id: ids(&["ops"]),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(elsewhere), 1);
     let all = ns
         .list_all_tables(ListTablesRequest::default())
         .await
