@@ -221,6 +221,18 @@ service CatalogControlService {
   rpc CreateWarehouseNamespace(CreateWarehouseNamespaceRequest) returns (WarehouseNamespace);
   // GET /v1/warehouses/{warehouse_id}/namespaces
   rpc ListWarehouseNamespaces(ListWarehouseNamespacesRequest) returns (ListWarehouseNamespacesResponse);
+  // POST /v1/api-keys
+  rpc CreateApiKey(CreateApiKeyRequest) returns (CreateApiKeyResponse);
+  // GET /v1/api-keys
+  rpc ListApiKeys(ListApiKeysRequest) returns (ListApiKeysResponse);
+  // DELETE /v1/api-keys/{key_id}
+  rpc RevokeApiKey(RevokeApiKeyRequest) returns (RevokeApiKeyResponse);
+  // POST /v1/grants
+  rpc CreateGrant(CreateGrantRequest) returns (Grant);
+  // GET /v1/grants
+  rpc ListGrants(ListGrantsRequest) returns (ListGrantsResponse);
+  // DELETE /v1/grants/{grant_id}
+  rpc RevokeGrant(RevokeGrantRequest) returns (RevokeGrantResponse);
   // POST /v1/table/{id}/protection
   rpc SetTableProtection(SetProtectionRequest) returns (ProtectionResponse);
   // POST /v1/namespace/{id}/protection
@@ -339,6 +351,87 @@ message DeleteWarehouseResponse {
 message SetWarehouseProtectionRequest {
   string warehouse_id = 1;
   bool protected = 2;
+}
+
+message GrantResource {
+  string kind = 1;
+  repeated string id = 2;
+}
+
+message Grant {
+  string grant_id = 1;
+  GrantResource resource = 2;
+  string principal = 3;
+  string relation = 4;
+  uint64 created_at_ms = 5;
+  optional string granted_by = 6;
+}
+
+message CreateGrantRequest {
+  GrantResource resource = 1;
+  string principal = 2;
+  string relation = 3;
+}
+
+message ListGrantsRequest {
+  optional string resource_kind = 1;
+  repeated string resource_id = 2;
+  optional string principal = 3;
+  optional string page_token = 4;
+  optional int32 limit = 5;
+}
+
+message ListGrantsResponse {
+  repeated Grant grants = 1;
+  optional string page_token = 2;
+}
+
+message RevokeGrantRequest {
+  string grant_id = 1;
+}
+
+message RevokeGrantResponse {
+  string grant_id = 1;
+}
+
+message ApiKeyInfo {
+  string key_id = 1;
+  string principal = 2;
+  optional string description = 3;
+  uint64 created_at_ms = 4;
+  optional string created_by = 5;
+}
+
+message CreateApiKeyRequest {
+  string principal = 1;
+  optional string description = 2;
+}
+
+message CreateApiKeyResponse {
+  string key_id = 1;
+  string key = 2;
+  string principal = 3;
+  optional string description = 4;
+  uint64 created_at_ms = 5;
+}
+
+message ListApiKeysRequest {
+  optional string principal = 1;
+  optional string page_token = 2;
+  optional int32 limit = 3;
+}
+
+message ListApiKeysResponse {
+  repeated ApiKeyInfo api_keys = 1;
+  optional string page_token = 2;
+}
+
+message RevokeApiKeyRequest {
+  string key_id = 1;
+}
+
+message RevokeApiKeyResponse {
+  string key_id = 1;
 }
 
 message CreateWarehouseNamespaceRequest {

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::auth::JwtConfig;
 use crate::core::StorageConfig;
-use crate::governance::GovernanceConfig;
+use crate::governance::{AuthConfig, GovernanceConfig};
 use crate::rest::RestConfig;
 
 /// `lance-catalog serve` settings.
@@ -31,6 +32,55 @@ pub struct ServeArgs {
     /// `/warehouses/{id}`) and routed to its root. `off`: one root.
     #[arg(long, env = "LANCE_CATALOG_WAREHOUSES", default_value = "off", value_parser = ["on", "off"])]
     pub warehouses: String,
+
+    /// `required`: every request needs an API key or a bearer token, and
+    /// Cedar policies fed by grants decide what it may do. `none` (the
+    /// default, for a server on loopback): anyone who reaches the port may
+    /// do anything.
+    #[arg(long, env = "LANCE_CATALOG_AUTH", default_value = "none", value_parser = ["none", "required"])]
+    pub auth: String,
+
+    /// Made server admin at start (a grant `admin` on the server), so a
+    /// fresh deployment can be administered.
+    #[arg(long, env = "LANCE_CATALOG_BOOTSTRAP_ADMIN")]
+    pub bootstrap_admin: Option<String>,
+
+    /// A directory of operators' own Cedar policy files (`*.cedar`),
+    /// validated against the catalog's schema at start.
+    #[arg(long, env = "LANCE_CATALOG_POLICY_DIR")]
+    pub policy_dir: Option<std::path::PathBuf>,
+
+    /// HS256 secret for bearer JWTs.
+    #[arg(long, env = "LANCE_CATALOG_JWT_SECRET", hide_env_values = true)]
+    pub jwt_secret: Option<String>,
+
+    /// A JWKS file with the keys of RS256 / ES256 bearer JWTs.
+    #[arg(long, env = "LANCE_CATALOG_JWKS_FILE")]
+    pub jwks_file: Option<std::path::PathBuf>,
+
+    /// A JWKS URL (fetched, cached, fetched again for an unknown `kid`).
+    #[arg(long, env = "LANCE_CATALOG_JWKS_URL")]
+    pub jwks_url: Option<String>,
+
+    /// An OIDC issuer whose discovery document names the JWKS URL.
+    #[arg(long, env = "LANCE_CATALOG_OIDC_ISSUER")]
+    pub oidc_issuer: Option<String>,
+
+    /// Required `iss` of bearer JWTs.
+    #[arg(long, env = "LANCE_CATALOG_JWT_ISSUER")]
+    pub jwt_issuer: Option<String>,
+
+    /// Required `aud` of bearer JWTs.
+    #[arg(long, env = "LANCE_CATALOG_JWT_AUDIENCE")]
+    pub jwt_audience: Option<String>,
+
+    /// The JWT claim naming the principal.
+    #[arg(long, env = "LANCE_CATALOG_JWT_PRINCIPAL_CLAIM", default_value = "sub")]
+    pub jwt_principal_claim: String,
+
+    /// The JWT claim listing the principal's groups.
+    #[arg(long, env = "LANCE_CATALOG_JWT_GROUPS_CLAIM", default_value = "groups")]
+    pub jwt_groups_claim: String,
 
     /// Address to serve on; port 0 picks a free port (the log line names it).
     #[arg(long, env = "LANCE_CATALOG_LISTEN", default_value = "127.0.0.1:2333")]
@@ -97,7 +147,31 @@ impl ServeArgs {
             storage: self.storage()?,
             control_root: self.control_root.clone(),
             warehouses: self.warehouses == "on",
+            auth: self.auth_config(),
         })
+    }
+
+    fn auth_config(&self) -> AuthConfig {
+        let jwt = (self.jwt_secret.is_some()
+            || self.jwks_file.is_some()
+            || self.jwks_url.is_some()
+            || self.oidc_issuer.is_some())
+        .then(|| JwtConfig {
+            secret: self.jwt_secret.clone(),
+            jwks_file: self.jwks_file.clone(),
+            jwks_url: self.jwks_url.clone(),
+            oidc_issuer: self.oidc_issuer.clone(),
+            issuer: self.jwt_issuer.clone(),
+            audience: self.jwt_audience.clone(),
+            principal_claim: self.jwt_principal_claim.clone(),
+            groups_claim: self.jwt_groups_claim.clone(),
+        });
+        AuthConfig {
+            required: self.auth == "required",
+            jwt,
+            bootstrap_admin: self.bootstrap_admin.clone(),
+            policy_dir: self.policy_dir.clone(),
+        }
     }
 
     pub fn rest(&self) -> RestConfig {

@@ -61,6 +61,8 @@ pub const CONTROL_TABLE: &[(u32, &str, u16, i32)] = &[
     (10008, "WarehouseNotEmpty", 409, 9),
     (10009, "WarehouseQuarantined", 409, 9),
     (10010, "ObjectProtected", 409, 9),
+    (10011, "ApiKeyNotFound", 404, 5),
+    (10012, "GrantNotFound", 404, 5),
 ];
 
 impl Code {
@@ -99,6 +101,8 @@ impl Code {
     pub const WAREHOUSE_NOT_EMPTY: Code = Code(10008);
     pub const WAREHOUSE_QUARANTINED: Code = Code(10009);
     pub const OBJECT_PROTECTED: Code = Code(10010);
+    pub const API_KEY_NOT_FOUND: Code = Code(10011);
+    pub const GRANT_NOT_FOUND: Code = Code(10012);
 
     fn row(self) -> Option<&'static (u32, &'static str, u16, i32)> {
         STATUS_TABLE

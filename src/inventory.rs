@@ -118,6 +118,12 @@ macro_rules! for_each_control_op {
             SetWarehouseProtection => set_warehouse_protection(SetWarehouseProtectionRequest -> Warehouse) json, POST "/v1/warehouses/{warehouse_id}/protection", body json, 200, query [];
             CreateWarehouseNamespace => create_warehouse_namespace(CreateWarehouseNamespaceRequest -> WarehouseNamespace) json, POST "/v1/warehouses/{warehouse_id}/namespaces", body json, 200, query [];
             ListWarehouseNamespaces => list_warehouse_namespaces(ListWarehouseNamespacesRequest -> ListWarehouseNamespacesResponse) json, GET "/v1/warehouses/{warehouse_id}/namespaces", body none, 200, query [page_token: Str, limit: Int];
+            CreateApiKey => create_api_key(CreateApiKeyRequest -> CreateApiKeyResponse) json, POST "/v1/api-keys", body json, 200, query [];
+            ListApiKeys => list_api_keys(ListApiKeysRequest -> ListApiKeysResponse) json, GET "/v1/api-keys", body none, 200, query [principal: Str, page_token: Str, limit: Int];
+            RevokeApiKey => revoke_api_key(RevokeApiKeyRequest -> RevokeApiKeyResponse) json, DELETE "/v1/api-keys/{key_id}", body none, 200, query [];
+            CreateGrant => create_grant(CreateGrantRequest -> Grant) json, POST "/v1/grants", body json, 200, query [];
+            ListGrants => list_grants(ListGrantsRequest -> ListGrantsResponse) json, GET "/v1/grants", body none, 200, query [resource_kind: Str, resource_id: List, principal: Str, page_token: Str, limit: Int];
+            RevokeGrant => revoke_grant(RevokeGrantRequest -> RevokeGrantResponse) json, DELETE "/v1/grants/{grant_id}", body none, 200, query [];
             SetTableProtection => set_table_protection(SetProtectionRequest -> ProtectionResponse) json, POST "/v1/table/{id}/protection", body json, 200, query [];
             SetNamespaceProtection => set_namespace_protection(SetProtectionRequest -> ProtectionResponse) json, POST "/v1/namespace/{id}/protection", body json, 200, query [];
         }

@@ -6,6 +6,7 @@
 //! the REST gateway ([`rest`]) serves it with the Lance Namespace spec's exact
 //! wire format. See `README.md` for running and configuring the server.
 
+pub mod auth;
 pub mod config;
 pub mod core;
 pub mod error;

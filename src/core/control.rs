@@ -85,6 +85,22 @@ pub trait ControlPlane: Send + Sync {
         &self,
         request: ListWarehouseNamespacesRequest,
     ) -> CatalogResult<ListWarehouseNamespacesResponse>;
+    async fn create_api_key(
+        &self,
+        request: CreateApiKeyRequest,
+    ) -> CatalogResult<CreateApiKeyResponse>;
+    async fn list_api_keys(
+        &self,
+        request: ListApiKeysRequest,
+    ) -> CatalogResult<ListApiKeysResponse>;
+    async fn revoke_api_key(
+        &self,
+        request: RevokeApiKeyRequest,
+    ) -> CatalogResult<RevokeApiKeyResponse>;
+    async fn create_grant(&self, request: CreateGrantRequest) -> CatalogResult<Grant>;
+    async fn list_grants(&self, request: ListGrantsRequest) -> CatalogResult<ListGrantsResponse>;
+    async fn revoke_grant(&self, request: RevokeGrantRequest)
+        -> CatalogResult<RevokeGrantResponse>;
     async fn set_table_protection(
         &self,
         request: SetProtectionRequest,

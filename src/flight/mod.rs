@@ -52,11 +52,17 @@ impl CatalogFlight {
         Self { gov }
     }
 
-    /// A scan of the table's warehouse, through the read guards.
-    async fn scan(&self, spec: &ScanSpec) -> Result<crate::core::Scan, Status> {
-        let route = self
+    /// A scan of the table's warehouse, through the read guards, as the
+    /// caller whose headers came with the call.
+    async fn scan(
+        &self,
+        spec: &ScanSpec,
+        headers: &http::HeaderMap,
+    ) -> Result<crate::core::Scan, Status> {
+        let credentials = crate::governance::caller::from_headers(headers);
+        let (route, _) = self
             .gov
-            .table_route("query_table", &spec.id)
+            .table_route("query_table", &spec.id, &credentials)
             .await
             .map_err(to_status)?;
         route.catalog.scan(spec).await.map_err(to_status)
@@ -108,6 +114,17 @@ fn id_of(v: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The caller's identity from a call's headers, as a spec request holds it.
+fn identity(headers: &http::HeaderMap) -> Option<Box<lance_namespace::models::Identity>> {
+    let c = crate::governance::caller::from_headers(headers);
+    (!c.is_empty()).then(|| {
+        Box::new(lance_namespace::models::Identity {
+            api_key: c.api_key,
+            auth_token: c.bearer,
+        })
+    })
+}
+
 fn str_of(v: &Value, key: &str) -> Option<String> {
     v.get(key).and_then(Value::as_str).map(str::to_string)
 }
@@ -117,8 +134,9 @@ impl CatalogFlight {
         &self,
         spec: ScanSpec,
         descriptor: FlightDescriptor,
+        headers: &http::HeaderMap,
     ) -> Result<FlightInfo, Status> {
-        let scan = self.scan(&spec).await?;
+        let scan = self.scan(&spec, headers).await?;
         let ticket = serde_json::to_vec(&spec).map_err(|e| invalid(e.to_string()))?;
         let info = FlightInfo::new()
             .try_with_schema(&scan.schema)
@@ -154,12 +172,14 @@ impl FlightService for CatalogFlight {
         &self,
         request: Request<Criteria>,
     ) -> Result<Response<Self::ListFlightsStream>, Status> {
+        let headers = request.metadata().clone().into_headers();
         let criteria = request.into_inner().expression;
         let mut listing: ListTablesRequest = if criteria.is_empty() {
             ListTablesRequest::default()
         } else {
             json(&criteria, "the criteria (a list-tables request)")?
         };
+        listing.identity = identity(&headers);
         // Declared tables have no data to fly yet.
         listing.include_declared = Some(false);
         let tables: Vec<Vec<String>> = match listing.id.clone() {
@@ -188,7 +208,7 @@ impl FlightService for CatalogFlight {
                 ..Default::default()
             };
             match self
-                .info(spec, FlightDescriptor::new_path(id.clone()))
+                .info(spec, FlightDescriptor::new_path(id.clone()), &headers)
                 .await
             {
                 Ok(info) => infos.push(Ok(info)),
@@ -204,9 +224,10 @@ impl FlightService for CatalogFlight {
         &self,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
+        let headers = request.metadata().clone().into_headers();
         let descriptor = request.into_inner();
         let spec = scan_spec(&descriptor)?;
-        Ok(Response::new(self.info(spec, descriptor).await?))
+        Ok(Response::new(self.info(spec, descriptor, &headers).await?))
     }
 
     async fn poll_flight_info(
@@ -221,8 +242,9 @@ impl FlightService for CatalogFlight {
         &self,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<SchemaResult>, Status> {
+        let headers = request.metadata().clone().into_headers();
         let spec = scan_spec(&request.into_inner())?;
-        let scan = self.scan(&spec).await?;
+        let scan = self.scan(&spec, &headers).await?;
         let result: SchemaResult = SchemaAsIpc::new(&scan.schema, &IpcWriteOptions::default())
             .try_into()
             .map_err(|e: arrow_schema::ArrowError| {
@@ -235,8 +257,9 @@ impl FlightService for CatalogFlight {
         &self,
         request: Request<Ticket>,
     ) -> Result<Response<Self::DoGetStream>, Status> {
+        let headers = request.metadata().clone().into_headers();
         let spec: ScanSpec = json(&request.into_inner().ticket, "the ticket (a query request)")?;
-        let scan = self.scan(&spec).await?;
+        let scan = self.scan(&spec, &headers).await?;
         let batches = scan
             .batches
             .map_err(|e| FlightError::Tonic(Box::new(to_status(e))));
@@ -251,6 +274,7 @@ impl FlightService for CatalogFlight {
         &self,
         request: Request<Streaming<FlightData>>,
     ) -> Result<Response<Self::DoPutStream>, Status> {
+        let headers = request.metadata().clone().into_headers();
         let mut input = request.into_inner();
         let first = input
             .message()
@@ -301,12 +325,18 @@ impl FlightService for CatalogFlight {
             WriteOp::Insert { .. } => "insert_into_table",
             WriteOp::MergeInsert(_) => "merge_insert_into_table",
         };
-        let route = self.gov.table_route(door, &id).await.map_err(to_status)?;
+        let credentials = crate::governance::caller::from_headers(&headers);
+        let (route, access) = self
+            .gov
+            .table_route(door, &id, &credentials)
+            .await
+            .map_err(to_status)?;
         let outcome = route
             .catalog
             .write_stream(&id, branch, write, schema, batches)
             .await
             .map_err(to_status)?;
+        self.gov.finished(&access).await;
         let metadata = serde_json::to_vec(&outcome).map_err(|e| invalid(e.to_string()))?;
         let result = PutResult {
             app_metadata: metadata.into(),
@@ -329,10 +359,12 @@ impl FlightService for CatalogFlight {
         &self,
         request: Request<Action>,
     ) -> Result<Response<Self::DoActionStream>, Status> {
+        let headers = request.metadata().clone().into_headers();
         let action = request.into_inner();
         let body: Vec<u8> = match action.r#type.as_str() {
             "count_rows" => {
-                let req: CountTableRowsRequest = json(&action.body, "count_rows")?;
+                let mut req: CountTableRowsRequest = json(&action.body, "count_rows")?;
+                req.identity = identity(&headers);
                 let n = self
                     .gov
                     .count_table_rows(req)
@@ -341,7 +373,8 @@ impl FlightService for CatalogFlight {
                 n.to_string().into_bytes()
             }
             "explain" => {
-                let req: ExplainTableQueryPlanRequest = json(&action.body, "explain")?;
+                let mut req: ExplainTableQueryPlanRequest = json(&action.body, "explain")?;
+                req.identity = identity(&headers);
                 let plan = self
                     .gov
                     .explain_table_query_plan(req)

@@ -1,40 +1,16 @@
-//! The control plane over the hierarchy: projects, warehouses, the door
-//! for top-level namespaces, and protection flags, each through the guard
-//! order (shape, parent, authorization, then the registry's conflict check
-//! and write).
+//! The door for top-level namespaces and the checks of warehouse roots.
 
-use async_trait::async_trait;
 use lance_namespace::models::{CreateNamespaceRequest, DropNamespaceRequest};
 use lance_namespace::LanceNamespace;
 
 use super::guard::Access;
 use super::models::*;
-use super::router::{Governance, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
-use crate::core::control::{
-    ControlPlane, DescribeJobRequest, GetServerInfoRequest, JobRecord, ProtectionResponse,
-    ServerInfo, SetProtectionRequest, FEATURES,
-};
+use super::router::{Governance, DEFAULT_WAREHOUSE};
 use crate::error::{CatalogError, CatalogResult, Code};
-
-fn server_access(action: &'static str, kind: &'static str, id: &str) -> Access {
-    Access {
-        principal: None,
-        action,
-        warehouse: None,
-        kind,
-        id: vec![id.to_string()],
-    }
-}
 
 /// How old a binding must be before a door may take it back from a
 /// namespace that is gone.
 const STALE_BINDING_MS: u64 = 60_000;
-
-fn builtin(kind: &str, id: &str) -> CatalogError {
-    CatalogError::invalid(format!(
-        "{kind} {id:?} is built in: it follows the server's --root and cannot be changed or deleted"
-    ))
-}
 
 /// Whether two roots overlap: one equals or contains the other.
 fn overlaps(a: &str, b: &str) -> bool {
@@ -89,6 +65,7 @@ impl Governance {
         &self,
         warehouse: &str,
         request: CreateNamespaceRequest,
+        principal: Option<crate::auth::Principal>,
     ) -> CatalogResult<lance_namespace::models::CreateNamespaceResponse> {
         // Shape.
         let id = request.id.clone().unwrap_or_default();
@@ -103,7 +80,8 @@ impl Governance {
         let record = self.warehouse(warehouse).await?;
         // Authorization.
         let access = Access {
-            principal: None,
+            principal,
+            creates: true,
             action: "create_namespace",
             warehouse: Some(warehouse.to_string()),
             kind: "namespace",
@@ -175,6 +153,7 @@ impl Governance {
                 ),
             ));
         }
+        self.own(&access).await;
         self.hooks.created(&access).await;
         self.hooks.event(&access).await;
         Ok(created)
@@ -204,7 +183,7 @@ impl Governance {
 
     /// Refuse a warehouse root that overlaps another's, the default root
     /// or the control root: a root holds one warehouse's tables only.
-    async fn check_root(&self, root: &str) -> CatalogResult<String> {
+    pub(super) async fn check_root(&self, root: &str) -> CatalogResult<String> {
         let resolved = normalize_root(root)?;
         let mut taken = vec![
             (
@@ -231,288 +210,6 @@ impl Governance {
             }
         }
         Ok(resolved)
-    }
-}
-
-#[async_trait]
-impl ControlPlane for Governance {
-    async fn get_server_info(&self, _request: GetServerInfoRequest) -> CatalogResult<ServerInfo> {
-        let mut roots = vec![self.home.root().to_string()];
-        let served = match self.warehouses {
-            true => self.registry.warehouse_ids().await?,
-            false => Vec::new(),
-        };
-        for id in served {
-            if let Ok(w) = self.registry.warehouse(&id).await {
-                roots.push(w.root);
-            }
-        }
-        let mut features: Vec<String> = FEATURES.iter().map(|f| f.to_string()).collect();
-        if self.warehouses {
-            features.push("warehouses".to_string());
-        }
-        Ok(ServerInfo {
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            storage_roots: roots,
-            features,
-        })
-    }
-
-    async fn describe_job(&self, request: DescribeJobRequest) -> CatalogResult<JobRecord> {
-        let first = self.home.job(&request.job_id).await;
-        if first.is_ok() || !self.warehouses {
-            return first;
-        }
-        for id in self.registry.warehouse_ids().await? {
-            if let Ok(job) = self.catalog(&id).await?.job(&request.job_id).await {
-                return Ok(job);
-            }
-        }
-        first
-    }
-
-    async fn create_project(&self, request: CreateProjectRequest) -> CatalogResult<Project> {
-        crate::records::check_id("project", &request.project_id)?;
-        if request.project_id == DEFAULT_PROJECT {
-            return Err(CatalogError::new(
-                Code::PROJECT_ALREADY_EXISTS,
-                "project \"default\" is built in",
-            ));
-        }
-        self.authorize(&server_access("create_project", "server", ""))
-            .await?;
-        let made = self.registry.create_project(request).await?;
-        let access = server_access("create_project", "project", &made.project_id);
-        self.hooks.created(&access).await;
-        self.hooks.event(&access).await;
-        Ok(made)
-    }
-
-    async fn list_projects(
-        &self,
-        request: ListProjectsRequest,
-    ) -> CatalogResult<ListProjectsResponse> {
-        self.registry.list_projects(request).await
-    }
-
-    async fn describe_project(&self, request: DescribeProjectRequest) -> CatalogResult<Project> {
-        if request.project_id == DEFAULT_PROJECT {
-            if let Err(e) = self.registry.project(DEFAULT_PROJECT).await {
-                if e.code == Code::PROJECT_NOT_FOUND {
-                    return Ok(Project {
-                        project_id: DEFAULT_PROJECT.to_string(),
-                        description: Some("built in: the server's --root".to_string()),
-                        ..Default::default()
-                    });
-                }
-            }
-        }
-        self.registry.project(&request.project_id).await
-    }
-
-    async fn update_project(&self, request: UpdateProjectRequest) -> CatalogResult<Project> {
-        self.authorize(&server_access(
-            "update_project",
-            "project",
-            &request.project_id,
-        ))
-        .await?;
-        self.registry.update_project(request).await
-    }
-
-    async fn delete_project(
-        &self,
-        request: DeleteProjectRequest,
-    ) -> CatalogResult<DeleteProjectResponse> {
-        if request.project_id == DEFAULT_PROJECT {
-            return Err(builtin("project", DEFAULT_PROJECT));
-        }
-        self.authorize(&server_access(
-            "delete_project",
-            "project",
-            &request.project_id,
-        ))
-        .await?;
-        self.registry.delete_project(request).await
-    }
-
-    async fn set_project_protection(
-        &self,
-        request: SetProjectProtectionRequest,
-    ) -> CatalogResult<Project> {
-        self.authorize(&server_access(
-            "set_project_protection",
-            "project",
-            &request.project_id,
-        ))
-        .await?;
-        self.registry.set_project_protection(request).await
-    }
-
-    async fn create_warehouse(
-        &self,
-        mut request: CreateWarehouseRequest,
-    ) -> CatalogResult<Warehouse> {
-        crate::records::check_id("warehouse", &request.warehouse_id)?;
-        if request.warehouse_id == DEFAULT_WAREHOUSE {
-            return Err(CatalogError::new(
-                Code::WAREHOUSE_ALREADY_EXISTS,
-                "warehouse \"default\" is built in: it is the server's --root",
-            ));
-        }
-        self.registry.project(&request.project_id).await?;
-        self.authorize(&server_access(
-            "create_warehouse",
-            "project",
-            &request.project_id,
-        ))
-        .await?;
-        request.root = self.check_root(&request.root).await?;
-        let options = request.storage_options.clone().unwrap_or_default();
-        crate::core::probe_root(&request.root, &options).await?;
-        let made = self.registry.create_warehouse(request).await?;
-        let access = server_access("create_warehouse", "warehouse", &made.warehouse_id);
-        self.hooks.created(&access).await;
-        self.hooks.event(&access).await;
-        Ok(made)
-    }
-
-    async fn list_warehouses(
-        &self,
-        request: ListWarehousesRequest,
-    ) -> CatalogResult<ListWarehousesResponse> {
-        self.registry.list_warehouses(request).await
-    }
-
-    async fn describe_warehouse(
-        &self,
-        request: DescribeWarehouseRequest,
-    ) -> CatalogResult<Warehouse> {
-        Ok(self.warehouse(&request.warehouse_id).await?.redacted())
-    }
-
-    async fn update_warehouse(&self, request: UpdateWarehouseRequest) -> CatalogResult<Warehouse> {
-        if request.warehouse_id == DEFAULT_WAREHOUSE {
-            return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
-        }
-        self.authorize(&server_access(
-            "update_warehouse",
-            "warehouse",
-            &request.warehouse_id,
-        ))
-        .await?;
-        self.registry.update_warehouse(request).await
-    }
-
-    async fn delete_warehouse(
-        &self,
-        request: DeleteWarehouseRequest,
-    ) -> CatalogResult<DeleteWarehouseResponse> {
-        if request.warehouse_id == DEFAULT_WAREHOUSE {
-            return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
-        }
-        self.authorize(&server_access(
-            "delete_warehouse",
-            "warehouse",
-            &request.warehouse_id,
-        ))
-        .await?;
-        let deleted = self.registry.delete_warehouse(request).await?;
-        self.forget_catalog(&deleted.warehouse_id).await;
-        Ok(deleted)
-    }
-
-    async fn set_warehouse_protection(
-        &self,
-        request: SetWarehouseProtectionRequest,
-    ) -> CatalogResult<Warehouse> {
-        if request.warehouse_id == DEFAULT_WAREHOUSE {
-            return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
-        }
-        self.authorize(&server_access(
-            "set_warehouse_protection",
-            "warehouse",
-            &request.warehouse_id,
-        ))
-        .await?;
-        self.registry.set_warehouse_protection(request).await
-    }
-
-    async fn create_warehouse_namespace(
-        &self,
-        request: CreateWarehouseNamespaceRequest,
-    ) -> CatalogResult<WarehouseNamespace> {
-        if !self.warehouses && request.warehouse_id != DEFAULT_WAREHOUSE {
-            return Err(CatalogError::invalid(
-                "warehouses are off on this server (--warehouses on): every namespace lives in the default warehouse",
-            ));
-        }
-        let spec = CreateNamespaceRequest {
-            id: Some(vec![request.namespace.clone()]),
-            properties: request.properties,
-            mode: request.mode,
-            ..Default::default()
-        };
-        let made = if self.warehouses {
-            self.create_bound(&request.warehouse_id, spec).await?
-        } else {
-            self.create_namespace(spec)
-                .await
-                .map_err(|e| CatalogError::from_lance(&e))?
-        };
-        Ok(WarehouseNamespace {
-            warehouse_id: request.warehouse_id,
-            namespace: request.namespace,
-            properties: made.properties.unwrap_or_default(),
-        })
-    }
-
-    async fn list_warehouse_namespaces(
-        &self,
-        request: ListWarehouseNamespacesRequest,
-    ) -> CatalogResult<ListWarehouseNamespacesResponse> {
-        self.warehouse(&request.warehouse_id).await?;
-        let names = match self.warehouses {
-            true => self.registry.namespaces_of(&request.warehouse_id).await?,
-            false => super::spec::root_namespaces(&self.home).await?,
-        };
-        let (namespaces, page_token) =
-            super::registry::page(names, request.page_token.as_deref(), request.limit)?;
-        Ok(ListWarehouseNamespacesResponse {
-            namespaces,
-            page_token,
-        })
-    }
-
-    async fn set_table_protection(
-        &self,
-        request: SetProtectionRequest,
-    ) -> CatalogResult<ProtectionResponse> {
-        let value = serde_json::json!({ "id": request.id });
-        let route = self.route("set_table_protection", &value).await?;
-        self.authorize(&super::router::access(
-            "set_table_protection",
-            &route.warehouse,
-            &value,
-        ))
-        .await?;
-        route.catalog.set_protection("table", request).await
-    }
-
-    async fn set_namespace_protection(
-        &self,
-        request: SetProtectionRequest,
-    ) -> CatalogResult<ProtectionResponse> {
-        let value = serde_json::json!({ "id": request.id });
-        let route = self.route("set_namespace_protection", &value).await?;
-        self.authorize(&super::router::access(
-            "set_namespace_protection",
-            &route.warehouse,
-            &value,
-        ))
-        .await?;
-        let route = self.for_write("set_namespace_protection", route).await?;
-        route.catalog.set_protection("namespace", request).await
     }
 }
 

@@ -14,8 +14,8 @@ use crate::error::CatalogResult;
 /// What a caller asks to do, to what.
 #[derive(Debug, Clone, Serialize)]
 pub struct Access {
-    /// Who asks: `None` until authentication is configured.
-    pub principal: Option<String>,
+    /// Who asks: `None` when authentication is off.
+    pub principal: Option<crate::auth::Principal>,
     /// The operation, named as its method (`create_table`, `create_project`).
     pub action: &'static str,
     /// The warehouse the object lives in (`None` for server-level objects).
@@ -24,6 +24,9 @@ pub struct Access {
     pub kind: &'static str,
     /// The object's id (a project or warehouse id is one segment).
     pub id: Vec<String>,
+    /// Whether the operation creates this object (its caller becomes its
+    /// owner once the write succeeded).
+    pub creates: bool,
 }
 
 /// Decides whether an access is allowed: an error (403, code 15) refuses it.
@@ -55,6 +58,7 @@ pub trait Hooks: Send + Sync {
             action = access.action,
             kind = access.kind,
             warehouse = access.warehouse.as_deref().unwrap_or(""),
+            principal = access.principal.as_ref().map(|p| p.id.as_str()).unwrap_or(""),
             id = ?access.id,
             "catalog event"
         );

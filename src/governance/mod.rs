@@ -5,10 +5,15 @@
 //! spec and the control plane through the guard order of `guard.rs`, and
 //! `scoped.rs` is a view of one warehouse for any `LanceNamespace`.
 
+mod access;
+mod access_models;
 mod bindings;
+pub mod caller;
 mod control;
+mod grants;
 pub mod guard;
 pub mod models;
+mod plane;
 mod registry;
 mod router;
 mod scoped;
@@ -16,5 +21,7 @@ mod spec;
 
 pub use bindings::Binding;
 pub use registry::Registry;
-pub use router::{Governance, GovernanceConfig, Route, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
+pub use router::{
+    AuthConfig, Governance, GovernanceConfig, Route, DEFAULT_PROJECT, DEFAULT_WAREHOUSE,
+};
 pub use scoped::Scoped;

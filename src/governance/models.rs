@@ -5,6 +5,8 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::access_models::*;
+
 /// A project: the tenant. A project has many warehouses.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Project {

@@ -59,6 +59,25 @@ pub(super) fn page(
     Ok((taken, next))
 }
 
+/// One page of `items` (sorted by `key`) after `token`, and the next token.
+pub(super) fn page_items<T>(
+    items: Vec<T>,
+    key: impl Fn(&T) -> String,
+    token: Option<&str>,
+    limit: Option<i32>,
+) -> CatalogResult<(Vec<T>, Option<String>)> {
+    let keys: Vec<String> = items.iter().map(&key).collect();
+    let (page, next) = page(keys, token, limit)?;
+    let page: std::collections::HashSet<String> = page.into_iter().collect();
+    Ok((
+        items
+            .into_iter()
+            .filter(|i| page.contains(&key(i)))
+            .collect(),
+        next,
+    ))
+}
+
 fn protected_error(kind: &str, id: &str) -> CatalogError {
     CatalogError::new(
         Code::OBJECT_PROTECTED,
@@ -283,6 +302,30 @@ impl Registry {
             ));
         }
         Ok(made.value.redacted())
+    }
+
+    /// Every project, sorted by id.
+    pub async fn all_projects(&self) -> CatalogResult<Vec<Project>> {
+        let mut out = Vec::new();
+        for id in self.records.ids::<Project>(PROJECT).await? {
+            if let Some(p) = self.records.get::<Project>(PROJECT, &id).await? {
+                out.push(p.value);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every warehouse (of one project), sorted by id, secrets hidden.
+    pub async fn all_warehouses(&self, project: Option<&str>) -> CatalogResult<Vec<Warehouse>> {
+        let mut out = Vec::new();
+        for id in self.records.ids::<Warehouse>(WAREHOUSE).await? {
+            if let Some(w) = self.records.get::<Warehouse>(WAREHOUSE, &id).await? {
+                if project.is_none_or(|p| p == w.value.project_id) {
+                    out.push(w.value.redacted());
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Every warehouse's id, sorted.

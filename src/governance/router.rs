@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use lance_namespace::LanceNamespace;
 use serde_json::Value;
 
 use super::guard::{Access, AllowAll, Authorizer, Hooks, LogHooks};
@@ -39,6 +40,21 @@ pub struct GovernanceConfig {
     /// `--warehouses on`: top-level namespaces are created through their
     /// warehouse and bound to it.
     pub warehouses: bool,
+    /// Authentication and authorization.
+    pub auth: AuthConfig,
+}
+
+/// `--auth` and its settings.
+#[derive(Debug, Clone, Default)]
+pub struct AuthConfig {
+    /// `--auth required`: every request must be authenticated, and Cedar
+    /// decides what it may do.
+    pub required: bool,
+    pub jwt: Option<crate::auth::JwtConfig>,
+    /// Made server admin at start.
+    pub bootstrap_admin: Option<String>,
+    /// Operators' own `*.cedar` policy files.
+    pub policy_dir: Option<std::path::PathBuf>,
 }
 
 /// The catalog an operation runs on, and its warehouse.
@@ -59,6 +75,11 @@ pub struct Governance {
     bound: std::sync::Mutex<HashMap<String, (String, Instant)>>,
     pub(super) authorizer: Arc<dyn Authorizer>,
     pub(super) hooks: Arc<dyn Hooks>,
+    /// Who is calling (API keys, JWTs).
+    pub(super) auth: Arc<crate::auth::Authenticator>,
+    /// The policies, when authentication is required.
+    pub(super) cedar: Option<Arc<crate::auth::cedar::CedarAuthorizer>>,
+    pub(super) grants: super::grants::GrantCache,
 }
 
 impl std::fmt::Debug for Governance {
@@ -86,17 +107,52 @@ impl Governance {
             ),
         };
         let mut gov = Self::single(home);
-        gov.registry = Registry::new(records);
+        gov.registry = Registry::new(records.clone());
         gov.control_root = control_root;
         gov.warehouses = config.warehouses;
+        let auth = &config.auth;
+        let jwt = match &auth.jwt {
+            Some(j) => Some(crate::auth::JwtVerifier::new(j.clone()).await?),
+            None => None,
+        };
+        gov.auth = Arc::new(crate::auth::Authenticator::new(
+            auth.required,
+            crate::auth::ApiKeys::new(records),
+            jwt,
+        ));
+        if auth.required {
+            let actions: Vec<&str> = crate::rest::OPS
+                .iter()
+                .chain(crate::rest::CONTROL_OPS)
+                .map(|op| op.action)
+                .collect();
+            let cedar =
+                crate::auth::cedar::CedarAuthorizer::new(&actions, auth.policy_dir.as_deref())
+                    .map_err(CatalogError::invalid)?;
+            gov.cedar = Some(Arc::new(cedar));
+        }
+        if let Some(admin) = auth.bootstrap_admin.as_deref().filter(|a| !a.is_empty()) {
+            gov.registry
+                .grant(
+                    super::models::GrantResource {
+                        kind: "server".into(),
+                        id: vec![],
+                    },
+                    admin,
+                    "admin",
+                    Some("--bootstrap-admin".into()),
+                )
+                .await?;
+        }
         Ok(gov)
     }
 
     /// One root, warehouses off, registries in the root's control directory.
     pub fn single(home: Catalog) -> Self {
         let control_root = format!("{}/_catalog/control", home.root());
+        let records = home.control_records();
         Self {
-            registry: Registry::new(home.control_records()),
+            registry: Registry::new(records.clone()),
             warehouses: false,
             home: Arc::new(home),
             control_root,
@@ -104,6 +160,13 @@ impl Governance {
             bound: Default::default(),
             authorizer: Arc::new(AllowAll),
             hooks: Arc::new(LogHooks),
+            auth: Arc::new(crate::auth::Authenticator::new(
+                false,
+                crate::auth::ApiKeys::new(records),
+                None,
+            )),
+            cedar: None,
+            grants: Default::default(),
         }
     }
 
@@ -343,21 +406,43 @@ impl Governance {
         self.catalog_of(&w).await
     }
 
-    /// Ask the authorizer.
-    pub(super) async fn authorize(&self, access: &Access) -> CatalogResult<()> {
-        self.authorizer.authorize(access).await
-    }
-
     /// The catalog of a table for a Flight call: routed as `op` would be.
-    pub async fn table_route(&self, op: &'static str, id: &[String]) -> CatalogResult<Route> {
+    pub async fn table_route(
+        &self,
+        op: &'static str,
+        id: &[String],
+        credentials: &crate::auth::Credentials,
+    ) -> CatalogResult<(Route, Access)> {
+        let principal = self.auth.authenticate(credentials).await?;
         let request = serde_json::json!({ "id": id });
         let route = self.route(op, &request).await?;
+        let mut creates = false;
         if is_door(op) {
             route.catalog.check_door(true, &Some(id.to_vec())).await?;
+            creates = route
+                .catalog
+                .table_exists(lance_namespace::models::TableExistsRequest {
+                    id: Some(id.to_vec()),
+                    ..Default::default()
+                })
+                .await
+                .is_err();
         }
-        let access = access(op, &route.warehouse, &request);
+        let mut access = access(op, &route.warehouse, &request);
+        access.principal = principal;
+        access.creates = creates;
         self.authorize(&access).await?;
-        self.for_write(op, route).await
+        Ok((self.for_write(op, route).await?, access))
+    }
+
+    /// After a successful write outside the spec methods (Flight): the
+    /// creator's ownership, then the event.
+    pub async fn finished(&self, access: &Access) {
+        if access.creates {
+            self.own(access).await;
+            self.hooks.created(access).await;
+        }
+        self.hooks.event(access).await;
     }
 }
 
@@ -365,14 +450,22 @@ impl Governance {
 pub(super) fn access(op: &'static str, warehouse: &str, request: &Value) -> Access {
     Access {
         principal: None,
+        creates: false,
         action: op,
         warehouse: Some(warehouse.to_string()),
-        kind: if op.contains("namespace") {
+        kind: if id_is_namespace(op) {
             "namespace"
         } else {
             "table"
         },
-        id: string_list(request.get("id")).unwrap_or_default(),
+        id: {
+            let mut id = string_list(request.get("id")).unwrap_or_default();
+            // A transaction's id is its table's id and one more segment.
+            if op.contains("transaction") {
+                id.pop();
+            }
+            id
+        },
     }
 }
 

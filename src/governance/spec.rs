@@ -24,6 +24,8 @@ impl Governance {
     ) -> CatalogResult<(Route, Access)> {
         let value = serde_json::to_value(request)
             .map_err(|e| CatalogError::invalid(format!("cannot read the request: {e}")))?;
+        // Identity, then shape and parent, then authorization.
+        let principal = self.principal_of(&value).await?;
         let route = self.route(op, &value).await?;
         if op == "rename_table" {
             // The source is the "parent" a rename needs first.
@@ -35,22 +37,64 @@ impl Governance {
                 })
                 .await?;
         }
+        let mut creates = false;
         if is_door(op) {
             let table = !op.contains("namespace");
-            route
-                .catalog
-                .check_door(table, &door_id(op, &value)?)
-                .await?;
+            let id = door_id(op, &value)?;
+            route.catalog.check_door(table, &id).await?;
+            creates = op != "rename_table" && !self.exists_before(op, &route, &value, &id).await?;
         }
-        let access = access(op, &route.warehouse, &value);
+        let mut access = access(op, &route.warehouse, &value);
+        access.principal = principal;
         self.authorize(&access).await?;
+        for other in others(op, &value) {
+            self.authorize(&Access {
+                kind: other.0,
+                id: other.1,
+                ..access.clone()
+            })
+            .await?;
+        }
         let route = self.for_write(op, route).await?;
+        access.creates = creates;
         Ok((route, access))
     }
 
-    /// The hooks after a successful write.
+    /// Whether a door's object stands already (an `exist_ok` or
+    /// `overwrite` create of it creates nothing, so makes no owner).
+    async fn exists_before(
+        &self,
+        op: &str,
+        route: &Route,
+        value: &Value,
+        id: &Option<Vec<String>>,
+    ) -> CatalogResult<bool> {
+        let plain = value
+            .get("mode")
+            .and_then(Value::as_str)
+            .is_none_or(|m| m.eq_ignore_ascii_case("create"));
+        if plain {
+            return Ok(false);
+        }
+        let id = id.clone().unwrap_or_default();
+        Ok(match op {
+            "create_namespace" => route.catalog.namespace_present(&id).await?,
+            _ => route
+                .catalog
+                .table_exists(models::TableExistsRequest {
+                    id: Some(id),
+                    ..Default::default()
+                })
+                .await
+                .is_ok(),
+        })
+    }
+
+    /// The hooks after a successful write: ownership of what was created,
+    /// then the event.
     async fn after(&self, access: &Access) {
-        if is_door(access.action) {
+        if access.creates {
+            self.own(access).await;
             self.hooks.created(access).await;
         }
         if !is_read(access.action) {
@@ -65,13 +109,16 @@ impl Governance {
         let value = serde_json::to_value(&request).unwrap_or(Value::Null);
         let id = request.id.clone().unwrap_or_default();
         if self.warehouses && id.len() == 1 {
+            // Identity first, as at every door.
+            self.principal_of(&value).await?;
             let Some(scope) = self.scope_of(&value)? else {
                 return Err(CatalogError::invalid(format!(
                     "a top-level namespace is created in its warehouse: POST /v1/warehouses/{{warehouse_id}}/namespaces with {{\"namespace\": {:?}}}, or create_namespace through the warehouse's endpoint /warehouses/{{warehouse_id}}",
                     id[0]
                 )));
             };
-            return self.create_bound(&scope, request).await;
+            let principal = self.principal_of(&value).await?;
+            return self.create_bound(&scope, request, principal).await;
         }
         let (route, access) = self.admit("create_namespace", &request).await?;
         let answer = route.catalog.create_namespace(request).await?;
@@ -202,6 +249,41 @@ fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
         .iter()
         .map(|s| s.as_str().map(str::to_string))
         .collect()
+}
+
+/// The other objects an operation acts on, each authorized as well: a
+/// rename's destination namespace, and every table a batch names.
+fn others(op: &str, request: &Value) -> Vec<(&'static str, Vec<String>)> {
+    if op == "rename_table" {
+        if let Ok(Some(mut dest)) = door_id(op, request) {
+            dest.pop();
+            return vec![("namespace", dest)];
+        }
+    }
+    if !op.starts_with("batch_") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    fn walk(v: &Value, out: &mut Vec<(&'static str, Vec<String>)>) {
+        match v {
+            Value::Array(items) => items.iter().for_each(|i| walk(i, out)),
+            Value::Object(obj) => {
+                for (k, v) in obj {
+                    match (k.as_str(), string_list(Some(v))) {
+                        ("id", Some(id)) if !id.is_empty() => out.push(("table", id)),
+                        _ => walk(v, out),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    for (k, v) in request.as_object().into_iter().flatten() {
+        if !matches!(k.as_str(), "id" | "context" | "identity") {
+            walk(v, &mut out);
+        }
+    }
+    out
 }
 
 /// The id a door creates: the request's id, or a rename's destination.

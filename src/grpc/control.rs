@@ -64,8 +64,16 @@ macro_rules! control_service {
                     &self,
                     request: Request<pb::$Req>,
                 ) -> Result<Response<pb::$Resp>, Status> {
+                    let caller = crate::governance::caller::from_headers(
+                        &request.metadata().clone().into_headers(),
+                    );
                     let model: $Req = request_model(request, stringify!($Req))?;
-                    response(self.plane.$method(model).await, stringify!($Resp))
+                    let answer = crate::governance::caller::as_caller(
+                        caller,
+                        self.plane.$method(model),
+                    )
+                    .await;
+                    response(answer, stringify!($Resp))
                 }
             )*
         }
@@ -81,7 +89,7 @@ macro_rules! control_service {
                     let answer = self
                         .client
                         .clone()
-                        .$method(Request::new(message))
+                        .$method(self.request(message))
                         .await
                         .map_err(|s| from_status(&s))?;
                     let value = to_json(&answer.into_inner(), stringify!($Resp))?;
@@ -96,6 +104,8 @@ macro_rules! control_service {
 #[derive(Debug, Clone)]
 pub struct GrpcControl {
     client: CatalogControlServiceClient<Channel>,
+    /// Sent with every call: `x-api-key` or `authorization: Bearer`.
+    credentials: Option<(&'static str, String)>,
 }
 
 impl GrpcControl {
@@ -103,7 +113,30 @@ impl GrpcControl {
     pub async fn connect(endpoint: &str) -> Result<Self, tonic::transport::Error> {
         Ok(Self {
             client: CatalogControlServiceClient::connect(endpoint.to_string()).await?,
+            credentials: None,
         })
+    }
+
+    /// Call as the holder of an API key.
+    pub fn with_api_key(mut self, key: &str) -> Self {
+        self.credentials = Some(("x-api-key", key.to_string()));
+        self
+    }
+
+    /// Call with a bearer token.
+    pub fn with_bearer(mut self, token: &str) -> Self {
+        self.credentials = Some(("authorization", format!("Bearer {token}")));
+        self
+    }
+
+    fn request<T>(&self, message: T) -> Request<T> {
+        let mut request = Request::new(message);
+        if let Some((name, value)) = &self.credentials {
+            if let Ok(v) = tonic::metadata::MetadataValue::try_from(value.as_str()) {
+                request.metadata_mut().insert(*name, v);
+            }
+        }
+        request
     }
 }
 

@@ -66,13 +66,16 @@ struct AppState {
     ns: Arc<dyn LanceNamespace>,
     /// The control plane, when this router serves one.
     control: Option<Arc<dyn ControlPlane>>,
+    /// The governance layer, which names the caller before the request's
+    /// shape is read (identity is first in the guard order).
+    gate: Option<Arc<Governance>>,
     config: Arc<RestConfig>,
 }
 
 /// The gateway's router over any namespace implementation: the 54 spec
 /// routes only.
 pub fn router(ns: Arc<dyn LanceNamespace>, config: RestConfig) -> Router {
-    let api = routes(ns, None, &config);
+    let api = routes(ns, None, None, &config);
     finish(api, &config)
 }
 
@@ -83,14 +86,16 @@ pub fn router(ns: Arc<dyn LanceNamespace>, config: RestConfig) -> Router {
 /// Lance client whose URI ends there sees that warehouse alone, and its
 /// top-level namespaces are created in it.
 pub fn catalog_router(gov: Arc<Governance>, config: RestConfig) -> Router {
-    let scoped = routes(gov.clone(), None, &config).fallback(not_found);
-    let api = routes(gov.clone(), Some(gov), &config).nest("/warehouses/{warehouse}", scoped);
+    let scoped = routes(gov.clone(), None, Some(gov.clone()), &config).fallback(not_found);
+    let api = routes(gov.clone(), Some(gov.clone()), Some(gov), &config)
+        .nest("/warehouses/{warehouse}", scoped);
     finish(api, &config)
 }
 
 fn routes(
     ns: Arc<dyn LanceNamespace>,
     control: Option<Arc<dyn ControlPlane>>,
+    gate: Option<Arc<Governance>>,
     config: &RestConfig,
 ) -> Router {
     let ops: Vec<&'static OpDef> = match control {
@@ -100,6 +105,7 @@ fn routes(
     let state = AppState {
         ns,
         control,
+        gate,
         config: Arc::new(config.clone()),
     };
     // One method router per path: several operations may share a path
@@ -209,6 +215,12 @@ async fn run(
     let delimiter = query.delimiter(instance)?;
     let (parts, body) = req.into_parts();
     let headers = parts.headers;
+    if let Some(gate) = &state.gate {
+        let caller = crate::governance::caller::from_headers(&headers);
+        gate.authenticate(&caller)
+            .await
+            .map_err(|e| Problem::new(e, instance))?;
+    }
     let limit = match op.body {
         BodyKind::Arrow => state.config.max_arrow_body,
         _ => state.config.max_json_body,
@@ -258,7 +270,16 @@ async fn run(
     }
 
     let reply = match (op.plane, &state.control) {
-        (Plane::Control, Some(control)) => dispatch_control(control.as_ref(), op.name, obj).await,
+        (Plane::Control, Some(control)) => {
+            // The control plane's models carry no identity: the call runs
+            // as its caller instead.
+            let caller = crate::auth::Credentials::from_identity(obj.get("identity"));
+            crate::governance::caller::as_caller(
+                caller,
+                dispatch_control(control.as_ref(), op.name, obj),
+            )
+            .await
+        }
         _ => dispatch(state.ns.as_ref(), op.name, obj, data).await,
     }
     .map_err(|e: CatalogError| Problem::new(e, instance))?;

@@ -67,6 +67,8 @@ pub struct OpDef {
     pub plane: Plane,
     /// The spec's operationId, e.g. `CreateTable`.
     pub name: &'static str,
+    /// Its method, e.g. `create_table`: the Cedar action.
+    pub action: &'static str,
     /// `GET` or `POST`.
     pub method: &'static str,
     /// The spec path, e.g. `/v1/table/{id}/create`.
@@ -125,6 +127,7 @@ macro_rules! op_defs {
             OpDef {
                 plane: Plane::$plane,
                 name: stringify!($Name),
+                action: stringify!($method),
                 method: stringify!($verb),
                 path: $path,
                 body: body_kind!($body),

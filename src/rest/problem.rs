@@ -71,6 +71,15 @@ impl IntoResponse for Problem {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/problem+json"),
         );
+        if status == StatusCode::UNAUTHORIZED {
+            // What credentials the server takes (RFC 9110, 11.6.1).
+            resp.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static(
+                    "Bearer realm=\"lance-catalog\", ApiKey header=\"x-api-key\"",
+                ),
+            );
+        }
         resp
     }
 }

@@ -98,6 +98,7 @@ pub async fn warehouses() -> (Arc<Governance>, TempDir, TempDir) {
         },
         control_root: None,
         warehouses: true,
+        ..Default::default()
     })
     .await
     .expect("open governance");

@@ -8,6 +8,7 @@
 //! process, over REST at the warehouse's URL, and over gRPC with the
 //! warehouse in each request's context).
 
+mod auth;
 mod batch;
 mod cases;
 mod flight;

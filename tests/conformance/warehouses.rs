@@ -52,6 +52,7 @@ async fn governance(home: &Path, gate: Arc<Gate>) -> Arc<Governance> {
         },
         control_root: None,
         warehouses: true,
+        ..Default::default()
     })
     .await
     .unwrap()

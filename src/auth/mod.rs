@@ -1,0 +1,121 @@
+//! Who is calling: authentication (API keys, bearer JWTs) and the Cedar
+//! authorizer fed by grants. The governance layer asks these on every door,
+//! whatever the transport (REST headers, gRPC metadata and Flight call
+//! headers all arrive as the request's identity).
+
+mod api_keys;
+pub mod cedar;
+mod jwt;
+
+use serde::{Deserialize, Serialize};
+
+pub use api_keys::{ApiKeyInfo, ApiKeys};
+pub use jwt::{JwtConfig, JwtVerifier};
+
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// An authenticated caller.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Principal {
+    pub id: String,
+    #[serde(default)]
+    pub groups: Vec<String>,
+}
+
+/// Credentials as a request carries them.
+#[derive(Debug, Clone, Default)]
+pub struct Credentials {
+    pub api_key: Option<String>,
+    pub bearer: Option<String>,
+}
+
+impl Credentials {
+    /// From a request's `identity` (`api_key`, `auth_token`), as JSON.
+    pub fn from_identity(identity: Option<&serde_json::Value>) -> Self {
+        let field = |name: &str| {
+            identity
+                .and_then(|i| i.get(name))
+                .and_then(serde_json::Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        Self {
+            api_key: field("api_key"),
+            bearer: field("auth_token"),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.api_key.is_none() && self.bearer.is_none()
+    }
+}
+
+/// How requests are authenticated.
+pub struct Authenticator {
+    required: bool,
+    keys: ApiKeys,
+    jwt: Option<JwtVerifier>,
+}
+
+impl std::fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authenticator")
+            .field("required", &self.required)
+            .field("jwt", &self.jwt.is_some())
+            .finish()
+    }
+}
+
+pub fn unauthenticated(message: impl Into<String>) -> CatalogError {
+    CatalogError::new(Code::UNAUTHENTICATED, message)
+}
+
+impl Authenticator {
+    /// `required`: every request must carry a valid credential.
+    pub fn new(required: bool, keys: ApiKeys, jwt: Option<JwtVerifier>) -> Self {
+        Self {
+            required,
+            keys,
+            jwt,
+        }
+    }
+
+    /// Whether credentials are required (and authorization enforced).
+    pub fn required(&self) -> bool {
+        self.required
+    }
+
+    pub fn keys(&self) -> &ApiKeys {
+        &self.keys
+    }
+
+    /// The caller of a request: `None` when authentication is off. With it
+    /// required, no credential, or one that does not verify, is 401.
+    pub async fn authenticate(
+        &self,
+        credentials: &Credentials,
+    ) -> CatalogResult<Option<Principal>> {
+        if !self.required {
+            return Ok(None);
+        }
+        if let Some(key) = &credentials.api_key {
+            return self.keys.verify(key).await.map(Some);
+        }
+        let Some(token) = &credentials.bearer else {
+            return Err(unauthenticated(
+                "authentication required: send an API key (x-api-key) or a bearer token (Authorization: Bearer …)",
+            ));
+        };
+        // Clients that only speak bearer tokens may carry an API key so.
+        if ApiKeys::looks_like_key(token) {
+            return self.keys.verify(token).await.map(Some);
+        }
+        match &self.jwt {
+            Some(jwt) => jwt.verify(token).await.map(Some),
+            None => Err(unauthenticated(
+                "bearer tokens are not accepted by this server (no JWT issuer is configured); use an API key",
+            )),
+        }
+    }
+}

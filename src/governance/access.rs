@@ -1,0 +1,143 @@
+//! Authorization over the hierarchy: the chain of a resource (itself and
+//! everything above it, up to the server), the relations a principal holds
+//! on it through grants, the Cedar decision, and ownership of what a
+//! caller creates.
+
+use serde_json::Value;
+
+use super::grants::{key, relations};
+use super::guard::Access;
+use super::models::GrantResource;
+use super::router::{Governance, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
+use crate::auth::cedar::{denied, Chain};
+use crate::auth::{unauthenticated, Credentials, Principal};
+use crate::error::CatalogResult;
+
+impl Governance {
+    /// The caller of a spec request (its `identity`): first in the guard
+    /// order, before the request's shape is looked at.
+    pub(super) async fn principal_of(&self, request: &Value) -> CatalogResult<Option<Principal>> {
+        self.auth
+            .authenticate(&Credentials::from_identity(request.get("identity")))
+            .await
+    }
+
+    /// Check a caller's credentials (401 when they are required and
+    /// missing or invalid), before anything else of a request is read.
+    pub async fn authenticate(
+        &self,
+        credentials: &Credentials,
+    ) -> CatalogResult<Option<Principal>> {
+        self.auth.authenticate(credentials).await
+    }
+
+    /// The caller of a control-plane operation.
+    pub(super) async fn caller(&self) -> CatalogResult<Option<Principal>> {
+        self.auth.authenticate(&super::caller::current()).await
+    }
+
+    /// A warehouse's project.
+    async fn project_of(&self, warehouse: &str) -> CatalogResult<String> {
+        Ok(match warehouse {
+            DEFAULT_WAREHOUSE => DEFAULT_PROJECT.to_string(),
+            w => match self.registry.warehouse(w).await {
+                Ok(record) => record.project_id,
+                // Being created: its project is the resource asked about.
+                Err(_) => DEFAULT_PROJECT.to_string(),
+            },
+        })
+    }
+
+    /// The resource of `access` and everything above it, nearest first, as
+    /// Cedar entities and as grant keys.
+    pub(super) async fn chain(&self, access: &Access) -> CatalogResult<(Chain, Vec<String>)> {
+        let mut chain: Vec<(&'static str, String)> = Vec::new();
+        let mut keys = Vec::new();
+        let id = &access.id;
+        let warehouse = access
+            .warehouse
+            .clone()
+            .unwrap_or_else(|| DEFAULT_WAREHOUSE.to_string());
+        let warehouse_level =
+            |chain: &mut Vec<(&'static str, String)>, keys: &mut Vec<String>, w: &str, p: &str| {
+                chain.push(("Warehouse", w.to_string()));
+                keys.push(key("warehouse", &[w.to_string()]));
+                chain.push(("Project", p.to_string()));
+                keys.push(key("project", &[p.to_string()]));
+            };
+        match access.kind {
+            "server" => {}
+            "project" => {
+                let p = id.first().cloned().unwrap_or_default();
+                chain.push(("Project", p.clone()));
+                keys.push(key("project", &[p]));
+            }
+            "warehouse" => {
+                let w = id.first().cloned().unwrap_or_default();
+                let p = self.project_of(&w).await?;
+                warehouse_level(&mut chain, &mut keys, &w, &p);
+            }
+            kind => {
+                let namespaces = match kind {
+                    "table" => {
+                        chain.push(("Table", id.join("/")));
+                        keys.push(key("table", id));
+                        &id[..id.len().saturating_sub(1)]
+                    }
+                    _ => &id[..],
+                };
+                for n in (1..=namespaces.len()).rev() {
+                    chain.push(("Namespace", namespaces[..n].join("/")));
+                    keys.push(key("namespace", &namespaces[..n]));
+                }
+                let p = self.project_of(&warehouse).await?;
+                warehouse_level(&mut chain, &mut keys, &warehouse, &p);
+            }
+        }
+        chain.push(("Server", "server".to_string()));
+        keys.push(key("server", &[]));
+        Ok((Chain(chain), keys))
+    }
+
+    /// Whether the caller may: Cedar decides when authentication is
+    /// required (from the grants on the resource's chain and the policy
+    /// files), then the pluggable authorizer.
+    pub(super) async fn authorize(&self, access: &Access) -> CatalogResult<()> {
+        if let Some(cedar) = self.cedar.as_ref().filter(|_| self.auth.required()) {
+            let Some(p) = &access.principal else {
+                return Err(unauthenticated("authentication required"));
+            };
+            let (chain, keys) = self.chain(access).await?;
+            let grants = self.registry.grants_cached(&self.grants).await?;
+            let held = relations(&grants, p, &keys);
+            if !cedar.is_allowed(&p.id, &p.groups, access.action, &chain, &held)? {
+                let e = denied(&p.id, access.action, &chain);
+                tracing::info!(target: "lance_catalog::audit", principal = %p.id, action = access.action, outcome = "denied", error = %e.message);
+                return Err(e);
+            }
+        }
+        self.authorizer.authorize(access).await
+    }
+
+    /// Ownership on create: the creator becomes admin of what it created
+    /// (and of nothing above it).
+    pub(super) async fn own(&self, access: &Access) {
+        let Some(p) = access.principal.as_ref().filter(|_| self.auth.required()) else {
+            return;
+        };
+        let resource = GrantResource {
+            kind: access.kind.to_string(),
+            id: access.id.clone(),
+        };
+        match self
+            .registry
+            .grant(resource, &p.id, "admin", Some(p.id.clone()))
+            .await
+        {
+            Ok(_) => self.grants.invalidate().await,
+            Err(e) => {
+                tracing::warn!(principal = %p.id, error = %e.message, "the creator's ownership grant was not recorded")
+            }
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! The caller of a control-plane operation. Spec requests carry their
+//! identity in the request (`identity`); the control plane's own models do
+//! not, so each transport runs the call inside the caller's scope.
+
+use std::future::Future;
+
+use crate::auth::Credentials;
+
+tokio::task_local! {
+    static CALLER: Credentials;
+}
+
+/// Run `f` as the caller holding `credentials`.
+pub async fn as_caller<F: Future>(credentials: Credentials, f: F) -> F::Output {
+    CALLER.scope(credentials, f).await
+}
+
+/// The current caller's credentials (none outside a caller's scope).
+pub fn current() -> Credentials {
+    CALLER.try_with(Clone::clone).unwrap_or_default()
+}
+
+/// Credentials from transport headers (REST, gRPC metadata, Flight).
+pub fn from_headers(headers: &http::HeaderMap) -> Credentials {
+    let mut obj = serde_json::Map::new();
+    crate::identity::apply_headers(headers, &mut obj);
+    Credentials::from_identity(obj.get("identity"))
+}

@@ -1,0 +1,630 @@
+//! The control plane over the hierarchy: projects, warehouses, the door for
+//! top-level namespaces, protection flags, API keys and grants. Each
+//! operation runs the guard order: the caller (identity), the request's
+//! shape, its parent, authorization, then the registry's own conflict
+//! check and write; what it creates is owned by its creator.
+
+use async_trait::async_trait;
+use lance_namespace::models::CreateNamespaceRequest;
+use lance_namespace::LanceNamespace;
+
+use super::guard::Access;
+use super::models::*;
+use super::registry::page_items;
+use super::router::{Governance, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
+use crate::auth::Principal;
+use crate::core::control::{
+    ControlPlane, DescribeJobRequest, GetServerInfoRequest, JobRecord, ProtectionResponse,
+    ServerInfo, SetProtectionRequest, FEATURES,
+};
+use crate::error::{CatalogError, CatalogResult, Code};
+
+fn builtin(kind: &str, id: &str) -> CatalogError {
+    CatalogError::invalid(format!(
+        "{kind} {id:?} is built in: it follows the server's --root and cannot be changed or deleted"
+    ))
+}
+
+fn one(id: &str) -> Vec<String> {
+    vec![id.to_string()]
+}
+
+impl Governance {
+    /// Authorize the caller for `action` on a control-plane resource.
+    async fn control(
+        &self,
+        action: &'static str,
+        kind: &'static str,
+        id: Vec<String>,
+    ) -> CatalogResult<Access> {
+        let principal = self.caller().await?;
+        let warehouse = (kind == "warehouse").then(|| id.first().cloned().unwrap_or_default());
+        let access = Access {
+            principal,
+            action,
+            warehouse,
+            kind,
+            id,
+            creates: false,
+        };
+        self.authorize(&access).await?;
+        Ok(access)
+    }
+
+    /// Whether the caller could do `action` on a resource (for filtering
+    /// lists), without failing.
+    async fn may(
+        &self,
+        principal: &Option<Principal>,
+        action: &'static str,
+        kind: &'static str,
+        id: Vec<String>,
+    ) -> bool {
+        let warehouse = (kind == "warehouse").then(|| id.first().cloned().unwrap_or_default());
+        let access = Access {
+            principal: principal.clone(),
+            action,
+            warehouse,
+            kind,
+            id,
+            creates: false,
+        };
+        self.authorize(&access).await.is_ok()
+    }
+
+    /// After a control-plane create: its creator owns it.
+    async fn created(
+        &self,
+        principal: Option<Principal>,
+        action: &'static str,
+        kind: &'static str,
+        id: &str,
+    ) {
+        let access = Access {
+            principal,
+            action,
+            warehouse: (kind == "warehouse").then(|| id.to_string()),
+            kind,
+            id: one(id),
+            creates: true,
+        };
+        self.own(&access).await;
+        self.hooks.created(&access).await;
+        self.hooks.event(&access).await;
+    }
+
+    /// A principal may act on its own keys; anything else is the server
+    /// admin's.
+    async fn own_or_admin(
+        &self,
+        action: &'static str,
+        owner: Option<&str>,
+    ) -> CatalogResult<Option<Principal>> {
+        let caller = self.caller().await?;
+        let own = match (&caller, owner) {
+            (Some(c), Some(o)) => c.id == o,
+            _ => false,
+        };
+        if !own {
+            self.control(action, "server", vec![]).await?;
+        }
+        Ok(caller)
+    }
+}
+
+#[async_trait]
+impl ControlPlane for Governance {
+    async fn get_server_info(&self, _request: GetServerInfoRequest) -> CatalogResult<ServerInfo> {
+        // Any authenticated caller may know what it talks to.
+        self.caller().await?;
+        let mut roots = vec![self.home.root().to_string()];
+        let served = match self.warehouses {
+            true => self.registry.warehouse_ids().await?,
+            false => Vec::new(),
+        };
+        for id in served {
+            if let Ok(w) = self.registry.warehouse(&id).await {
+                roots.push(w.root);
+            }
+        }
+        let mut features: Vec<String> = FEATURES.iter().map(|f| f.to_string()).collect();
+        if self.warehouses {
+            features.push("warehouses".to_string());
+        }
+        if self.auth.required() {
+            features.push("auth".to_string());
+        }
+        Ok(ServerInfo {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            storage_roots: roots,
+            features,
+        })
+    }
+
+    async fn describe_job(&self, request: DescribeJobRequest) -> CatalogResult<JobRecord> {
+        self.control("describe_job", "server", vec![]).await?;
+        let first = self.home.job(&request.job_id).await;
+        if first.is_ok() || !self.warehouses {
+            return first;
+        }
+        for id in self.registry.warehouse_ids().await? {
+            if let Ok(job) = self.catalog(&id).await?.job(&request.job_id).await {
+                return Ok(job);
+            }
+        }
+        first
+    }
+
+    async fn create_project(&self, request: CreateProjectRequest) -> CatalogResult<Project> {
+        let principal = self.caller().await?;
+        crate::records::check_id("project", &request.project_id)?;
+        if request.project_id == DEFAULT_PROJECT {
+            return Err(CatalogError::new(
+                Code::PROJECT_ALREADY_EXISTS,
+                "project \"default\" is built in",
+            ));
+        }
+        self.control("create_project", "server", vec![]).await?;
+        let made = self.registry.create_project(request).await?;
+        self.created(principal, "create_project", "project", &made.project_id)
+            .await;
+        Ok(made)
+    }
+
+    async fn list_projects(
+        &self,
+        request: ListProjectsRequest,
+    ) -> CatalogResult<ListProjectsResponse> {
+        let caller = self.caller().await?;
+        if !self.auth.required() || self.may(&caller, "list_projects", "server", vec![]).await {
+            return self.registry.list_projects(request).await;
+        }
+        // Only what the caller may see, paged over that.
+        let mut visible = Vec::new();
+        for p in self.registry.all_projects().await? {
+            let id = one(&p.project_id);
+            if self.may(&caller, "describe_project", "project", id).await {
+                visible.push(p);
+            }
+        }
+        let (projects, page_token) = page_items(
+            visible,
+            |p| p.project_id.clone(),
+            request.page_token.as_deref(),
+            request.limit,
+        )?;
+        Ok(ListProjectsResponse {
+            projects,
+            page_token,
+        })
+    }
+
+    async fn describe_project(&self, request: DescribeProjectRequest) -> CatalogResult<Project> {
+        self.control("describe_project", "project", one(&request.project_id))
+            .await?;
+        if request.project_id == DEFAULT_PROJECT {
+            if let Err(e) = self.registry.project(DEFAULT_PROJECT).await {
+                if e.code == Code::PROJECT_NOT_FOUND {
+                    return Ok(Project {
+                        project_id: DEFAULT_PROJECT.to_string(),
+                        description: Some("built in: the server's --root".to_string()),
+                        ..Default::default()
+                    });
+                }
+            }
+        }
+        self.registry.project(&request.project_id).await
+    }
+
+    async fn update_project(&self, request: UpdateProjectRequest) -> CatalogResult<Project> {
+        self.control("update_project", "project", one(&request.project_id))
+            .await?;
+        self.registry.update_project(request).await
+    }
+
+    async fn delete_project(
+        &self,
+        request: DeleteProjectRequest,
+    ) -> CatalogResult<DeleteProjectResponse> {
+        self.control("delete_project", "project", one(&request.project_id))
+            .await?;
+        if request.project_id == DEFAULT_PROJECT {
+            return Err(builtin("project", DEFAULT_PROJECT));
+        }
+        self.registry.delete_project(request).await
+    }
+
+    async fn set_project_protection(
+        &self,
+        request: SetProjectProtectionRequest,
+    ) -> CatalogResult<Project> {
+        self.control(
+            "set_project_protection",
+            "project",
+            one(&request.project_id),
+        )
+        .await?;
+        self.registry.set_project_protection(request).await
+    }
+
+    async fn create_warehouse(
+        &self,
+        mut request: CreateWarehouseRequest,
+    ) -> CatalogResult<Warehouse> {
+        let principal = self.caller().await?;
+        crate::records::check_id("warehouse", &request.warehouse_id)?;
+        if request.warehouse_id == DEFAULT_WAREHOUSE {
+            return Err(CatalogError::new(
+                Code::WAREHOUSE_ALREADY_EXISTS,
+                "warehouse \"default\" is built in: it is the server's --root",
+            ));
+        }
+        self.registry.project(&request.project_id).await?;
+        self.control("create_warehouse", "project", one(&request.project_id))
+            .await?;
+        request.root = self.check_root(&request.root).await?;
+        let options = request.storage_options.clone().unwrap_or_default();
+        crate::core::probe_root(&request.root, &options).await?;
+        let made = self.registry.create_warehouse(request).await?;
+        self.created(
+            principal,
+            "create_warehouse",
+            "warehouse",
+            &made.warehouse_id,
+        )
+        .await;
+        Ok(made)
+    }
+
+    async fn list_warehouses(
+        &self,
+        request: ListWarehousesRequest,
+    ) -> CatalogResult<ListWarehousesResponse> {
+        let caller = self.caller().await?;
+        let scope_ok = match request.project_id.as_deref() {
+            Some(p) => {
+                self.may(&caller, "list_warehouses", "project", one(p))
+                    .await
+            }
+            None => self.may(&caller, "list_warehouses", "server", vec![]).await,
+        };
+        if !self.auth.required() || scope_ok {
+            return self.registry.list_warehouses(request).await;
+        }
+        let mut visible = Vec::new();
+        for w in self
+            .registry
+            .all_warehouses(request.project_id.as_deref())
+            .await?
+        {
+            let id = one(&w.warehouse_id);
+            if self
+                .may(&caller, "describe_warehouse", "warehouse", id)
+                .await
+            {
+                visible.push(w);
+            }
+        }
+        let (warehouses, page_token) = page_items(
+            visible,
+            |w| w.warehouse_id.clone(),
+            request.page_token.as_deref(),
+            request.limit,
+        )?;
+        Ok(ListWarehousesResponse {
+            warehouses,
+            page_token,
+        })
+    }
+
+    async fn describe_warehouse(
+        &self,
+        request: DescribeWarehouseRequest,
+    ) -> CatalogResult<Warehouse> {
+        self.control(
+            "describe_warehouse",
+            "warehouse",
+            one(&request.warehouse_id),
+        )
+        .await?;
+        Ok(self.warehouse(&request.warehouse_id).await?.redacted())
+    }
+
+    async fn update_warehouse(&self, request: UpdateWarehouseRequest) -> CatalogResult<Warehouse> {
+        self.control("update_warehouse", "warehouse", one(&request.warehouse_id))
+            .await?;
+        if request.warehouse_id == DEFAULT_WAREHOUSE {
+            return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
+        }
+        self.registry.update_warehouse(request).await
+    }
+
+    async fn delete_warehouse(
+        &self,
+        request: DeleteWarehouseRequest,
+    ) -> CatalogResult<DeleteWarehouseResponse> {
+        self.control("delete_warehouse", "warehouse", one(&request.warehouse_id))
+            .await?;
+        if request.warehouse_id == DEFAULT_WAREHOUSE {
+            return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
+        }
+        let deleted = self.registry.delete_warehouse(request).await?;
+        self.forget_catalog(&deleted.warehouse_id).await;
+        Ok(deleted)
+    }
+
+    async fn set_warehouse_protection(
+        &self,
+        request: SetWarehouseProtectionRequest,
+    ) -> CatalogResult<Warehouse> {
+        self.control(
+            "set_warehouse_protection",
+            "warehouse",
+            one(&request.warehouse_id),
+        )
+        .await?;
+        if request.warehouse_id == DEFAULT_WAREHOUSE {
+            return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
+        }
+        self.registry.set_warehouse_protection(request).await
+    }
+
+    async fn create_warehouse_namespace(
+        &self,
+        request: CreateWarehouseNamespaceRequest,
+    ) -> CatalogResult<WarehouseNamespace> {
+        let principal = self.caller().await?;
+        if !self.warehouses && request.warehouse_id != DEFAULT_WAREHOUSE {
+            return Err(CatalogError::invalid(
+                "warehouses are off on this server (--warehouses on): every namespace lives in the default warehouse",
+            ));
+        }
+        let spec = CreateNamespaceRequest {
+            id: Some(vec![request.namespace.clone()]),
+            properties: request.properties,
+            mode: request.mode,
+            ..Default::default()
+        };
+        let made = if self.warehouses {
+            self.create_bound(&request.warehouse_id, spec, principal)
+                .await?
+        } else {
+            let mut spec = spec;
+            // The caller's credentials travel with the spec request.
+            let creds = super::caller::current();
+            spec.identity = Some(Box::new(lance_namespace::models::Identity {
+                api_key: creds.api_key,
+                auth_token: creds.bearer,
+            }));
+            self.create_namespace(spec)
+                .await
+                .map_err(|e| CatalogError::from_lance(&e))?
+        };
+        Ok(WarehouseNamespace {
+            warehouse_id: request.warehouse_id,
+            namespace: request.namespace,
+            properties: made.properties.unwrap_or_default(),
+        })
+    }
+
+    async fn list_warehouse_namespaces(
+        &self,
+        request: ListWarehouseNamespacesRequest,
+    ) -> CatalogResult<ListWarehouseNamespacesResponse> {
+        self.control(
+            "list_warehouse_namespaces",
+            "warehouse",
+            one(&request.warehouse_id),
+        )
+        .await?;
+        self.warehouse(&request.warehouse_id).await?;
+        let names = match self.warehouses {
+            true => self.registry.namespaces_of(&request.warehouse_id).await?,
+            false => super::spec::root_namespaces(&self.home).await?,
+        };
+        let (namespaces, page_token) =
+            super::registry::page(names, request.page_token.as_deref(), request.limit)?;
+        Ok(ListWarehouseNamespacesResponse {
+            namespaces,
+            page_token,
+        })
+    }
+
+    async fn create_api_key(
+        &self,
+        request: CreateApiKeyRequest,
+    ) -> CatalogResult<CreateApiKeyResponse> {
+        let caller = self
+            .own_or_admin("create_api_key", Some(request.principal.as_str()))
+            .await?;
+        let (info, key) = self
+            .auth
+            .keys()
+            .mint(
+                &request.principal,
+                request.description,
+                caller.map(|c| c.id),
+            )
+            .await?;
+        Ok(CreateApiKeyResponse {
+            key_id: info.key_id,
+            key,
+            principal: info.principal,
+            description: info.description,
+            created_at_ms: info.created_at_ms,
+        })
+    }
+
+    async fn list_api_keys(
+        &self,
+        request: ListApiKeysRequest,
+    ) -> CatalogResult<ListApiKeysResponse> {
+        self.own_or_admin("list_api_keys", request.principal.as_deref())
+            .await?;
+        let keys = self.auth.keys().list(request.principal.as_deref()).await?;
+        let (api_keys, page_token) = page_items(
+            keys,
+            |k| k.key_id.clone(),
+            request.page_token.as_deref(),
+            request.limit,
+        )?;
+        Ok(ListApiKeysResponse {
+            api_keys,
+            page_token,
+        })
+    }
+
+    async fn revoke_api_key(
+        &self,
+        request: RevokeApiKeyRequest,
+    ) -> CatalogResult<RevokeApiKeyResponse> {
+        // Whose key it is decides who may revoke it; an unknown key is
+        // told only to whoever could revoke any.
+        let owner = self
+            .auth
+            .keys()
+            .info(&request.key_id)
+            .await
+            .ok()
+            .map(|k| k.principal);
+        self.own_or_admin("revoke_api_key", owner.as_deref())
+            .await?;
+        self.auth.keys().revoke(&request.key_id).await?;
+        Ok(RevokeApiKeyResponse {
+            key_id: request.key_id,
+        })
+    }
+
+    async fn create_grant(&self, request: CreateGrantRequest) -> CatalogResult<Grant> {
+        let kind = grant_kind(&request.resource.kind)?;
+        let access = self
+            .control("create_grant", kind, request.resource.id.clone())
+            .await?;
+        let made = self
+            .registry
+            .grant(
+                request.resource,
+                &request.principal,
+                &request.relation,
+                access.principal.map(|p| p.id),
+            )
+            .await?;
+        self.grants.invalidate().await;
+        Ok(made)
+    }
+
+    async fn list_grants(&self, request: ListGrantsRequest) -> CatalogResult<ListGrantsResponse> {
+        let caller = self.caller().await?;
+        let own = matches!((&caller, &request.principal), (Some(c), Some(p)) if c.id == *p);
+        if !own {
+            match request.resource_kind.as_deref() {
+                Some(kind) => {
+                    let kind = grant_kind(kind)?;
+                    let id = request.resource_id.clone().unwrap_or_default();
+                    self.control("list_grants", kind, id).await?;
+                }
+                None => {
+                    self.control("list_grants", "server", vec![]).await?;
+                }
+            }
+        }
+        let wanted = request
+            .resource_kind
+            .as_ref()
+            .map(|k| super::grants::key(k, &request.resource_id.clone().unwrap_or_default()));
+        let grants: Vec<Grant> = self
+            .registry
+            .all_grants()
+            .await?
+            .into_iter()
+            .filter(|g| request.principal.as_ref().is_none_or(|p| *p == g.principal))
+            .filter(|g| {
+                wanted
+                    .as_ref()
+                    .is_none_or(|w| *w == super::grants::key(&g.resource.kind, &g.resource.id))
+            })
+            .collect();
+        let (grants, page_token) = page_items(
+            grants,
+            |g| g.grant_id.clone(),
+            request.page_token.as_deref(),
+            request.limit,
+        )?;
+        Ok(ListGrantsResponse { grants, page_token })
+    }
+
+    async fn revoke_grant(
+        &self,
+        request: RevokeGrantRequest,
+    ) -> CatalogResult<RevokeGrantResponse> {
+        let caller = self.caller().await?;
+        let grant = match self.registry.grant_record(&request.grant_id).await {
+            Ok(g) => g,
+            // Told only to whoever could manage every grant.
+            Err(e) => {
+                self.control("revoke_grant", "server", vec![]).await?;
+                return Err(e);
+            }
+        };
+        let _ = caller;
+        let kind = grant_kind(&grant.resource.kind)?;
+        self.control("revoke_grant", kind, grant.resource.id.clone())
+            .await?;
+        self.registry.revoke_grant(&request.grant_id).await?;
+        self.grants.invalidate().await;
+        Ok(RevokeGrantResponse {
+            grant_id: request.grant_id,
+        })
+    }
+
+    async fn set_table_protection(
+        &self,
+        request: SetProtectionRequest,
+    ) -> CatalogResult<ProtectionResponse> {
+        let route = self
+            .protection_route("set_table_protection", &request.id)
+            .await?;
+        route.catalog.set_protection("table", request).await
+    }
+
+    async fn set_namespace_protection(
+        &self,
+        request: SetProtectionRequest,
+    ) -> CatalogResult<ProtectionResponse> {
+        let route = self
+            .protection_route("set_namespace_protection", &request.id)
+            .await?;
+        route.catalog.set_protection("namespace", request).await
+    }
+}
+
+impl Governance {
+    /// Route and authorize a protection change of a table or namespace.
+    async fn protection_route(
+        &self,
+        op: &'static str,
+        id: &[String],
+    ) -> CatalogResult<super::Route> {
+        let principal = self.caller().await?;
+        let value = serde_json::json!({ "id": id });
+        let route = self.route(op, &value).await?;
+        let mut access = super::router::access(op, &route.warehouse, &value);
+        access.principal = principal;
+        self.authorize(&access).await?;
+        self.for_write(op, route).await
+    }
+}
+
+/// A grant resource kind as the authorizer names it.
+fn grant_kind(kind: &str) -> CatalogResult<&'static str> {
+    super::grants::KINDS
+        .iter()
+        .find(|k| **k == kind)
+        .copied()
+        .ok_or_else(|| {
+            CatalogError::invalid(format!(
+                "resource kind {kind:?} is not one of {:?}",
+                super::grants::KINDS
+            ))
+        })
+}

@@ -1,0 +1,580 @@
+//! Authentication and authorization over the real server: the auth matrix
+//! generated from the operation inventory (every route: no credentials 401;
+//! a principal with no grant 403; a reader reads and is refused writes; a
+//! writer writes; an admin manages grants), inheritance, a `forbid` policy
+//! file, force without permission, JWT failures, RS256 against a JWKS
+//! served on loopback, and an API key revoked mid-test.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
+use lance_catalog::auth::cedar::group_of;
+use lance_catalog::auth::JwtConfig;
+use lance_catalog::governance::{AuthConfig, Governance, GovernanceConfig};
+use lance_catalog::rest::{BodyKind, OpDef, RestConfig, CONTROL_OPS, OPS};
+use lance_catalog::StorageConfig;
+use reqwest::{Client, Method, StatusCode};
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+const SECRET: &str = "test-secret-of-at-least-32-bytes!!";
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// An HS256 token for `sub`, valid for a minute unless `claims` say else.
+fn token(sub: &str, claims: Value) -> String {
+    let mut c = json!({"sub": sub, "exp": now() + 60, "aud": "lance"});
+    for (k, v) in claims.as_object().unwrap() {
+        c[k] = v.clone();
+    }
+    encode(
+        &Header::new(Algorithm::HS256),
+        &c,
+        &EncodingKey::from_secret(SECRET.as_bytes()).unwrap(),
+    )
+    .unwrap()
+}
+
+struct Server {
+    base: String,
+    c: Client,
+    _dir: TempDir,
+}
+
+impl Server {
+    async fn start(policy_dir: Option<&std::path::Path>, jwt: JwtConfig) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let gov = Governance::open(&GovernanceConfig {
+            storage: StorageConfig {
+                root: dir.path().to_string_lossy().into_owned(),
+                ..Default::default()
+            },
+            auth: AuthConfig {
+                required: true,
+                jwt: Some(jwt),
+                bootstrap_admin: Some("root".into()),
+                policy_dir: policy_dir.map(|p| p.to_path_buf()),
+            },
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let addr = lance_catalog::server::spawn_governed(Arc::new(gov), RestConfig::default())
+            .await
+            .unwrap();
+        Self {
+            base: format!("http://{addr}"),
+            c: Client::new(),
+            _dir: dir,
+        }
+    }
+
+    async fn hs256(policy_dir: Option<&std::path::Path>) -> Self {
+        Self::start(
+            policy_dir,
+            JwtConfig {
+                secret: Some(SECRET.into()),
+                audience: Some("lance".into()),
+                ..Default::default()
+            },
+        )
+        .await
+    }
+
+    /// Send `method path` as `who` (`None`: no credentials).
+    async fn send(
+        &self,
+        who: Option<&str>,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+        arrow: Option<bytes::Bytes>,
+    ) -> (StatusCode, Value, reqwest::header::HeaderMap) {
+        let method = Method::from_bytes(method.as_bytes()).unwrap();
+        let mut req = self.c.request(method, format!("{}{path}", self.base));
+        if let Some(who) = who {
+            req = match who.strip_prefix("key:") {
+                Some(key) => req.header("x-api-key", key),
+                None => req.bearer_auth(token(who, json!({}))),
+            };
+        }
+        req = match (body, arrow) {
+            (_, Some(data)) => req
+                .header("content-type", "application/vnd.apache.arrow.stream")
+                .body(data),
+            (Some(b), None) => req.json(&b),
+            (None, None) => req,
+        };
+        let r = req.send().await.unwrap();
+        let status = r.status();
+        let headers = r.headers().clone();
+        (status, r.json().await.unwrap_or(Value::Null), headers)
+    }
+
+    async fn ok(&self, who: &str, method: &str, path: &str, body: Value) -> Value {
+        let (s, b, _) = self.send(Some(who), method, path, Some(body), None).await;
+        assert_eq!(s, StatusCode::OK, "{method} {path}: {b}");
+        b
+    }
+
+    async fn create_table(&self, who: &str, id: &str) {
+        let (s, b, _) = self
+            .send(
+                Some(who),
+                "POST",
+                &format!("/v1/table/{id}/create"),
+                None,
+                Some(crate::harness::rows(0, 3)),
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "create {id}: {b}");
+    }
+
+    async fn grant(&self, kind: &str, id: Value, principal: &str, relation: &str) {
+        self.ok(
+            "root",
+            "POST",
+            "/v1/grants",
+            json!({"resource": {"kind": kind, "id": id}, "principal": principal, "relation": relation}),
+        )
+        .await;
+    }
+}
+
+/// One route of the inventory, filled with ids of objects that exist.
+fn route(op: &OpDef) -> (String, Option<Value>, Option<bytes::Bytes>) {
+    let namespace_op = op.path.starts_with("/v1/namespace/");
+    // A create makes its own object (its creator owns that one, not `m$t`).
+    let creates = matches!(
+        op.action,
+        "create_namespace"
+            | "create_table"
+            | "declare_table"
+            | "register_table"
+            | "create_materialized_view"
+    );
+    let id = match (namespace_op, creates) {
+        (true, true) => "m%24made",
+        (true, false) => "m",
+        (false, true) => "m%24made",
+        (false, false) => "m%24t",
+    };
+    let path = op
+        .path
+        .replace("{id}", id)
+        .replace("{index_name}", "idx")
+        .replace("{job_id}", "job")
+        .replace("{project_id}", "p")
+        .replace("{warehouse_id}", "default")
+        .replace("{key_id}", "0123456789abcdef")
+        .replace("{grant_id}", "0123456789abcdef0123456789abcdef");
+    let body = match op.action {
+        "rename_table" => json!({"new_table_name": "t9"}),
+        "create_project" => json!({"project_id": "p2"}),
+        "create_warehouse" => {
+            json!({"warehouse_id": "w2", "project_id": "p", "root": "/tmp/never-made"})
+        }
+        "create_warehouse_namespace" => json!({"namespace": "n2"}),
+        "create_grant" => {
+            json!({"resource": {"kind": "server", "id": []}, "principal": "x", "relation": "reader"})
+        }
+        "create_api_key" => json!({"principal": "someone-else"}),
+        "batch_create_table_versions" => json!({"entries": []}),
+        "batch_commit_tables" => json!({"operations": []}),
+        "batch_delete_table_versions" => json!({"ranges": []}),
+        "register_table" => json!({"location": "m/registered"}),
+        "restore_table" | "create_table_version" => {
+            json!({"version": 1, "manifest_path": "x"})
+        }
+        "alter_table_alter_columns" => json!({"alterations": []}),
+        "update_field_metadata" | "update_table" => json!({"updates": []}),
+        "alter_table_drop_columns" => json!({"columns": ["nope"]}),
+        "delete_from_table" => json!({"predicate": "id < 0"}),
+        "query_table" | "analyze_table_query_plan" => json!({"k": 1, "vector": {}}),
+        "explain_table_query_plan" => json!({"query": {"k": 1, "vector": {}}}),
+        "alter_table_add_columns" => json!({"new_columns": []}),
+        "alter_table_backfill_columns" => json!({"column": "nope"}),
+        "create_materialized_view" => {
+            json!({"kind": "query", "source_query": "select 1", "output_schema": "{}"})
+        }
+        "create_table_index" | "create_table_scalar_index" => {
+            json!({"column": "id", "index_type": "BTREE"})
+        }
+        "get_table_tag_version" | "create_table_tag" | "delete_table_tag" | "update_table_tag" => {
+            json!({"tag": "v1", "version": 1})
+        }
+        "create_table_branch" | "delete_table_branch" => json!({"name": "b1"}),
+        "alter_transaction" => json!({"actions": []}),
+        a if a.ends_with("_protection") => json!({"protected": false}),
+        _ => json!({}),
+    };
+    match op.body {
+        BodyKind::Arrow => (path, None, Some(crate::harness::rows(10, 1))),
+        _ if op.method == "GET" || op.method == "DELETE" => (path, None, None),
+        _ => (path, Some(body), None),
+    }
+}
+
+/// What a principal holding `relation` on the server may do with `op`.
+fn allowed(relation: Option<&str>, op: &OpDef) -> bool {
+    // Any authenticated caller may read the server's facts; lists of
+    // projects and warehouses are filtered rather than refused.
+    if matches!(
+        op.action,
+        "get_server_info" | "list_projects" | "list_warehouses"
+    ) {
+        return true;
+    }
+    let group = group_of(op.action);
+    match relation {
+        None => false,
+        Some("reader") => matches!(group, "read_metadata" | "read_data"),
+        Some("writer") => !matches!(group, "manage_grants" | "administer"),
+        Some(_) => true,
+    }
+}
+
+async fn sweep(server: &Server, who: Option<&str>, relation: Option<&str>) {
+    let mut wrong = Vec::new();
+    for op in OPS.iter().chain(CONTROL_OPS) {
+        let (path, body, arrow) = route(op);
+        let (status, b, headers) = server.send(who, op.method, &path, body, arrow).await;
+        let code = b["code"].as_u64().unwrap_or(0);
+        let verdict = match who {
+            None => {
+                status == StatusCode::UNAUTHORIZED
+                    && code == 16
+                    && headers.contains_key("www-authenticate")
+            }
+            Some(_) if allowed(relation, op) => {
+                status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN
+            }
+            Some(_) => status == StatusCode::FORBIDDEN && code == 15,
+        };
+        if !verdict {
+            wrong.push(format!("{} {} {path}: {status} {b}", op.name, op.method));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{who:?} / {relation:?}:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_auth_matrix_covers_every_route() {
+    let s = Server::hs256(None).await;
+    s.ok("root", "POST", "/v1/projects", json!({"project_id": "p"}))
+        .await;
+    s.ok("root", "POST", "/v1/namespace/m/create", json!({}))
+        .await;
+    s.create_table("root", "m%24t").await;
+    s.grant("server", json!([]), "reader", "reader").await;
+    s.grant("server", json!([]), "writer", "writer").await;
+
+    sweep(&s, None, None).await;
+    sweep(&s, Some("nobody"), None).await;
+    sweep(&s, Some("reader"), Some("reader")).await;
+    // Writes last: they change what the later routes find.
+    sweep(&s, Some("writer"), Some("writer")).await;
+    sweep(&s, Some("root"), Some("admin")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grants_inherit_ownership_follows_creates_and_policies_forbid() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("secret.cedar"),
+        "// No one reads the secret namespace.\nforbid (principal, action in [Action::\"read_metadata\", Action::\"read_data\"], resource in Namespace::\"secret\");\n",
+    )
+    .unwrap();
+    let s = Server::hs256(Some(dir.path())).await;
+    for ns in ["a", "a/b", "secret"] {
+        let id = ns.replace('/', "%24");
+        s.ok(
+            "root",
+            "POST",
+            &format!("/v1/namespace/{id}/create"),
+            json!({}),
+        )
+        .await;
+    }
+    s.create_table("root", "a%24b%24t").await;
+    s.create_table("root", "secret%24t").await;
+
+    // A grant on the default project reaches a table three levels down.
+    let describe = "/v1/table/a%24b%24t/describe";
+    let (st, _, _) = s
+        .send(Some("ann"), "POST", describe, Some(json!({})), None)
+        .await;
+    assert_eq!(st, StatusCode::FORBIDDEN);
+    s.grant("project", json!(["default"]), "ann", "reader")
+        .await;
+    s.ok("ann", "POST", describe, json!({})).await;
+    // Groups from the token's claim hold grants too.
+    s.grant("namespace", json!(["a"]), "group:eng", "writer")
+        .await;
+    let eng = token("bob", json!({"groups": ["eng"]}));
+    let r =
+        s.c.post(format!("{}/v1/table/a%24b%24t/insert", s.base))
+            .bearer_auth(&eng)
+            .header("content-type", "application/vnd.apache.arrow.stream")
+            .body(crate::harness::rows(3, 1))
+            .send()
+            .await
+            .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+
+    // A forbid policy beats even the server admin's grant.
+    let (st, b, _) = s
+        .send(
+            Some("root"),
+            "POST",
+            "/v1/table/secret%24t/describe",
+            Some(json!({})),
+            None,
+        )
+        .await;
+    assert_eq!(
+        (st, b["code"].clone()),
+        (StatusCode::FORBIDDEN, json!(15)),
+        "{b}"
+    );
+
+    // Force overrides protection, never permission.
+    s.ok(
+        "root",
+        "POST",
+        "/v1/table/a%24b%24t/protection",
+        json!({"protected": true}),
+    )
+    .await;
+    for path in [
+        "/v1/table/a%24b%24t/drop?force=true",
+        "/v1/namespace/a%24b/drop?force=true",
+    ] {
+        let (st, b, _) = s
+            .send(Some("ann"), "POST", path, Some(json!({})), None)
+            .await;
+        assert_eq!(
+            (st, b["code"].clone()),
+            (StatusCode::FORBIDDEN, json!(15)),
+            "{path}: {b}"
+        );
+    }
+
+    // Whoever creates a namespace owns it: it may grant on it, and on
+    // nothing above it.
+    s.grant("namespace", json!(["a"]), "carol", "writer").await;
+    s.ok("carol", "POST", "/v1/namespace/a%24c/create", json!({}))
+        .await;
+    s.ok(
+        "carol",
+        "POST",
+        "/v1/grants",
+        json!({"resource": {"kind": "namespace", "id": ["a", "c"]}, "principal": "dave", "relation": "reader"}),
+    )
+    .await;
+    let (st, _, _) = s
+        .send(
+            Some("carol"),
+            "POST",
+            "/v1/grants",
+            Some(json!({"resource": {"kind": "namespace", "id": ["a"]}, "principal": "dave", "relation": "reader"})),
+            None,
+        )
+        .await;
+    assert_eq!(st, StatusCode::FORBIDDEN);
+    // An exist_ok create of a namespace that stood already owns nothing.
+    s.ok(
+        "carol",
+        "POST",
+        "/v1/namespace/a%24b/create",
+        json!({"mode": "exist_ok"}),
+    )
+    .await;
+    let (st, _, _) = s
+        .send(
+            Some("carol"),
+            "POST",
+            "/v1/grants",
+            Some(json!({"resource": {"kind": "namespace", "id": ["a", "b"]}, "principal": "dave", "relation": "reader"})),
+            None,
+        )
+        .await;
+    assert_eq!(st, StatusCode::FORBIDDEN);
+}
+
+/// What opening a server with this one policy file answers.
+async fn open_with_policy(text: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.cedar"), text).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let opened = Governance::open(&GovernanceConfig {
+        storage: StorageConfig {
+            root: root.path().to_string_lossy().into_owned(),
+            ..Default::default()
+        },
+        auth: AuthConfig {
+            required: true,
+            policy_dir: Some(dir.path().to_path_buf()),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .await;
+    opened.unwrap_err().message
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_policy_file_that_does_not_validate_stops_the_server() {
+    let message = open_with_policy(
+        "permit (principal, action, resource);\n\nforbid (principal, action == Action::\"fly\", resource);\n",
+    )
+    .await;
+    assert!(message.contains("bad.cedar"), "{message}");
+    assert!(message.contains("fly"), "{message}");
+    let message = open_with_policy("permit (principal,\n action resource);\n").await;
+    assert!(
+        message.contains("bad.cedar") && message.contains("line 2"),
+        "{message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_tokens_and_revoked_keys_are_401() {
+    let s = Server::hs256(None).await;
+    let describe = "/v1/server/info";
+    for bad in [
+        token("eve", json!({"exp": now() - 3600})),
+        token("eve", json!({"aud": "someone-else"})),
+        token("eve", json!({"nbf": now() + 3600})),
+        encode(
+            &Header::new(Algorithm::HS256),
+            &json!({"sub": "eve", "exp": now() + 60, "aud": "lance"}),
+            &EncodingKey::from_secret(b"not-the-secret-not-the-secret-!!").unwrap(),
+        )
+        .unwrap(),
+        "not.a.token".to_string(),
+    ] {
+        let r =
+            s.c.get(format!("{}{describe}", s.base))
+                .bearer_auth(&bad)
+                .send()
+                .await
+                .unwrap();
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+        assert!(r.headers().contains_key("www-authenticate"));
+    }
+
+    // A key for a principal, shown once; it works until revoked.
+    let made = s
+        .ok(
+            "root",
+            "POST",
+            "/v1/api-keys",
+            json!({"principal": "svc", "description": "etl"}),
+        )
+        .await;
+    let key = made["key"].as_str().unwrap().to_string();
+    let key_id = made["key_id"].as_str().unwrap().to_string();
+    let listed = s.ok("root", "GET", "/v1/api-keys", Value::Null).await;
+    assert!(
+        !listed.to_string().contains(&key[20..]),
+        "a secret was listed"
+    );
+    assert_eq!(listed["api_keys"][0]["principal"], "svc");
+    let as_key = format!("key:{key}");
+    s.ok(&as_key, "GET", describe, Value::Null).await;
+    // The key's holder may list its own keys, not others'.
+    s.ok(&as_key, "GET", "/v1/api-keys?principal=svc", Value::Null)
+        .await;
+    let (st, _, _) = s
+        .send(Some(&as_key), "GET", "/v1/api-keys", None, None)
+        .await;
+    assert_eq!(st, StatusCode::FORBIDDEN);
+    s.ok(
+        "root",
+        "DELETE",
+        &format!("/v1/api-keys/{key_id}"),
+        Value::Null,
+    )
+    .await;
+    let (st, b, _) = s.send(Some(&as_key), "GET", describe, None, None).await;
+    assert_eq!(
+        (st, b["code"].clone()),
+        (StatusCode::UNAUTHORIZED, json!(16))
+    );
+    // A forged secret for a real key id is refused too.
+    let forged = format!("key:{}x", &key[..key.len() - 1]);
+    let (st, _, _) = s.send(Some(&forged), "GET", describe, None, None).await;
+    assert_eq!(st, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rs256_tokens_are_checked_against_a_jwks_served_on_loopback() {
+    let jwk: Value = serde_json::from_str(include_str!("fixtures/rsa-test-key.jwk.json")).unwrap();
+    let fetched = Arc::new(AtomicUsize::new(0));
+    let counter = fetched.clone();
+    let jwks = json!({"keys": [jwk]});
+    let app = axum::Router::new().route(
+        "/jwks.json",
+        axum::routing::get(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let body = jwks.clone();
+            async move { axum::Json(body) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let at = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let s = Server::start(
+        None,
+        JwtConfig {
+            jwks_url: Some(format!("http://{at}/jwks.json")),
+            issuer: Some("https://idp.example".into()),
+            ..Default::default()
+        },
+    )
+    .await;
+    let key = EncodingKey::from_rsa_pem(include_bytes!("fixtures/rsa-test-key.pem")).unwrap();
+    let sign = |kid: &str, iss: &str| {
+        let mut h = Header::new(Algorithm::RS256);
+        h.kid = Some(kid.into());
+        encode(
+            &h,
+            &json!({"sub": "root", "iss": iss, "exp": now() + 60}),
+            &key,
+        )
+        .unwrap()
+    };
+    for _ in 0..3 {
+        let r =
+            s.c.get(format!("{}/v1/projects", s.base))
+                .bearer_auth(sign("test-k1", "https://idp.example"))
+                .send()
+                .await
+                .unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+    }
+    assert_eq!(fetched.load(Ordering::SeqCst), 1, "the key set is cached");
+    for bad in [
+        sign("test-k1", "https://other.example"),
+        sign("unknown-kid", "https://idp.example"),
+    ] {
+        let r =
+            s.c.get(format!("{}/v1/projects", s.base))
+                .bearer_auth(bad)
+                .send()
+                .await
+                .unwrap();
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    }
+}
