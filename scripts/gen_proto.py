@@ -233,6 +233,8 @@ service CatalogControlService {
   rpc ListGrants(ListGrantsRequest) returns (ListGrantsResponse);
   // DELETE /v1/grants/{grant_id}
   rpc RevokeGrant(RevokeGrantRequest) returns (RevokeGrantResponse);
+  // GET /v1/events
+  rpc ListEvents(ListEventsRequest) returns (ListEventsResponse);
   // POST /v1/table/{id}/protection
   rpc SetTableProtection(SetProtectionRequest) returns (ProtectionResponse);
   // POST /v1/namespace/{id}/protection
@@ -392,6 +394,34 @@ message RevokeGrantRequest {
 
 message RevokeGrantResponse {
   string grant_id = 1;
+}
+
+message EventResource {
+  string kind = 1;
+  repeated string id = 2;
+  optional string warehouse = 3;
+}
+
+message Event {
+  string event_id = 1;
+  uint64 at_ms = 2;
+  optional string principal = 3;
+  string action = 4;
+  EventResource resource = 5;
+  string outcome = 6;
+  optional uint32 code = 7;
+  optional string request_id = 8;
+}
+
+message ListEventsRequest {
+  optional string since = 1;
+  optional string page_token = 2;
+  optional int32 limit = 3;
+}
+
+message ListEventsResponse {
+  repeated Event events = 1;
+  optional string page_token = 2;
 }
 
 message ApiKeyInfo {

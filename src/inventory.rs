@@ -124,6 +124,7 @@ macro_rules! for_each_control_op {
             CreateGrant => create_grant(CreateGrantRequest -> Grant) json, POST "/v1/grants", body json, 200, query [];
             ListGrants => list_grants(ListGrantsRequest -> ListGrantsResponse) json, GET "/v1/grants", body none, 200, query [resource_kind: Str, resource_id: List, principal: Str, page_token: Str, limit: Int];
             RevokeGrant => revoke_grant(RevokeGrantRequest -> RevokeGrantResponse) json, DELETE "/v1/grants/{grant_id}", body none, 200, query [];
+            ListEvents => list_events(ListEventsRequest -> ListEventsResponse) json, GET "/v1/events", body none, 200, query [since: Str, page_token: Str, limit: Int];
             SetTableProtection => set_table_protection(SetProtectionRequest -> ProtectionResponse) json, POST "/v1/table/{id}/protection", body json, 200, query [];
             SetNamespaceProtection => set_namespace_protection(SetProtectionRequest -> ProtectionResponse) json, POST "/v1/namespace/{id}/protection", body json, 200, query [];
         }

@@ -101,6 +101,7 @@ pub trait ControlPlane: Send + Sync {
     async fn list_grants(&self, request: ListGrantsRequest) -> CatalogResult<ListGrantsResponse>;
     async fn revoke_grant(&self, request: RevokeGrantRequest)
         -> CatalogResult<RevokeGrantResponse>;
+    async fn list_events(&self, request: ListEventsRequest) -> CatalogResult<ListEventsResponse>;
     async fn set_table_protection(
         &self,
         request: SetProtectionRequest,

@@ -111,12 +111,23 @@ impl Governance {
             let grants = self.registry.grants_cached(&self.grants).await?;
             let held = relations(&grants, p, &keys);
             if !cedar.is_allowed(&p.id, &p.groups, access.action, &chain, &held)? {
-                let e = denied(&p.id, access.action, &chain);
-                tracing::info!(target: "lance_catalog::audit", principal = %p.id, action = access.action, outcome = "denied", error = %e.message);
-                return Err(e);
+                self.registry
+                    .audit(
+                        access,
+                        "denied",
+                        Some(crate::error::Code::PERMISSION_DENIED),
+                    )
+                    .await;
+                return Err(denied(&p.id, access.action, &chain));
             }
         }
         self.authorizer.authorize(access).await
+    }
+
+    /// Record a mutation that succeeded.
+    pub(super) async fn succeeded(&self, access: &Access) {
+        self.registry.audit(access, "succeeded", None).await;
+        self.hooks.event(access).await;
     }
 
     /// Ownership on create: the creator becomes admin of what it created

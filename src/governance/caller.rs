@@ -8,6 +8,18 @@ use crate::auth::Credentials;
 
 tokio::task_local! {
     static CALLER: Credentials;
+    static REQUEST_ID: String;
+}
+
+/// Run `f` as the request `id` (the `x-request-id` the caller is shown),
+/// so the audit trail names it.
+pub async fn with_request_id<F: Future>(id: String, f: F) -> F::Output {
+    REQUEST_ID.scope(id, f).await
+}
+
+/// The current request's id, when a transport named one.
+pub fn request_id() -> Option<String> {
+    REQUEST_ID.try_with(Clone::clone).ok()
 }
 
 /// Run `f` as the caller holding `credentials`.

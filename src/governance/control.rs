@@ -155,7 +155,7 @@ impl Governance {
         }
         self.own(&access).await;
         self.hooks.created(&access).await;
-        self.hooks.event(&access).await;
+        self.succeeded(&access).await;
         Ok(created)
     }
 

@@ -7,6 +7,7 @@
 
 mod access;
 mod access_models;
+mod audit;
 mod bindings;
 pub mod caller;
 mod control;

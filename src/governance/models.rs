@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 pub use super::access_models::*;
+pub use super::audit::{Event, EventResource, ListEventsRequest, ListEventsResponse};
 
 /// A project: the tenant. A project has many warehouses.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

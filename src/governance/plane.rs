@@ -90,7 +90,7 @@ impl Governance {
         };
         self.own(&access).await;
         self.hooks.created(&access).await;
-        self.hooks.event(&access).await;
+        self.succeeded(&access).await;
     }
 
     /// A principal may act on its own keys; anything else is the server
@@ -217,34 +217,43 @@ impl ControlPlane for Governance {
     }
 
     async fn update_project(&self, request: UpdateProjectRequest) -> CatalogResult<Project> {
-        self.control("update_project", "project", one(&request.project_id))
+        let access = self
+            .control("update_project", "project", one(&request.project_id))
             .await?;
-        self.registry.update_project(request).await
+        let done = self.registry.update_project(request).await?;
+        self.succeeded(&access).await;
+        Ok(done)
     }
 
     async fn delete_project(
         &self,
         request: DeleteProjectRequest,
     ) -> CatalogResult<DeleteProjectResponse> {
-        self.control("delete_project", "project", one(&request.project_id))
+        let access = self
+            .control("delete_project", "project", one(&request.project_id))
             .await?;
         if request.project_id == DEFAULT_PROJECT {
             return Err(builtin("project", DEFAULT_PROJECT));
         }
-        self.registry.delete_project(request).await
+        let done = self.registry.delete_project(request).await?;
+        self.succeeded(&access).await;
+        Ok(done)
     }
 
     async fn set_project_protection(
         &self,
         request: SetProjectProtectionRequest,
     ) -> CatalogResult<Project> {
-        self.control(
-            "set_project_protection",
-            "project",
-            one(&request.project_id),
-        )
-        .await?;
-        self.registry.set_project_protection(request).await
+        let access = self
+            .control(
+                "set_project_protection",
+                "project",
+                one(&request.project_id),
+            )
+            .await?;
+        let done = self.registry.set_project_protection(request).await?;
+        self.succeeded(&access).await;
+        Ok(done)
     }
 
     async fn create_warehouse(
@@ -331,25 +340,30 @@ impl ControlPlane for Governance {
     }
 
     async fn update_warehouse(&self, request: UpdateWarehouseRequest) -> CatalogResult<Warehouse> {
-        self.control("update_warehouse", "warehouse", one(&request.warehouse_id))
+        let access = self
+            .control("update_warehouse", "warehouse", one(&request.warehouse_id))
             .await?;
         if request.warehouse_id == DEFAULT_WAREHOUSE {
             return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
         }
-        self.registry.update_warehouse(request).await
+        let done = self.registry.update_warehouse(request).await?;
+        self.succeeded(&access).await;
+        Ok(done)
     }
 
     async fn delete_warehouse(
         &self,
         request: DeleteWarehouseRequest,
     ) -> CatalogResult<DeleteWarehouseResponse> {
-        self.control("delete_warehouse", "warehouse", one(&request.warehouse_id))
+        let access = self
+            .control("delete_warehouse", "warehouse", one(&request.warehouse_id))
             .await?;
         if request.warehouse_id == DEFAULT_WAREHOUSE {
             return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
         }
         let deleted = self.registry.delete_warehouse(request).await?;
         self.forget_catalog(&deleted.warehouse_id).await;
+        self.succeeded(&access).await;
         Ok(deleted)
     }
 
@@ -357,16 +371,19 @@ impl ControlPlane for Governance {
         &self,
         request: SetWarehouseProtectionRequest,
     ) -> CatalogResult<Warehouse> {
-        self.control(
-            "set_warehouse_protection",
-            "warehouse",
-            one(&request.warehouse_id),
-        )
-        .await?;
+        let access = self
+            .control(
+                "set_warehouse_protection",
+                "warehouse",
+                one(&request.warehouse_id),
+            )
+            .await?;
         if request.warehouse_id == DEFAULT_WAREHOUSE {
             return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
         }
-        self.registry.set_warehouse_protection(request).await
+        let done = self.registry.set_warehouse_protection(request).await?;
+        self.succeeded(&access).await;
+        Ok(done)
     }
 
     async fn create_warehouse_namespace(
@@ -506,10 +523,11 @@ impl ControlPlane for Governance {
                 request.resource,
                 &request.principal,
                 &request.relation,
-                access.principal.map(|p| p.id),
+                access.principal.clone().map(|p| p.id),
             )
             .await?;
         self.grants.invalidate().await;
+        self.succeeded(&access).await;
         Ok(made)
     }
 
@@ -568,33 +586,44 @@ impl ControlPlane for Governance {
         };
         let _ = caller;
         let kind = grant_kind(&grant.resource.kind)?;
-        self.control("revoke_grant", kind, grant.resource.id.clone())
+        let access = self
+            .control("revoke_grant", kind, grant.resource.id.clone())
             .await?;
         self.registry.revoke_grant(&request.grant_id).await?;
         self.grants.invalidate().await;
+        self.succeeded(&access).await;
         Ok(RevokeGrantResponse {
             grant_id: request.grant_id,
         })
+    }
+
+    async fn list_events(&self, request: ListEventsRequest) -> CatalogResult<ListEventsResponse> {
+        self.control("list_events", "server", vec![]).await?;
+        self.registry.events(&request).await
     }
 
     async fn set_table_protection(
         &self,
         request: SetProtectionRequest,
     ) -> CatalogResult<ProtectionResponse> {
-        let route = self
+        let (route, access) = self
             .protection_route("set_table_protection", &request.id)
             .await?;
-        route.catalog.set_protection("table", request).await
+        let done = route.catalog.set_protection("table", request).await?;
+        self.succeeded(&access).await;
+        Ok(done)
     }
 
     async fn set_namespace_protection(
         &self,
         request: SetProtectionRequest,
     ) -> CatalogResult<ProtectionResponse> {
-        let route = self
+        let (route, access) = self
             .protection_route("set_namespace_protection", &request.id)
             .await?;
-        route.catalog.set_protection("namespace", request).await
+        let done = route.catalog.set_protection("namespace", request).await?;
+        self.succeeded(&access).await;
+        Ok(done)
     }
 }
 
@@ -604,14 +633,14 @@ impl Governance {
         &self,
         op: &'static str,
         id: &[String],
-    ) -> CatalogResult<super::Route> {
+    ) -> CatalogResult<(super::Route, Access)> {
         let principal = self.caller().await?;
         let value = serde_json::json!({ "id": id });
         let route = self.route(op, &value).await?;
         let mut access = super::router::access(op, &route.warehouse, &value);
         access.principal = principal;
         self.authorize(&access).await?;
-        self.for_write(op, route).await
+        Ok((self.for_write(op, route).await?, access))
     }
 }
 

@@ -98,7 +98,7 @@ impl Governance {
             self.hooks.created(access).await;
         }
         if !is_read(access.action) {
-            self.hooks.event(access).await;
+            self.succeeded(access).await;
         }
     }
 

@@ -190,7 +190,11 @@ async fn handle(
         .and_then(|v| v.to_str().ok())
         .map(str::to_string)
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    let mut resp = match run(op, &state, path, req, &instance).await {
+    let ran = crate::governance::caller::with_request_id(
+        request_id.clone(),
+        run(op, &state, path, req, &instance),
+    );
+    let mut resp = match ran.await {
         Ok(resp) => resp,
         Err(problem) => problem.with_request_id(&request_id).into_response(),
     };

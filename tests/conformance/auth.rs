@@ -578,3 +578,66 @@ async fn rs256_tokens_are_checked_against_a_jwks_served_on_loopback() {
         assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_trail_records_mutations_and_denials() {
+    let s = Server::hs256(None).await;
+    let since = now() * 1000;
+    s.ok("root", "POST", "/v1/namespace/audited/create", json!({}))
+        .await;
+    let (st, _, headers) = s
+        .send(
+            Some("mallory"),
+            "POST",
+            "/v1/namespace/audited/drop",
+            Some(json!({})),
+            None,
+        )
+        .await;
+    assert_eq!(st, StatusCode::FORBIDDEN);
+    let request_id = headers["x-request-id"].to_str().unwrap().to_string();
+    let listed = s
+        .ok(
+            "root",
+            "GET",
+            &format!("/v1/events?since={since}"),
+            Value::Null,
+        )
+        .await;
+    let events = listed["events"].as_array().unwrap();
+    let created = events
+        .iter()
+        .find(|e| e["action"] == "create_namespace")
+        .expect("the create is recorded");
+    assert_eq!(
+        (created["principal"].clone(), created["outcome"].clone()),
+        (json!("root"), json!("succeeded"))
+    );
+    assert_eq!(created["resource"]["id"], json!(["audited"]));
+    let refused = events
+        .iter()
+        .find(|e| e["outcome"] == "denied")
+        .expect("the denial is recorded");
+    assert_eq!(refused["principal"], "mallory");
+    assert_eq!(refused["action"], "drop_namespace");
+    assert_eq!(refused["code"], 15);
+    assert_eq!(refused["request_id"], request_id.as_str());
+    // Only admins read the trail.
+    let (st, _, _) = s
+        .send(Some("mallory"), "GET", "/v1/events", None, None)
+        .await;
+    assert_eq!(st, StatusCode::FORBIDDEN);
+    let (st, b, _) = s
+        .send(
+            Some("root"),
+            "GET",
+            "/v1/events?since=yesterday",
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(
+        (st, b["code"].clone()),
+        (StatusCode::BAD_REQUEST, json!(13))
+    );
+}
