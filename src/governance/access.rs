@@ -101,8 +101,37 @@ impl Governance {
 
     /// Whether the caller may: Cedar decides when authentication is
     /// required (from the grants on the resource's chain and the policy
-    /// files), then the pluggable authorizer.
+    /// files), then the pluggable authorizer. A refusal is audited.
     pub(super) async fn authorize(&self, access: &Access) -> CatalogResult<()> {
+        if self.auth.required() && access.principal.is_none() {
+            return Err(unauthenticated("authentication required"));
+        }
+        if let Err(e) = self.decide(access).await {
+            if e.code == crate::error::Code::PERMISSION_DENIED {
+                self.registry
+                    .audit(
+                        access,
+                        "denied",
+                        Some(crate::error::Code::PERMISSION_DENIED),
+                    )
+                    .await;
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Whether an access would be allowed, unaudited (for filtering what
+    /// a list shows).
+    pub(super) async fn allowed(&self, access: &Access) -> CatalogResult<bool> {
+        match self.decide(access).await {
+            Ok(()) => Ok(true),
+            Err(e) if e.code == crate::error::Code::PERMISSION_DENIED => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn decide(&self, access: &Access) -> CatalogResult<()> {
         if let Some(cedar) = self.cedar.as_ref().filter(|_| self.auth.required()) {
             let Some(p) = &access.principal else {
                 return Err(unauthenticated("authentication required"));
@@ -111,13 +140,6 @@ impl Governance {
             let grants = self.registry.grants_cached(&self.grants).await?;
             let held = relations(&grants, p, &keys);
             if !cedar.is_allowed(&p.id, &p.groups, access.action, &chain, &held)? {
-                self.registry
-                    .audit(
-                        access,
-                        "denied",
-                        Some(crate::error::Code::PERMISSION_DENIED),
-                    )
-                    .await;
                 return Err(denied(&p.id, access.action, &chain));
             }
         }

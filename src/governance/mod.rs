@@ -19,6 +19,7 @@ mod registry;
 mod router;
 mod scoped;
 mod spec;
+mod visible;
 
 pub use bindings::Binding;
 pub use registry::Registry;

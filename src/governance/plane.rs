@@ -69,7 +69,7 @@ impl Governance {
             id,
             creates: false,
         };
-        self.authorize(&access).await.is_ok()
+        self.allowed(&access).await.unwrap_or(false)
     }
 
     /// After a control-plane create: its creator owns it.

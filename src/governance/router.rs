@@ -472,7 +472,7 @@ pub(super) fn access(op: &'static str, warehouse: &str, request: &Value) -> Acce
 /// Operations whose own `id` names a namespace (the rest name a table, or
 /// a transaction of one).
 pub(super) fn id_is_namespace(op: &str) -> bool {
-    op.contains("namespace") || op == "list_tables"
+    op.contains("namespace") || op == "list_tables" || op == "list_all_tables"
 }
 
 /// Operations that create an object: their shape and parent are checked

@@ -152,9 +152,13 @@ impl Governance {
         let value = serde_json::to_value(&request).unwrap_or(Value::Null);
         let root = request.id.as_ref().is_none_or(Vec::is_empty);
         if !(self.warehouses && root && self.scope_of(&value)?.is_none()) {
-            let (route, _) = self.admit("list_namespaces", &request).await?;
-            return Ok(route.catalog.list_namespaces(request).await?);
+            let (route, principal, whole) = self.admit_list("list_namespaces", &value).await?;
+            if whole {
+                return Ok(route.catalog.list_namespaces(request).await?);
+            }
+            return self.visible_namespaces(&route, &principal, &request).await;
         }
+        let (_, principal, whole) = self.admit_list("list_namespaces", &value).await?;
         // The merged root: every bound namespace and what the default
         // warehouse's root holds.
         let mut names: Vec<String> = self
@@ -167,6 +171,22 @@ impl Governance {
         names.extend(root_namespaces(&self.home).await?);
         names.sort();
         names.dedup();
+        if !whole {
+            let mut seen = Vec::new();
+            for name in names {
+                let w = self
+                    .bound_to(&name)
+                    .await?
+                    .unwrap_or_else(|| DEFAULT_WAREHOUSE.to_string());
+                if self
+                    .may_see(&principal, "namespace", &w, vec![name.clone()])
+                    .await?
+                {
+                    seen.push(name);
+                }
+            }
+            names = seen;
+        }
         let (namespaces, page_token) =
             super::registry::page(names, request.page_token.as_deref(), request.limit)?;
         Ok(models::ListNamespacesResponse {
@@ -176,14 +196,39 @@ impl Governance {
         })
     }
 
+    async fn list_tables_routed(
+        &self,
+        request: models::ListTablesRequest,
+    ) -> CatalogResult<models::ListTablesResponse> {
+        let value = serde_json::to_value(&request).unwrap_or(Value::Null);
+        let (route, principal, whole) = self.admit_list("list_tables", &value).await?;
+        if whole {
+            return Ok(route.catalog.list_tables(request).await?);
+        }
+        self.visible_tables(&route, &principal, &request).await
+    }
+
     async fn list_all_tables_routed(
         &self,
         request: models::ListTablesRequest,
     ) -> CatalogResult<models::ListTablesResponse> {
         let value = serde_json::to_value(&request).unwrap_or(Value::Null);
+        let (route, principal, whole) = self.admit_list("list_all_tables", &value).await?;
         if !self.warehouses || self.scope_of(&value)?.is_some() {
-            let (route, _) = self.admit("list_all_tables", &request).await?;
-            return Ok(route.catalog.list_all_tables(request).await?);
+            if whole {
+                return Ok(route.catalog.list_all_tables(request).await?);
+            }
+            let keys = all_tables(&route.catalog, request.include_declared).await?;
+            let tables = self
+                .visible_table_keys(&principal, keys, &route.warehouse)
+                .await?;
+            let (tables, page_token) =
+                super::registry::page(tables, request.page_token.as_deref(), request.limit)?;
+            return Ok(models::ListTablesResponse {
+                tables,
+                page_token,
+                ..Default::default()
+            });
         }
         // Every warehouse that holds a namespace, and the default one.
         let mut warehouses: Vec<String> = self
@@ -204,18 +249,11 @@ impl Governance {
                 Err(e) if e.code == crate::error::Code::WAREHOUSE_NOT_FOUND => continue,
                 Err(e) => return Err(e),
             };
-            let mut page = models::ListTablesRequest {
-                include_declared: request.include_declared,
-                ..Default::default()
-            };
             // Every page of this warehouse: the merged listing pages again.
-            loop {
-                let answer = catalog.list_all_tables(page.clone()).await?;
-                tables.extend(answer.tables);
-                page.page_token = answer.page_token.filter(|t| !t.is_empty());
-                if page.page_token.is_none() {
-                    break;
-                }
+            let keys = all_tables(&catalog, request.include_declared).await?;
+            match whole {
+                true => tables.extend(keys),
+                false => tables.extend(self.visible_table_keys(&principal, keys, &w).await?),
             }
         }
         tables.sort();
@@ -227,6 +265,26 @@ impl Governance {
             page_token,
             ..Default::default()
         })
+    }
+}
+
+/// Every table of one catalog (full ids as the manifest spells them).
+async fn all_tables(
+    catalog: &crate::core::Catalog,
+    include_declared: Option<bool>,
+) -> CatalogResult<Vec<String>> {
+    let mut page = models::ListTablesRequest {
+        include_declared,
+        ..Default::default()
+    };
+    let mut keys = Vec::new();
+    loop {
+        let answer = catalog.list_all_tables(page.clone()).await?;
+        keys.extend(answer.tables);
+        page.page_token = answer.page_token.filter(|t| !t.is_empty());
+        if page.page_token.is_none() {
+            return Ok(keys);
+        }
     }
 }
 
@@ -333,6 +391,9 @@ macro_rules! governed {
     };
     (@acc [$($done:tt)*] $Name:ident => list_namespaces ($Req:ident -> $Resp:ident) $($row:tt)*) => {
         governed!(@special [$($done)*] list_namespaces list_namespaces_routed $Req $Resp; $($row)*);
+    };
+    (@acc [$($done:tt)*] $Name:ident => list_tables ($Req:ident -> $Resp:ident) $($row:tt)*) => {
+        governed!(@special [$($done)*] list_tables list_tables_routed $Req $Resp; $($row)*);
     };
     (@acc [$($done:tt)*] $Name:ident => list_all_tables ($Req:ident -> $Resp:ident) $($row:tt)*) => {
         governed!(@special [$($done)*] list_all_tables list_all_tables_routed $Req $Resp; $($row)*);

@@ -223,11 +223,11 @@ fn route(op: &OpDef) -> (String, Option<Value>, Option<bytes::Bytes>) {
 
 /// What a principal holding `relation` on the server may do with `op`.
 fn allowed(relation: Option<&str>, op: &OpDef) -> bool {
-    // Any authenticated caller may read the server's facts; lists of
-    // projects and warehouses are filtered rather than refused.
+    // Any authenticated caller may read the server's facts; catalog-wide
+    // lists (projects, warehouses, all tables) are filtered, not refused.
     if matches!(
         op.action,
-        "get_server_info" | "list_projects" | "list_warehouses"
+        "get_server_info" | "list_projects" | "list_warehouses" | "list_all_tables"
     ) {
         return true;
     }
@@ -331,6 +331,41 @@ async fn grants_inherit_ownership_follows_creates_and_policies_forbid() {
             .await
             .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
+
+    // Lists show what the caller may see: one table's reader sees that
+    // table alone, paged over what it sees.
+    s.create_table("root", "a%24b%24u").await;
+    s.grant("table", json!(["a", "b", "t"]), "tess", "reader")
+        .await;
+    let listed = s
+        .ok(
+            "tess",
+            "GET",
+            "/v1/namespace/a%24b/table/list?limit=1",
+            Value::Null,
+        )
+        .await;
+    assert_eq!(listed["tables"], json!(["t"]), "{listed}");
+    assert!(
+        listed.get("page_token").is_none_or(Value::is_null),
+        "{listed}"
+    );
+    let all = s.ok("tess", "GET", "/v1/table", Value::Null).await;
+    assert_eq!(all["tables"], json!(["a$b$t"]), "{all}");
+    let everything = s
+        .ok("ann", "GET", "/v1/namespace/a%24b/table/list", Value::Null)
+        .await;
+    assert_eq!(everything["tables"], json!(["t", "u"]), "{everything}");
+    let (st, _, _) = s
+        .send(
+            Some("nobody"),
+            "GET",
+            "/v1/namespace/a%24b/table/list",
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(st, StatusCode::FORBIDDEN);
 
     // A forbid policy beats even the server admin's grant.
     let (st, b, _) = s
