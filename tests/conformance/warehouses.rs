@@ -532,7 +532,20 @@ async fn refused_creates_leave_nothing() {
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
-    assert_eq!(files(&roots), before, "a refused create wrote something");
+    // Nothing changed but the audit trail, which records each refusal.
+    let after = files(&roots);
+    let audit = |f: &BTreeSet<(String, u64)>| {
+        f.iter()
+            .filter(|(p, _)| !p.contains("/_catalog/control/event/"))
+            .cloned()
+            .collect::<BTreeSet<_>>()
+    };
+    assert_eq!(
+        audit(&after),
+        audit(&before),
+        "a refused create wrote something"
+    );
+    assert!(after.len() - before.len() >= 11, "every refusal is audited");
 
     // Shape and parent come before authorization: a missing parent is 404.
     let orphan = create(&ns, &["nope", "t"], rows(0, 1)).await;
