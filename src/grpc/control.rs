@@ -10,7 +10,9 @@ use serde::Serialize;
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
-use super::convert::{from_json, model_from_value, request_json, to_json};
+use super::convert::{
+    from_json, model_from_value, request_json, request_model as model_of, to_json,
+};
 use super::pb;
 use super::pb::catalog_control_service_client::CatalogControlServiceClient;
 use crate::core::control::*;
@@ -21,6 +23,8 @@ use crate::error::{CatalogError, CatalogResult};
 #[derive(Clone)]
 pub struct ControlService {
     plane: Arc<dyn ControlPlane>,
+    /// Names the caller before the request's shape is read.
+    gate: Option<Arc<crate::governance::Governance>>,
 }
 
 impl std::fmt::Debug for ControlService {
@@ -31,7 +35,13 @@ impl std::fmt::Debug for ControlService {
 
 impl ControlService {
     pub fn new(plane: Arc<dyn ControlPlane>) -> Self {
-        Self { plane }
+        Self { plane, gate: None }
+    }
+
+    /// Authenticate every call first (identity leads the guard order).
+    pub fn with_gate(mut self, gate: Arc<crate::governance::Governance>) -> Self {
+        self.gate = Some(gate);
+        self
     }
 }
 
@@ -41,7 +51,7 @@ fn request_model<P: prost::Message, M: DeserializeOwned>(
     name: &str,
 ) -> Result<M, Status> {
     let value = request_json(&request.into_inner(), name).map_err(to_status)?;
-    model_from_value(value, name).map_err(to_status)
+    model_of(value, name).map_err(to_status)
 }
 
 /// A model answer as its response message.
@@ -67,6 +77,9 @@ macro_rules! control_service {
                     let caller = crate::governance::caller::from_headers(
                         &request.metadata().clone().into_headers(),
                     );
+                    if let Some(gate) = &self.gate {
+                        gate.authenticate(&caller).await.map_err(to_status)?;
+                    }
                     let model: $Req = request_model(request, stringify!($Req))?;
                     let answer = crate::governance::caller::as_caller(
                         caller,

@@ -86,6 +86,31 @@ fn prune_empty(value: &mut Value, desc: &prost_reflect::MessageDescriptor) {
     }
 }
 
+/// A request's model from its JSON. proto3 sends an empty list as nothing,
+/// and [`prune_empty`] reads nothing as absent; a model that requires the
+/// list (`entries`, `operations`, `updates`) gets it back, empty, so the
+/// request reaches the checks that name what is wrong with it.
+pub fn request_model<M: DeserializeOwned>(mut value: Value, name: &str) -> CatalogResult<M> {
+    let desc = descriptor(name)?;
+    for _ in 0..desc.fields().len() + 1 {
+        let err = match serde_json::from_value::<M>(value.clone()) {
+            Ok(model) => return Ok(model),
+            Err(e) => e.to_string(),
+        };
+        let missing = err
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.split('`').next())
+            .filter(|f| desc.get_field_by_name(f).is_some_and(|d| d.is_list()));
+        match (missing, &mut value) {
+            (Some(field), Value::Object(obj)) if !obj.contains_key(field) => {
+                obj.insert(field.to_string(), Value::Array(Vec::new()));
+            }
+            _ => return Err(CatalogError::invalid(format!("invalid {name}: {err}"))),
+        }
+    }
+    model_from_value(value, name)
+}
+
 /// A JSON value (a spec model's) as a protobuf message. Fields the contract
 /// does not have are ignored; nulls are absent fields. A value that does not
 /// fit is the caller's mistake in a request (13), ours in an answer (18).

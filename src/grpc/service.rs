@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use tonic::{Request, Response, Status};
 
-use super::convert::{from_json, model_from_value, request_json};
+use super::convert::{from_json, request_json, request_model};
 use super::pb;
 use crate::error::status::to_status;
 use crate::error::CatalogError;
@@ -23,6 +23,8 @@ use crate::error::CatalogError;
 #[derive(Clone)]
 pub struct NamespaceService {
     ns: Arc<dyn LanceNamespace>,
+    /// Names the caller before the request's shape is read.
+    gate: Option<Arc<crate::governance::Governance>>,
 }
 
 impl std::fmt::Debug for NamespaceService {
@@ -35,7 +37,21 @@ impl std::fmt::Debug for NamespaceService {
 
 impl NamespaceService {
     pub fn new(ns: Arc<dyn LanceNamespace>) -> Self {
-        Self { ns }
+        Self { ns, gate: None }
+    }
+
+    /// Authenticate every call first (identity leads the guard order).
+    pub fn with_gate(mut self, gate: Arc<crate::governance::Governance>) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    async fn authenticate(&self, value: &Value) -> Result<(), Status> {
+        if let Some(gate) = &self.gate {
+            let caller = crate::auth::Credentials::from_identity(value.get("identity"));
+            gate.authenticate(&caller).await.map_err(to_status)?;
+        }
+        Ok(())
     }
 
     /// The request as its spec model's JSON, with identity and context from
@@ -72,7 +88,8 @@ impl NamespaceService {
         F: FnOnce(Arc<dyn LanceNamespace>, M, Bytes) -> BoxFuture<'static, lance::Result<R>>,
     {
         let (value, data) = Self::request_json(request, names.0)?;
-        let model: M = model_from_value(value, names.0).map_err(to_status)?;
+        self.authenticate(&value).await?;
+        let model: M = request_model(value, names.0).map_err(to_status)?;
         let answer = f(self.ns.clone(), model, data)
             .await
             .map_err(|e| to_status(CatalogError::from_lance(&e)))?;
@@ -113,7 +130,8 @@ macro_rules! namespace_service {
                 request: Request<pb::QueryTableRequest>,
             ) -> Result<Response<Self::QueryTableStreamStream>, Status> {
                 let (value, _) = Self::request_json(request, "QueryTableRequest")?;
-                let model = model_from_value(value, "QueryTableRequest").map_err(to_status)?;
+                self.authenticate(&value).await?;
+                let model = request_model(value, "QueryTableRequest").map_err(to_status)?;
                 let file = self
                     .ns
                     .query_table(model)

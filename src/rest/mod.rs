@@ -92,6 +92,23 @@ pub fn catalog_router(gov: Arc<Governance>, config: RestConfig) -> Router {
     finish(api, &config)
 }
 
+/// Run one operation of the inventory by its row, with its request as the
+/// REST gateway would build it (a JSON object, and the Arrow body of a data
+/// operation), over any namespace and control plane: for tools and tests
+/// that sweep every operation over another transport (e.g. gRPC clients).
+pub async fn invoke(
+    ns: &dyn LanceNamespace,
+    control: &dyn ControlPlane,
+    op: &OpDef,
+    obj: Map<String, Value>,
+    body: Bytes,
+) -> Result<(), CatalogError> {
+    match op.plane {
+        Plane::Control => dispatch_control(control, op.name, obj).await.map(|_| ()),
+        Plane::Spec => dispatch(ns, op.name, obj, body).await.map(|_| ()),
+    }
+}
+
 fn routes(
     ns: Arc<dyn LanceNamespace>,
     control: Option<Arc<dyn ControlPlane>>,

@@ -131,3 +131,25 @@ def test_grpc_and_flight_carry_credentials(secured, tmp_path):
     as_bob = flight.FlightCallOptions(headers=[(b"x-api-key", keys["bob"].encode())])
     with pytest.raises(flight.FlightUnauthorizedError):
         client.do_get(ticket, as_bob).read_all()
+
+
+def test_flight_put_needs_write(secured):
+    import pyarrow as pa
+    url, team, keys = secured["url"], secured["team"], secured["keys"]
+    client = flight.connect(url.replace("http://", "grpc://"))
+    descriptor = flight.FlightDescriptor.for_command(json.dumps({"op": "create", "id": [team, "flown"]}))
+    table = sample(0, 5)
+
+    def put(headers):
+        options = flight.FlightCallOptions(headers=headers)
+        writer, reader = client.do_put(descriptor, table.schema, options)
+        writer.write_table(table)
+        writer.done_writing()
+        reader.read()
+        writer.close()
+
+    with pytest.raises(flight.FlightUnauthorizedError):
+        put([(b"x-api-key", keys["bob"].encode())])
+    put([(b"x-api-key", keys["alice"].encode())])
+    alice = lance_namespace.connect("rest", {"uri": url, "header.x-api-key": keys["alice"]})
+    assert "flown" in alice.list_tables(ListTablesRequest(id=[team])).tables
