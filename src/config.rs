@@ -174,6 +174,11 @@ impl ServeArgs {
         }
     }
 
+    /// Whether `--auth required` is set.
+    pub fn auth_required(&self) -> bool {
+        self.auth == "required"
+    }
+
     pub fn rest(&self) -> RestConfig {
         RestConfig {
             prefix: self

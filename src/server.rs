@@ -21,6 +21,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    if !args.auth_required() && !addr.ip().is_loopback() {
+        tracing::warn!(
+            "serving on {addr} with --auth none: anyone who reaches this port may read, write and drop every table; use --auth required"
+        );
+    }
     let rest_config = args.rest();
     let header_timeout = rest_config.header_read_timeout;
     let prefix = rest_config.prefix.clone().unwrap_or_default();

@@ -554,26 +554,37 @@ async fn bad_tokens_and_revoked_keys_are_401() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rs256_tokens_are_checked_against_a_jwks_served_on_loopback() {
+async fn rs256_tokens_are_checked_against_an_oidc_issuers_jwks_on_loopback() {
     let jwk: Value = serde_json::from_str(include_str!("fixtures/rsa-test-key.jwk.json")).unwrap();
     let fetched = Arc::new(AtomicUsize::new(0));
     let counter = fetched.clone();
     let jwks = json!({"keys": [jwk]});
-    let app = axum::Router::new().route(
-        "/jwks.json",
-        axum::routing::get(move || {
-            counter.fetch_add(1, Ordering::SeqCst);
-            let body = jwks.clone();
-            async move { axum::Json(body) }
-        }),
-    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let at = listener.local_addr().unwrap();
+    // An OIDC issuer: its discovery document names the key set.
+    let discovery =
+        json!({"issuer": format!("http://{at}"), "jwks_uri": format!("http://{at}/jwks.json")});
+    let app = axum::Router::new()
+        .route(
+            "/jwks.json",
+            axum::routing::get(move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let body = jwks.clone();
+                async move { axum::Json(body) }
+            }),
+        )
+        .route(
+            "/.well-known/openid-configuration",
+            axum::routing::get(move || {
+                let body = discovery.clone();
+                async move { axum::Json(body) }
+            }),
+        );
     tokio::spawn(async move { axum::serve(listener, app).await });
     let s = Server::start(
         None,
         JwtConfig {
-            jwks_url: Some(format!("http://{at}/jwks.json")),
+            oidc_issuer: Some(format!("http://{at}")),
             issuer: Some("https://idp.example".into()),
             ..Default::default()
         },
