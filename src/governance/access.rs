@@ -152,6 +152,29 @@ impl Governance {
         self.hooks.event(access).await;
     }
 
+    /// Grants follow what a write did to their object: a drop takes them
+    /// away, a rename moves them.
+    pub(super) async fn grants_follow(&self, access: &Access) {
+        let done = match (access.action, &access.moved_to) {
+            ("drop_table" | "deregister_table", _) => self
+                .registry
+                .forget_grants("table", &access.id)
+                .await
+                .map(|_| ()),
+            ("drop_namespace", _) => self
+                .registry
+                .forget_grants("namespace", &access.id)
+                .await
+                .map(|_| ()),
+            ("rename_table", Some(to)) => self.registry.move_grants(&access.id, to).await,
+            _ => return,
+        };
+        if let Err(e) = done {
+            tracing::warn!(action = access.action, id = ?access.id, error = %e.message, "grants did not follow the write");
+        }
+        self.grants.invalidate().await;
+    }
+
     /// Ownership on create: the creator becomes admin of what it created
     /// (and of nothing above it).
     pub(super) async fn own(&self, access: &Access) {

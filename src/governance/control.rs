@@ -82,6 +82,7 @@ impl Governance {
         let access = Access {
             principal,
             creates: true,
+            moved_to: None,
             action: "create_namespace",
             warehouse: Some(warehouse.to_string()),
             kind: "namespace",

@@ -161,6 +161,45 @@ impl Registry {
     }
 }
 
+impl Registry {
+    /// Grants die with what they are on: a dropped table's, or everything
+    /// under a dropped namespace. A table made later under the same name
+    /// starts with none of them.
+    pub(super) async fn forget_grants(&self, kind: &str, id: &[String]) -> CatalogResult<usize> {
+        let mut n = 0;
+        for g in self.all_grants().await? {
+            let hit = match kind {
+                "table" => g.resource.kind == "table" && g.resource.id == id,
+                _ => {
+                    matches!(g.resource.kind.as_str(), "namespace" | "table")
+                        && !id.is_empty()
+                        && g.resource.id.starts_with(id)
+                }
+            };
+            if hit && self.revoke_grant(&g.grant_id).await.is_ok() {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    /// A renamed table keeps its grants under its new id.
+    pub(super) async fn move_grants(&self, from: &[String], to: &[String]) -> CatalogResult<()> {
+        for g in self.all_grants().await? {
+            if g.resource.kind == "table" && g.resource.id == from {
+                let resource = GrantResource {
+                    kind: "table".into(),
+                    id: to.to_vec(),
+                };
+                self.grant(resource, &g.principal, &g.relation, g.granted_by.clone())
+                    .await?;
+                self.revoke_grant(&g.grant_id).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The relations `principal` holds on any of `keys` (a resource's chain).
 pub(super) fn relations(
     grants: &[Grant],

@@ -27,6 +27,8 @@ pub struct Access {
     /// Whether the operation creates this object (its caller becomes its
     /// owner once the write succeeded).
     pub creates: bool,
+    /// A rename's new id (grants on the table move with it).
+    pub moved_to: Option<Vec<String>>,
 }
 
 /// Decides whether an access is allowed: an error (403, code 15) refuses it.

@@ -46,6 +46,7 @@ impl Governance {
             kind,
             id,
             creates: false,
+            moved_to: None,
         };
         self.authorize(&access).await?;
         Ok(access)
@@ -68,6 +69,7 @@ impl Governance {
             kind,
             id,
             creates: false,
+            moved_to: None,
         };
         self.allowed(&access).await.unwrap_or(false)
     }
@@ -87,6 +89,7 @@ impl Governance {
             kind,
             id: one(id),
             creates: true,
+            moved_to: None,
         };
         self.own(&access).await;
         self.hooks.created(&access).await;

@@ -451,6 +451,7 @@ pub(super) fn access(op: &'static str, warehouse: &str, request: &Value) -> Acce
     Access {
         principal: None,
         creates: false,
+        moved_to: None,
         action: op,
         warehouse: Some(warehouse.to_string()),
         kind: if id_is_namespace(op) {

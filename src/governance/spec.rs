@@ -57,6 +57,9 @@ impl Governance {
         }
         let route = self.for_write(op, route).await?;
         access.creates = creates;
+        if op == "rename_table" {
+            access.moved_to = door_id(op, &value)?;
+        }
         Ok((route, access))
     }
 
@@ -98,6 +101,7 @@ impl Governance {
             self.hooks.created(access).await;
         }
         if !is_read(access.action) {
+            self.grants_follow(access).await;
             self.succeeded(access).await;
         }
     }

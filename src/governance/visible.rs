@@ -27,6 +27,7 @@ impl Governance {
             kind,
             id,
             creates: false,
+            moved_to: None,
         }
     }
 

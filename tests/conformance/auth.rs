@@ -367,6 +367,52 @@ async fn grants_inherit_ownership_follows_creates_and_policies_forbid() {
         .await;
     assert_eq!(st, StatusCode::FORBIDDEN);
 
+    // Grants follow their table: a rename moves them, a drop ends them, and
+    // a table made later under the old name starts with none.
+    s.grant("table", json!(["a", "b", "u"]), "vic", "reader")
+        .await;
+    s.ok(
+        "root",
+        "POST",
+        "/v1/table/a%24b%24u/rename",
+        json!({"new_table_name": "u2"}),
+    )
+    .await;
+    s.ok("vic", "POST", "/v1/table/a%24b%24u2/describe", json!({}))
+        .await;
+    s.create_table("root", "a%24b%24u").await;
+    let (st, _, _) = s
+        .send(
+            Some("vic"),
+            "POST",
+            "/v1/table/a%24b%24u/describe",
+            Some(json!({})),
+            None,
+        )
+        .await;
+    assert_eq!(
+        st,
+        StatusCode::FORBIDDEN,
+        "an old name's grant reached a new table"
+    );
+    s.ok("root", "POST", "/v1/table/a%24b%24u2/drop", json!({}))
+        .await;
+    s.create_table("root", "a%24b%24u2").await;
+    let (st, _, _) = s
+        .send(
+            Some("vic"),
+            "POST",
+            "/v1/table/a%24b%24u2/describe",
+            Some(json!({})),
+            None,
+        )
+        .await;
+    assert_eq!(
+        st,
+        StatusCode::FORBIDDEN,
+        "a dropped table's grant reached its successor"
+    );
+
     // A forbid policy beats even the server admin's grant.
     let (st, b, _) = s
         .send(
