@@ -176,8 +176,10 @@ impl CedarAuthorizer {
                 .map_err(|e| format!("policy file {name}: {}", describe(&e, text)))?;
             let result = validator.validate(&set, ValidationMode::Strict);
             if !result.validation_passed() {
-                let errors: Vec<String> =
-                    result.validation_errors().map(|e| e.to_string()).collect();
+                let errors: Vec<String> = result
+                    .validation_errors()
+                    .map(|e| located(e, text))
+                    .collect();
                 return Err(format!(
                     "policy file {name} does not match the catalog's Cedar schema: {}",
                     errors.join("; ")
@@ -257,7 +259,11 @@ impl CedarAuthorizer {
 
 /// A parse error with the line it is on.
 fn describe(e: &cedar_policy::ParseErrors, text: &str) -> String {
-    use miette::Diagnostic;
+    located(e, text)
+}
+
+/// An error of a policy file, led by the line its first label points at.
+fn located<E: miette::Diagnostic + std::fmt::Display>(e: &E, text: &str) -> String {
     let line = e
         .labels()
         .and_then(|mut labels| labels.next())

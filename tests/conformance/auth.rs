@@ -521,7 +521,10 @@ async fn a_policy_file_that_does_not_validate_stops_the_server() {
     )
     .await;
     assert!(message.contains("bad.cedar"), "{message}");
-    assert!(message.contains("fly"), "{message}");
+    assert!(
+        message.contains("fly") && message.contains("line 3"),
+        "{message}"
+    );
     let message = open_with_policy("permit (principal,\n action resource);\n").await;
     assert!(
         message.contains("bad.cedar") && message.contains("line 2"),
