@@ -358,6 +358,7 @@ message SetWarehouseProtectionRequest {
 message GrantResource {
   string kind = 1;
   repeated string id = 2;
+  optional string warehouse = 3;
 }
 
 message Grant {

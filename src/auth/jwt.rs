@@ -54,6 +54,19 @@ impl JwtVerifier {
         if config.groups_claim.is_empty() {
             config.groups_claim = "groups".into();
         }
+        // An OIDC issuer's tokens are checked as its own.
+        if config.issuer.is_none() {
+            config.issuer = config.oidc_issuer.clone();
+        }
+        // An identity provider signs tokens for many clients: without an
+        // audience, any of them would be accepted here.
+        let shared_keys =
+            config.jwks_file.is_some() || config.jwks_url.is_some() || config.oidc_issuer.is_some();
+        if shared_keys && config.audience.is_none() {
+            return Err(CatalogError::invalid(
+                "a JWKS or OIDC issuer needs --jwt-audience: the audience this catalog's tokens are issued for",
+            ));
+        }
         let keys = match &config.jwks_file {
             Some(path) => {
                 let text = std::fs::read_to_string(path).map_err(|e| {

@@ -61,16 +61,16 @@ impl Governance {
         let warehouse_level =
             |chain: &mut Vec<(&'static str, String)>, keys: &mut Vec<String>, w: &str, p: &str| {
                 chain.push(("Warehouse", w.to_string()));
-                keys.push(key("warehouse", &[w.to_string()]));
+                keys.push(key("warehouse", None, &[w.to_string()]));
                 chain.push(("Project", p.to_string()));
-                keys.push(key("project", &[p.to_string()]));
+                keys.push(key("project", None, &[p.to_string()]));
             };
         match access.kind {
             "server" => {}
             "project" => {
                 let p = id.first().cloned().unwrap_or_default();
                 chain.push(("Project", p.clone()));
-                keys.push(key("project", &[p]));
+                keys.push(key("project", None, &[p]));
             }
             "warehouse" => {
                 let w = id.first().cloned().unwrap_or_default();
@@ -81,21 +81,21 @@ impl Governance {
                 let namespaces = match kind {
                     "table" => {
                         chain.push(("Table", id.join("/")));
-                        keys.push(key("table", id));
+                        keys.push(key("table", Some(&warehouse), id));
                         &id[..id.len().saturating_sub(1)]
                     }
                     _ => &id[..],
                 };
                 for n in (1..=namespaces.len()).rev() {
                     chain.push(("Namespace", namespaces[..n].join("/")));
-                    keys.push(key("namespace", &namespaces[..n]));
+                    keys.push(key("namespace", Some(&warehouse), &namespaces[..n]));
                 }
                 let p = self.project_of(&warehouse).await?;
                 warehouse_level(&mut chain, &mut keys, &warehouse, &p);
             }
         }
         chain.push(("Server", "server".to_string()));
-        keys.push(key("server", &[]));
+        keys.push(key("server", None, &[]));
         Ok((Chain(chain), keys))
     }
 
@@ -158,15 +158,24 @@ impl Governance {
         let done = match (access.action, &access.moved_to) {
             ("drop_table" | "deregister_table", _) => self
                 .registry
-                .forget_grants("table", &access.id)
+                .forget_grants("table", access.warehouse.as_deref(), &access.id)
                 .await
                 .map(|_| ()),
             ("drop_namespace", _) => self
                 .registry
-                .forget_grants("namespace", &access.id)
+                .forget_grants("namespace", access.warehouse.as_deref(), &access.id)
                 .await
                 .map(|_| ()),
-            ("rename_table", Some(to)) => self.registry.move_grants(&access.id, to).await,
+            ("delete_project" | "delete_warehouse", _) => self
+                .registry
+                .forget_grants(access.kind, None, &access.id)
+                .await
+                .map(|_| ()),
+            ("rename_table", Some(to)) => {
+                self.registry
+                    .move_grants(access.warehouse.as_deref(), &access.id, to)
+                    .await
+            }
             _ => return,
         };
         if let Err(e) = done {
@@ -184,6 +193,10 @@ impl Governance {
         let resource = GrantResource {
             kind: access.kind.to_string(),
             id: access.id.clone(),
+            warehouse: match access.kind {
+                "namespace" | "table" => access.warehouse.clone(),
+                _ => None,
+            },
         };
         match self
             .registry

@@ -12,6 +12,9 @@ pub struct GrantResource {
     pub kind: String,
     #[serde(default)]
     pub id: Vec<String>,
+    /// A namespace's or table's warehouse; found from the id when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warehouse: Option<String>,
 }
 
 /// A principal's relation to a resource, inherited by everything below it.

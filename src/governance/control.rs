@@ -118,6 +118,9 @@ impl Governance {
                 format!("namespace {name:?} already exists (in the default warehouse)"),
             ));
         }
+        // An exist_ok create of a namespace already in the root (from
+        // before warehouses were on) binds it but makes no owner.
+        let stood = catalog.namespace_present(&id).await?;
         // Write: the binding first (it is what two doors race for), then
         // the namespace. A failure undoes the binding, unless the namespace
         // stands after all (an exist_ok door made it meanwhile).
@@ -154,8 +157,10 @@ impl Governance {
                 ),
             ));
         }
-        self.own(&access).await;
-        self.hooks.created(&access).await;
+        if !stood {
+            self.own(&access).await;
+            self.hooks.created(&access).await;
+        }
         self.succeeded(&access).await;
         Ok(created)
     }

@@ -19,9 +19,19 @@ pub(super) const RELATIONS: &[&str] = &["admin", "writer", "reader"];
 pub(super) const KINDS: &[&str] = &["server", "project", "warehouse", "namespace", "table"];
 const FRESH_FOR: Duration = Duration::from_secs(2);
 
-/// A resource's key: its kind and id.
-pub(super) fn key(kind: &str, id: &[String]) -> String {
-    format!("{kind}:{}", id.join("\u{1f}"))
+/// A resource's key: its kind, its warehouse (namespaces and tables: the
+/// same id names different objects in different warehouses) and its id.
+pub(super) fn key(kind: &str, warehouse: Option<&str>, id: &[String]) -> String {
+    let w = match kind {
+        "namespace" | "table" => warehouse.unwrap_or(super::router::DEFAULT_WAREHOUSE),
+        _ => "",
+    };
+    format!("{kind}:{w}:{}", id.join("\u{1f}"))
+}
+
+/// A grant's resource's key.
+pub(super) fn key_of(r: &GrantResource) -> String {
+    key(&r.kind, r.warehouse.as_deref(), &r.id)
 }
 
 /// Grants, cached.
@@ -82,7 +92,7 @@ impl Registry {
     ) -> CatalogResult<Grant> {
         check(&resource, relation, principal)?;
         let mut h = Sha256::new();
-        h.update(key(&resource.kind, &resource.id).as_bytes());
+        h.update(key_of(&resource).as_bytes());
         h.update([0u8]);
         h.update(principal.as_bytes());
         h.update([0u8]);
@@ -165,16 +175,31 @@ impl Registry {
     /// Grants die with what they are on: a dropped table's, or everything
     /// under a dropped namespace. A table made later under the same name
     /// starts with none of them.
-    pub(super) async fn forget_grants(&self, kind: &str, id: &[String]) -> CatalogResult<usize> {
+    pub(super) async fn forget_grants(
+        &self,
+        kind: &str,
+        warehouse: Option<&str>,
+        id: &[String],
+    ) -> CatalogResult<usize> {
         let mut n = 0;
+        let here = |r: &GrantResource| {
+            r.warehouse
+                .as_deref()
+                .unwrap_or(super::router::DEFAULT_WAREHOUSE)
+                == warehouse.unwrap_or(super::router::DEFAULT_WAREHOUSE)
+        };
         for g in self.all_grants().await? {
+            let r = &g.resource;
             let hit = match kind {
-                "table" => g.resource.kind == "table" && g.resource.id == id,
-                _ => {
-                    matches!(g.resource.kind.as_str(), "namespace" | "table")
+                "table" => r.kind == "table" && r.id == id && here(r),
+                "namespace" => {
+                    matches!(r.kind.as_str(), "namespace" | "table")
                         && !id.is_empty()
-                        && g.resource.id.starts_with(id)
+                        && r.id.starts_with(id)
+                        && here(r)
                 }
+                // A project or warehouse: its own grants.
+                other => r.kind == other && r.id == id,
             };
             if hit && self.revoke_grant(&g.grant_id).await.is_ok() {
                 n += 1;
@@ -184,12 +209,19 @@ impl Registry {
     }
 
     /// A renamed table keeps its grants under its new id.
-    pub(super) async fn move_grants(&self, from: &[String], to: &[String]) -> CatalogResult<()> {
+    pub(super) async fn move_grants(
+        &self,
+        warehouse: Option<&str>,
+        from: &[String],
+        to: &[String],
+    ) -> CatalogResult<()> {
+        let key_from = key("table", warehouse, from);
         for g in self.all_grants().await? {
-            if g.resource.kind == "table" && g.resource.id == from {
+            if key_of(&g.resource) == key_from {
                 let resource = GrantResource {
                     kind: "table".into(),
                     id: to.to_vec(),
+                    warehouse: g.resource.warehouse.clone(),
                 };
                 self.grant(resource, &g.principal, &g.relation, g.granted_by.clone())
                     .await?;
@@ -212,7 +244,7 @@ pub(super) fn relations(
     grants
         .iter()
         .filter(|g| holders.contains(&g.principal))
-        .filter(|g| keys.contains(&key(&g.resource.kind, &g.resource.id)))
+        .filter(|g| keys.contains(&key_of(&g.resource)))
         .map(|g| g.relation.clone())
         .collect()
 }

@@ -37,8 +37,22 @@ impl Governance {
         kind: &'static str,
         id: Vec<String>,
     ) -> CatalogResult<Access> {
+        self.control_at(action, kind, id, None).await
+    }
+
+    /// The same, for a namespace or table of `warehouse`.
+    async fn control_at(
+        &self,
+        action: &'static str,
+        kind: &'static str,
+        id: Vec<String>,
+        warehouse: Option<String>,
+    ) -> CatalogResult<Access> {
         let principal = self.caller().await?;
-        let warehouse = (kind == "warehouse").then(|| id.first().cloned().unwrap_or_default());
+        let warehouse = match kind {
+            "warehouse" => id.first().cloned(),
+            _ => warehouse,
+        };
         let access = Access {
             principal,
             action,
@@ -118,14 +132,32 @@ impl Governance {
 #[async_trait]
 impl ControlPlane for Governance {
     async fn get_server_info(&self, _request: GetServerInfoRequest) -> CatalogResult<ServerInfo> {
-        // Any authenticated caller may know what it talks to.
-        self.caller().await?;
-        let mut roots = vec![self.home.root().to_string()];
+        // Any authenticated caller may know what it talks to; a storage
+        // root only whoever may describe its warehouse.
+        let caller = self.caller().await?;
+        let mut roots = Vec::new();
+        if self
+            .may(
+                &caller,
+                "describe_warehouse",
+                "warehouse",
+                one(DEFAULT_WAREHOUSE),
+            )
+            .await
+        {
+            roots.push(self.home.root().to_string());
+        }
         let served = match self.warehouses {
             true => self.registry.warehouse_ids().await?,
             false => Vec::new(),
         };
         for id in served {
+            if !self
+                .may(&caller, "describe_warehouse", "warehouse", one(&id))
+                .await
+            {
+                continue;
+            }
             if let Ok(w) = self.registry.warehouse(&id).await {
                 roots.push(w.root);
             }
@@ -239,6 +271,7 @@ impl ControlPlane for Governance {
             return Err(builtin("project", DEFAULT_PROJECT));
         }
         let done = self.registry.delete_project(request).await?;
+        self.grants_follow(&access).await;
         self.succeeded(&access).await;
         Ok(done)
     }
@@ -366,6 +399,7 @@ impl ControlPlane for Governance {
         }
         let deleted = self.registry.delete_warehouse(request).await?;
         self.forget_catalog(&deleted.warehouse_id).await;
+        self.grants_follow(&access).await;
         self.succeeded(&access).await;
         Ok(deleted)
     }
@@ -454,9 +488,10 @@ impl ControlPlane for Governance {
         &self,
         request: CreateApiKeyRequest,
     ) -> CatalogResult<CreateApiKeyResponse> {
-        let caller = self
-            .own_or_admin("create_api_key", Some(request.principal.as_str()))
-            .await?;
+        // Only the server admin mints keys: a key outlives the token of
+        // whoever asked for it, so it is never a caller's own to make.
+        let caller = self.caller().await?;
+        self.control("create_api_key", "server", vec![]).await?;
         let (info, key) = self
             .auth
             .keys()
@@ -516,14 +551,16 @@ impl ControlPlane for Governance {
     }
 
     async fn create_grant(&self, request: CreateGrantRequest) -> CatalogResult<Grant> {
-        let kind = grant_kind(&request.resource.kind)?;
+        self.caller().await?;
+        let mut resource = request.resource;
+        let (kind, warehouse) = self.grant_target(&mut resource, true).await?;
         let access = self
-            .control("create_grant", kind, request.resource.id.clone())
+            .control_at("create_grant", kind, resource.id.clone(), warehouse)
             .await?;
         let made = self
             .registry
             .grant(
-                request.resource,
+                resource,
                 &request.principal,
                 &request.relation,
                 access.principal.clone().map(|p| p.id),
@@ -537,22 +574,22 @@ impl ControlPlane for Governance {
     async fn list_grants(&self, request: ListGrantsRequest) -> CatalogResult<ListGrantsResponse> {
         let caller = self.caller().await?;
         let own = matches!((&caller, &request.principal), (Some(c), Some(p)) if c.id == *p);
-        if !own {
-            match request.resource_kind.as_deref() {
-                Some(kind) => {
-                    let kind = grant_kind(kind)?;
-                    let id = request.resource_id.clone().unwrap_or_default();
-                    self.control("list_grants", kind, id).await?;
-                }
-                None => {
-                    self.control("list_grants", "server", vec![]).await?;
-                }
+        let mut wanted = None;
+        if let Some(kind) = request.resource_kind.as_deref() {
+            let mut resource = GrantResource {
+                kind: kind.to_string(),
+                id: request.resource_id.clone().unwrap_or_default(),
+                warehouse: None,
+            };
+            let (kind, warehouse) = self.grant_target(&mut resource, false).await?;
+            if !own {
+                self.control_at("list_grants", kind, resource.id.clone(), warehouse)
+                    .await?;
             }
+            wanted = Some(super::grants::key_of(&resource));
+        } else if !own {
+            self.control("list_grants", "server", vec![]).await?;
         }
-        let wanted = request
-            .resource_kind
-            .as_ref()
-            .map(|k| super::grants::key(k, &request.resource_id.clone().unwrap_or_default()));
         let grants: Vec<Grant> = self
             .registry
             .all_grants()
@@ -562,7 +599,7 @@ impl ControlPlane for Governance {
             .filter(|g| {
                 wanted
                     .as_ref()
-                    .is_none_or(|w| *w == super::grants::key(&g.resource.kind, &g.resource.id))
+                    .is_none_or(|w| *w == super::grants::key_of(&g.resource))
             })
             .collect();
         let (grants, page_token) = page_items(
@@ -590,7 +627,12 @@ impl ControlPlane for Governance {
         let _ = caller;
         let kind = grant_kind(&grant.resource.kind)?;
         let access = self
-            .control("revoke_grant", kind, grant.resource.id.clone())
+            .control_at(
+                "revoke_grant",
+                kind,
+                grant.resource.id.clone(),
+                grant.resource.warehouse.clone(),
+            )
             .await?;
         self.registry.revoke_grant(&request.grant_id).await?;
         self.grants.invalidate().await;
@@ -631,6 +673,74 @@ impl ControlPlane for Governance {
 }
 
 impl Governance {
+    /// What a grant is on: its kind as the authorizer names it and, for a
+    /// namespace or table, its warehouse (from its binding when the
+    /// request leaves it out). `must_exist`: a grant names something that
+    /// stands (a grant made in advance would reach whatever is created
+    /// under that name later).
+    async fn grant_target(
+        &self,
+        resource: &mut GrantResource,
+        must_exist: bool,
+    ) -> CatalogResult<(&'static str, Option<String>)> {
+        let kind = grant_kind(&resource.kind)?;
+        let missing =
+            |what: String| CatalogError::invalid(format!("a grant's {what} does not exist"));
+        match kind {
+            "server" => {
+                resource.id.clear();
+                Ok((kind, None))
+            }
+            "project" | "warehouse" => {
+                let id = resource.id.first().cloned().unwrap_or_default();
+                if must_exist {
+                    let found = match kind {
+                        "project" => match id.as_str() {
+                            DEFAULT_PROJECT => true,
+                            _ => self.registry.project(&id).await.is_ok(),
+                        },
+                        _ => self.warehouse(&id).await.is_ok(),
+                    };
+                    if !found {
+                        return Err(missing(format!("{kind} {id:?}")));
+                    }
+                }
+                resource.warehouse = None;
+                Ok((kind, None))
+            }
+            _ => {
+                let op = if kind == "namespace" {
+                    "describe_namespace"
+                } else {
+                    "describe_table"
+                };
+                let mut value = serde_json::json!({ "id": resource.id });
+                if let Some(w) = &resource.warehouse {
+                    value["context"] = serde_json::json!({ crate::core::reserved::WAREHOUSE: w });
+                }
+                let route = self.route(op, &value).await?;
+                if must_exist {
+                    let found = match kind {
+                        "namespace" => route.catalog.namespace_present(&resource.id).await?,
+                        _ => route
+                            .catalog
+                            .table_exists(lance_namespace::models::TableExistsRequest {
+                                id: Some(resource.id.clone()),
+                                ..Default::default()
+                            })
+                            .await
+                            .is_ok(),
+                    };
+                    if !found {
+                        return Err(missing(format!("{kind} {:?}", resource.id)));
+                    }
+                }
+                resource.warehouse = Some(route.warehouse.clone());
+                Ok((kind, Some(route.warehouse)))
+            }
+        }
+    }
+
     /// Route and authorize a protection change of a table or namespace.
     async fn protection_route(
         &self,

@@ -136,7 +136,7 @@ impl Governance {
                 .grant(
                     super::models::GrantResource {
                         kind: "server".into(),
-                        id: vec![],
+                        ..Default::default()
                     },
                     admin,
                     "admin",

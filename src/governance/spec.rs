@@ -47,6 +47,17 @@ impl Governance {
         let mut access = access(op, &route.warehouse, &value);
         access.principal = principal;
         self.authorize(&access).await?;
+        if op.contains("materialized_view") {
+            // A view's SQL may read any table of its warehouse: whoever
+            // makes or refreshes one must be able to read them all.
+            self.authorize(&Access {
+                action: "query_table",
+                kind: "namespace",
+                id: vec![],
+                ..access.clone()
+            })
+            .await?;
+        }
         for other in others(op, &value) {
             self.authorize(&Access {
                 kind: other.0,
@@ -175,7 +186,10 @@ impl Governance {
         names.extend(root_namespaces(&self.home).await?);
         names.sort();
         names.dedup();
-        if !whole {
+        // Across warehouses a listing right at the default root proves
+        // nothing about the others: every name is checked in its own.
+        let _ = whole;
+        {
             let mut seen = Vec::new();
             for name in names {
                 let w = self
@@ -255,7 +269,20 @@ impl Governance {
             };
             // Every page of this warehouse: the merged listing pages again.
             let keys = all_tables(&catalog, request.include_declared).await?;
-            match whole {
+            // Whether the whole of this warehouse may be listed, per warehouse.
+            let all_here = !self.auth.required()
+                || self
+                    .allowed(&Access {
+                        principal: principal.clone(),
+                        action: "list_all_tables",
+                        warehouse: Some(w.clone()),
+                        kind: "namespace",
+                        id: vec![],
+                        creates: false,
+                        moved_to: None,
+                    })
+                    .await?;
+            match all_here {
                 true => tables.extend(keys),
                 false => tables.extend(self.visible_table_keys(&principal, keys, &w).await?),
             }

@@ -635,6 +635,7 @@ async fn rs256_tokens_are_checked_against_an_oidc_issuers_jwks_on_loopback() {
         JwtConfig {
             oidc_issuer: Some(format!("http://{at}")),
             issuer: Some("https://idp.example".into()),
+            audience: Some("lance".into()),
             ..Default::default()
         },
     )
@@ -816,4 +817,108 @@ async fn the_auth_matrix_over_grpc() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Grants are per warehouse: owning a table in one warehouse reaches no
+/// table of the same id in another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grants_stay_in_their_warehouse() {
+    let (dir, other) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let gov = Governance::open(&GovernanceConfig {
+        storage: StorageConfig {
+            root: dir.path().to_string_lossy().into_owned(),
+            ..Default::default()
+        },
+        warehouses: true,
+        auth: AuthConfig {
+            required: true,
+            jwt: Some(JwtConfig {
+                secret: Some(SECRET.into()),
+                audience: Some("lance".into()),
+                ..Default::default()
+            }),
+            bootstrap_admin: Some("root".into()),
+            policy_dir: None,
+        },
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let addr = lance_catalog::server::spawn_governed(Arc::new(gov), RestConfig::default())
+        .await
+        .unwrap();
+    let s = Server {
+        base: format!("http://{addr}"),
+        c: Client::new(),
+        _dir: dir,
+    };
+    s.ok("root", "POST", "/v1/projects", json!({"project_id": "p"}))
+        .await;
+    s.ok(
+        "root",
+        "POST",
+        "/v1/warehouses",
+        json!({"warehouse_id": "w2", "project_id": "p", "root": other.path().to_string_lossy()}),
+    )
+    .await;
+    s.grant("warehouse", json!(["w2"]), "mal", "writer").await;
+    // mal makes (and owns) a root-level table in w2 ...
+    let (st, _, _) = s
+        .send(
+            Some("mal"),
+            "POST",
+            "/v1/table/payroll/create",
+            None,
+            Some(crate::harness::rows(0, 1)),
+        )
+        .await;
+    assert_eq!(
+        st,
+        StatusCode::FORBIDDEN,
+        "mal is no writer of the default warehouse"
+    );
+    let (st, b, _) = s
+        .send(
+            Some("mal"),
+            "POST",
+            "/warehouses/w2/v1/table/payroll/create",
+            None,
+            Some(crate::harness::rows(0, 1)),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{b}");
+    // ... which reaches nothing of the same id in the default warehouse.
+    s.create_table("root", "payroll").await;
+    let (st, _, _) = s
+        .send(
+            Some("mal"),
+            "POST",
+            "/v1/table/payroll/describe",
+            Some(json!({})),
+            None,
+        )
+        .await;
+    assert_eq!(st, StatusCode::FORBIDDEN);
+    s.ok(
+        "mal",
+        "POST",
+        "/warehouses/w2/v1/table/payroll/describe",
+        json!({}),
+    )
+    .await;
+    // A grant names something that stands.
+    let (st, b, _) = s
+        .send(
+            Some("root"),
+            "POST",
+            "/v1/grants",
+            Some(json!({"resource": {"kind": "warehouse", "id": ["w9"]}, "principal": "mal", "relation": "admin"})),
+            None,
+        )
+        .await;
+    assert_eq!(
+        (st, b["code"].clone()),
+        (StatusCode::BAD_REQUEST, json!(13)),
+        "{b}"
+    );
 }
