@@ -13,6 +13,9 @@ use crate::auth::cedar::{denied, Chain};
 use crate::auth::{unauthenticated, Credentials, Principal};
 use crate::error::CatalogResult;
 
+/// Denials of one principal stored per minute.
+const DENIALS_PER_MINUTE: u32 = 60;
+
 impl Governance {
     /// The caller of a spec request (its `identity`): first in the guard
     /// order, before the request's shape is looked at.
@@ -108,17 +111,51 @@ impl Governance {
         }
         if let Err(e) = self.decide(access).await {
             if e.code == crate::error::Code::PERMISSION_DENIED {
-                self.registry
-                    .audit(
-                        access,
-                        "denied",
-                        Some(crate::error::Code::PERMISSION_DENIED),
-                    )
-                    .await;
+                match self.store_denial(access) {
+                    true => {
+                        self.registry
+                            .audit(
+                                access,
+                                "denied",
+                                Some(crate::error::Code::PERMISSION_DENIED),
+                            )
+                            .await
+                    }
+                    false => tracing::info!(
+                        target: "lance_catalog::audit",
+                        principal = access.principal.as_ref().map(|p| p.id.as_str()).unwrap_or(""),
+                        action = access.action,
+                        "denied (not stored: this principal's denials are over the minute's limit)"
+                    ),
+                }
             }
             return Err(e);
         }
         Ok(())
+    }
+
+    /// Whether this denial goes to the event store: at most
+    /// `DENIALS_PER_MINUTE` a principal, so a caller cannot fill the
+    /// control root with its own refusals.
+    fn store_denial(&self, access: &Access) -> bool {
+        let who = access
+            .principal
+            .as_ref()
+            .map(|p| p.id.clone())
+            .unwrap_or_default();
+        let Ok(mut seen) = self.denials.lock() else {
+            return false;
+        };
+        let minute = std::time::Duration::from_secs(60);
+        if seen.len() > 10_000 {
+            seen.retain(|_, (at, _)| at.elapsed() < minute);
+        }
+        let entry = seen.entry(who).or_insert((std::time::Instant::now(), 0));
+        if entry.0.elapsed() >= minute {
+            *entry = (std::time::Instant::now(), 0);
+        }
+        entry.1 += 1;
+        entry.1 <= DENIALS_PER_MINUTE
     }
 
     /// Whether an access would be allowed, unaudited (for filtering what

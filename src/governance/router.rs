@@ -80,6 +80,8 @@ pub struct Governance {
     /// The policies, when authentication is required.
     pub(super) cedar: Option<Arc<crate::auth::cedar::CedarAuthorizer>>,
     pub(super) grants: super::grants::GrantCache,
+    /// Denials stored per principal this minute (the rest are only logged).
+    pub(super) denials: std::sync::Mutex<HashMap<String, (Instant, u32)>>,
 }
 
 impl std::fmt::Debug for Governance {
@@ -167,6 +169,7 @@ impl Governance {
             )),
             cedar: None,
             grants: Default::default(),
+            denials: Default::default(),
         }
     }
 
