@@ -1,9 +1,15 @@
 //! Governance above the spec: the `project > warehouse > namespace > table`
-//! hierarchy. Its registries are records on the control root
-//! (`registry.rs`, `bindings.rs`); `router.rs` routes each spec operation
-//! to its warehouse's core `Catalog`, `spec.rs` and `control.rs` serve the
-//! spec and the control plane through the guard order of `guard.rs`, and
-//! `scoped.rs` is a view of one warehouse for any `LanceNamespace`.
+//! hierarchy and who may touch it.
+//!
+//! | what | file |
+//! |---|---|
+//! | registries on the control root: projects, warehouses, bindings | `registry.rs`, `bindings.rs` |
+//! | routing each request to its warehouse's core `Catalog` | `router.rs`, `ops.rs` |
+//! | the spec's 54 operations over the hierarchy | `spec.rs`, `visible.rs` (what lists show) |
+//! | the control plane; the door for top-level namespaces | `plane.rs`, `targets.rs`, `control.rs` |
+//! | the guard order's slots; grants, Cedar, ownership | `guard.rs`, `grants.rs`, `access.rs` |
+//! | the audit trail; the caller of a control-plane call | `audit.rs`, `caller.rs` |
+//! | a view of one warehouse for any `LanceNamespace` | `scoped.rs` |
 
 mod access;
 mod access_models;
@@ -14,11 +20,13 @@ mod control;
 mod grants;
 pub mod guard;
 pub mod models;
+mod ops;
 mod plane;
 mod registry;
 mod router;
 mod scoped;
 mod spec;
+mod targets;
 mod visible;
 
 pub use bindings::Binding;

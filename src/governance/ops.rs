@@ -1,0 +1,192 @@
+//! What each operation names and does, read from its request: the
+//! top-level namespaces it routes by, whether it reads or writes, whether
+//! it creates, and the access it asks for.
+
+use serde_json::Value;
+
+use super::guard::Access;
+
+/// The access an operation asks for, from its request.
+pub(super) fn access(op: &'static str, warehouse: &str, request: &Value) -> Access {
+    Access {
+        principal: None,
+        creates: false,
+        moved_to: None,
+        action: op,
+        warehouse: Some(warehouse.to_string()),
+        kind: if id_is_namespace(op) {
+            "namespace"
+        } else {
+            "table"
+        },
+        id: {
+            let mut id = string_list(request.get("id")).unwrap_or_default();
+            // A transaction's id is its table's id and one more segment.
+            if op.contains("transaction") {
+                id.pop();
+            }
+            id
+        },
+    }
+}
+
+/// Operations whose own `id` names a namespace (the rest name a table, or
+/// a transaction of one).
+pub(super) fn id_is_namespace(op: &str) -> bool {
+    op.contains("namespace") || op == "list_tables" || op == "list_all_tables"
+}
+
+/// Operations that create an object: their shape and parent are checked
+/// before authorization.
+pub(super) fn is_door(op: &str) -> bool {
+    matches!(
+        op,
+        "create_namespace"
+            | "create_table"
+            | "declare_table"
+            | "register_table"
+            | "rename_table"
+            | "create_materialized_view"
+    )
+}
+
+/// Operations that only read: served by a quarantined warehouse.
+pub(super) fn is_read(op: &str) -> bool {
+    op.starts_with("list_")
+        || op.starts_with("describe_")
+        || op.ends_with("_exists")
+        || matches!(
+            op,
+            "get_table_stats"
+                | "get_table_tag_version"
+                | "query_table"
+                | "count_table_rows"
+                | "explain_table_query_plan"
+                | "analyze_table_query_plan"
+        )
+}
+
+fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
+    v?.as_array()?
+        .iter()
+        .map(|s| s.as_str().map(str::to_string))
+        .collect()
+}
+
+/// The top-level namespace of every id a request names (`None`: the root).
+/// The request's own `id` is a namespace id for namespace operations, a
+/// table id plus one segment for transactions, else a table id; ids nested
+/// in batches are table ids; `new_namespace_id` (rename) is a namespace id.
+pub(super) fn top_levels(op: &str, request: &Value) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    let Some(obj) = request.as_object() else {
+        return out;
+    };
+    for (key, value) in obj {
+        match key.as_str() {
+            "id" => {
+                if let Some(id) = string_list(Some(value)) {
+                    let namespace_len = if id_is_namespace(op) {
+                        id.len()
+                    } else if op.contains("transaction") {
+                        id.len().saturating_sub(2)
+                    } else {
+                        id.len().saturating_sub(1)
+                    };
+                    out.push((namespace_len > 0).then(|| id[0].clone()));
+                }
+            }
+            "new_namespace_id" => {
+                if let Some(id) = string_list(Some(value)) {
+                    out.push(id.first().cloned());
+                }
+            }
+            "context" | "identity" => {}
+            _ => nested_table_ids(value, &mut out),
+        }
+    }
+    if out.is_empty() {
+        out.push(None);
+    }
+    out
+}
+
+fn nested_table_ids(value: &Value, out: &mut Vec<Option<String>>) {
+    match value {
+        Value::Array(items) => items.iter().for_each(|v| nested_table_ids(v, out)),
+        Value::Object(obj) => {
+            for (k, v) in obj {
+                match (k.as_str(), string_list(Some(v))) {
+                    ("id", Some(id)) => out.push((id.len() > 1).then(|| id[0].clone())),
+                    _ => nested_table_ids(v, out),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{is_read, top_levels};
+
+    #[test]
+    fn every_named_id_is_routed() {
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(
+            top_levels("create_namespace", &json!({"id": ["a"]})),
+            vec![some("a")]
+        );
+        assert_eq!(
+            top_levels("describe_table", &json!({"id": ["t"]})),
+            vec![None]
+        );
+        assert_eq!(
+            top_levels("describe_table", &json!({"id": ["a", "t"]})),
+            vec![some("a")]
+        );
+        assert_eq!(
+            top_levels("list_tables", &json!({"id": ["a"]})),
+            vec![some("a")]
+        );
+        assert_eq!(
+            top_levels("describe_transaction", &json!({"id": ["t", "3"]})),
+            vec![None]
+        );
+        let rename = json!({"id": ["a", "t"], "new_namespace_id": ["b"], "new_table_name": "u"});
+        assert_eq!(
+            top_levels("rename_table", &rename),
+            vec![some("a"), some("b")]
+        );
+        let batch = json!({"entries": [{"id": ["a", "t"]}, {"id": ["b", "c", "t"]}]});
+        assert_eq!(
+            top_levels("batch_create_table_versions", &batch),
+            vec![some("a"), some("b")]
+        );
+        assert_eq!(top_levels("list_namespaces", &json!({})), vec![None]);
+    }
+
+    #[test]
+    fn reads_are_told_from_writes() {
+        for op in [
+            "describe_table",
+            "list_tables",
+            "table_exists",
+            "query_table",
+            "count_table_rows",
+        ] {
+            assert!(is_read(op), "{op}");
+        }
+        for op in [
+            "create_table",
+            "drop_table",
+            "insert_into_table",
+            "restore_table",
+            "create_table_tag",
+        ] {
+            assert!(!is_read(op), "{op}");
+        }
+    }
+}
