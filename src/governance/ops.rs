@@ -66,7 +66,7 @@ pub(super) fn is_read(op: &str) -> bool {
         )
 }
 
-fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
+pub(super) fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
     v?.as_array()?
         .iter()
         .map(|s| s.as_str().map(str::to_string))

@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::guard::Access;
+use super::ops::string_list;
 use super::router::{access, is_door, is_read, Governance, Route, DEFAULT_WAREHOUSE};
 use crate::error::{CatalogError, CatalogResult};
 
@@ -331,13 +332,6 @@ pub(super) async fn root_namespaces(catalog: &crate::core::Catalog) -> CatalogRe
             return Ok(names);
         }
     }
-}
-
-fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
-    v?.as_array()?
-        .iter()
-        .map(|s| s.as_str().map(str::to_string))
-        .collect()
 }
 
 /// The other objects an operation acts on, each authorized as well: a

@@ -1,22 +1,21 @@
-//! Authentication and authorization over the real server: the auth matrix
-//! generated from the operation inventory (every route: no credentials 401;
-//! a principal with no grant 403; a reader reads and is refused writes; a
-//! writer writes; an admin manages grants), inheritance, a `forbid` policy
+//! Authentication and authorization over the real server (the auth matrix
+//! is `matrix.rs`): inheritance, a `forbid` policy
 //! file, force without permission, JWT failures, RS256 against a JWKS
 //! served on loopback, and an API key revoked mid-test.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
-use lance_catalog::auth::cedar::group_of;
 use lance_catalog::auth::JwtConfig;
 use lance_catalog::governance::{AuthConfig, Governance, GovernanceConfig};
-use lance_catalog::rest::{BodyKind, OpDef, RestConfig, CONTROL_OPS, OPS};
+use lance_catalog::rest::RestConfig;
 use lance_catalog::StorageConfig;
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{json, Value};
 use tempfile::TempDir;
+
+mod credentials;
+mod matrix;
 
 const SECRET: &str = "test-secret-of-at-least-32-bytes!!";
 
@@ -145,146 +144,6 @@ impl Server {
         )
         .await;
     }
-}
-
-/// One route of the inventory, filled with ids of objects that exist.
-fn route(op: &OpDef) -> (String, Option<Value>, Option<bytes::Bytes>) {
-    let namespace_op = op.path.starts_with("/v1/namespace/");
-    // A create makes its own object (its creator owns that one, not `m$t`).
-    let creates = matches!(
-        op.action,
-        "create_namespace"
-            | "create_table"
-            | "declare_table"
-            | "register_table"
-            | "create_materialized_view"
-    );
-    let id = match (namespace_op, creates) {
-        (true, true) => "m%24made",
-        (true, false) => "m",
-        (false, true) => "m%24made",
-        (false, false) => "m%24t",
-    };
-    let path = op
-        .path
-        .replace("{id}", id)
-        .replace("{index_name}", "idx")
-        .replace("{job_id}", "job")
-        .replace("{project_id}", "p")
-        .replace("{warehouse_id}", "default")
-        .replace("{key_id}", "0123456789abcdef")
-        .replace("{grant_id}", "0123456789abcdef0123456789abcdef");
-    let body = match op.action {
-        "rename_table" => json!({"new_table_name": "t9"}),
-        "create_project" => json!({"project_id": "p2"}),
-        "create_warehouse" => {
-            json!({"warehouse_id": "w2", "project_id": "p", "root": "/tmp/never-made"})
-        }
-        "create_warehouse_namespace" => json!({"namespace": "n2"}),
-        "create_grant" => {
-            json!({"resource": {"kind": "server", "id": []}, "principal": "x", "relation": "reader"})
-        }
-        "create_api_key" => json!({"principal": "someone-else"}),
-        "batch_create_table_versions" => json!({"entries": []}),
-        "batch_commit_tables" => json!({"operations": []}),
-        "batch_delete_table_versions" => json!({"ranges": []}),
-        "register_table" => json!({"location": "m/registered"}),
-        "restore_table" | "create_table_version" => {
-            json!({"version": 1, "manifest_path": "x"})
-        }
-        "alter_table_alter_columns" => json!({"alterations": []}),
-        "update_field_metadata" | "update_table" => json!({"updates": []}),
-        "alter_table_drop_columns" => json!({"columns": ["nope"]}),
-        "delete_from_table" => json!({"predicate": "id < 0"}),
-        "query_table" | "analyze_table_query_plan" => json!({"k": 1, "vector": {}}),
-        "explain_table_query_plan" => json!({"query": {"k": 1, "vector": {}}}),
-        "alter_table_add_columns" => json!({"new_columns": []}),
-        "alter_table_backfill_columns" => json!({"column": "nope"}),
-        "create_materialized_view" => {
-            json!({"kind": "query", "source_query": "select 1", "output_schema": "{}"})
-        }
-        "create_table_index" | "create_table_scalar_index" => {
-            json!({"column": "id", "index_type": "BTREE"})
-        }
-        "get_table_tag_version" | "create_table_tag" | "delete_table_tag" | "update_table_tag" => {
-            json!({"tag": "v1", "version": 1})
-        }
-        "create_table_branch" | "delete_table_branch" => json!({"name": "b1"}),
-        "alter_transaction" => json!({"actions": []}),
-        a if a.ends_with("_protection") => json!({"protected": false}),
-        _ => json!({}),
-    };
-    match op.body {
-        BodyKind::Arrow => (path, None, Some(crate::harness::rows(10, 1))),
-        _ if op.method == "GET" || op.method == "DELETE" => (path, None, None),
-        _ => (path, Some(body), None),
-    }
-}
-
-/// What a principal holding `relation` on the server may do with `op`.
-fn allowed(relation: Option<&str>, op: &OpDef) -> bool {
-    // Any authenticated caller may read the server's facts; catalog-wide
-    // lists (projects, warehouses, all tables) are filtered, not refused.
-    if matches!(
-        op.action,
-        "get_server_info" | "list_projects" | "list_warehouses" | "list_all_tables"
-    ) {
-        return true;
-    }
-    let group = group_of(op.action);
-    match relation {
-        None => false,
-        Some("reader") => matches!(group, "read_metadata" | "read_data"),
-        Some("writer") => !matches!(group, "manage_grants" | "administer"),
-        Some(_) => true,
-    }
-}
-
-async fn sweep(server: &Server, who: Option<&str>, relation: Option<&str>) {
-    let mut wrong = Vec::new();
-    for op in OPS.iter().chain(CONTROL_OPS) {
-        let (path, body, arrow) = route(op);
-        let (status, b, headers) = server.send(who, op.method, &path, body, arrow).await;
-        let code = b["code"].as_u64().unwrap_or(0);
-        let verdict = match who {
-            None => {
-                status == StatusCode::UNAUTHORIZED
-                    && code == 16
-                    && headers.contains_key("www-authenticate")
-            }
-            Some(_) if allowed(relation, op) => {
-                status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN
-            }
-            Some(_) => status == StatusCode::FORBIDDEN && code == 15,
-        };
-        if !verdict {
-            wrong.push(format!("{} {} {path}: {status} {b}", op.name, op.method));
-        }
-    }
-    assert!(
-        wrong.is_empty(),
-        "{who:?} / {relation:?}:\n{}",
-        wrong.join("\n")
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_auth_matrix_covers_every_route() {
-    let s = Server::hs256(None).await;
-    s.ok("root", "POST", "/v1/projects", json!({"project_id": "p"}))
-        .await;
-    s.ok("root", "POST", "/v1/namespace/m/create", json!({}))
-        .await;
-    s.create_table("root", "m%24t").await;
-    s.grant("server", json!([]), "reader", "reader").await;
-    s.grant("server", json!([]), "writer", "writer").await;
-
-    sweep(&s, None, None).await;
-    sweep(&s, Some("nobody"), None).await;
-    sweep(&s, Some("reader"), Some("reader")).await;
-    // Writes last: they change what the later routes find.
-    sweep(&s, Some("writer"), Some("writer")).await;
-    sweep(&s, Some("root"), Some("admin")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -533,149 +392,6 @@ async fn a_policy_file_that_does_not_validate_stops_the_server() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bad_tokens_and_revoked_keys_are_401() {
-    let s = Server::hs256(None).await;
-    let describe = "/v1/server/info";
-    for bad in [
-        token("eve", json!({"exp": now() - 3600})),
-        token("eve", json!({"aud": "someone-else"})),
-        token("eve", json!({"nbf": now() + 3600})),
-        encode(
-            &Header::new(Algorithm::HS256),
-            &json!({"sub": "eve", "exp": now() + 60, "aud": "lance"}),
-            &EncodingKey::from_secret(b"not-the-secret-not-the-secret-!!").unwrap(),
-        )
-        .unwrap(),
-        "not.a.token".to_string(),
-    ] {
-        let r =
-            s.c.get(format!("{}{describe}", s.base))
-                .bearer_auth(&bad)
-                .send()
-                .await
-                .unwrap();
-        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
-        assert!(r.headers().contains_key("www-authenticate"));
-    }
-
-    // A key for a principal, shown once; it works until revoked.
-    let made = s
-        .ok(
-            "root",
-            "POST",
-            "/v1/api-keys",
-            json!({"principal": "svc", "description": "etl"}),
-        )
-        .await;
-    let key = made["key"].as_str().unwrap().to_string();
-    let key_id = made["key_id"].as_str().unwrap().to_string();
-    let listed = s.ok("root", "GET", "/v1/api-keys", Value::Null).await;
-    assert!(
-        !listed.to_string().contains(&key[20..]),
-        "a secret was listed"
-    );
-    assert_eq!(listed["api_keys"][0]["principal"], "svc");
-    let as_key = format!("key:{key}");
-    s.ok(&as_key, "GET", describe, Value::Null).await;
-    // The key's holder may list its own keys, not others'.
-    s.ok(&as_key, "GET", "/v1/api-keys?principal=svc", Value::Null)
-        .await;
-    let (st, _, _) = s
-        .send(Some(&as_key), "GET", "/v1/api-keys", None, None)
-        .await;
-    assert_eq!(st, StatusCode::FORBIDDEN);
-    s.ok(
-        "root",
-        "DELETE",
-        &format!("/v1/api-keys/{key_id}"),
-        Value::Null,
-    )
-    .await;
-    let (st, b, _) = s.send(Some(&as_key), "GET", describe, None, None).await;
-    assert_eq!(
-        (st, b["code"].clone()),
-        (StatusCode::UNAUTHORIZED, json!(16))
-    );
-    // A forged secret for a real key id is refused too.
-    let forged = format!("key:{}x", &key[..key.len() - 1]);
-    let (st, _, _) = s.send(Some(&forged), "GET", describe, None, None).await;
-    assert_eq!(st, StatusCode::UNAUTHORIZED);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rs256_tokens_are_checked_against_an_oidc_issuers_jwks_on_loopback() {
-    let jwk: Value = serde_json::from_str(include_str!("fixtures/rsa-test-key.jwk.json")).unwrap();
-    let fetched = Arc::new(AtomicUsize::new(0));
-    let counter = fetched.clone();
-    let jwks = json!({"keys": [jwk]});
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let at = listener.local_addr().unwrap();
-    // An OIDC issuer: its discovery document names the key set.
-    let discovery =
-        json!({"issuer": format!("http://{at}"), "jwks_uri": format!("http://{at}/jwks.json")});
-    let app = axum::Router::new()
-        .route(
-            "/jwks.json",
-            axum::routing::get(move || {
-                counter.fetch_add(1, Ordering::SeqCst);
-                let body = jwks.clone();
-                async move { axum::Json(body) }
-            }),
-        )
-        .route(
-            "/.well-known/openid-configuration",
-            axum::routing::get(move || {
-                let body = discovery.clone();
-                async move { axum::Json(body) }
-            }),
-        );
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    let s = Server::start(
-        None,
-        JwtConfig {
-            oidc_issuer: Some(format!("http://{at}")),
-            issuer: Some("https://idp.example".into()),
-            audience: Some("lance".into()),
-            ..Default::default()
-        },
-    )
-    .await;
-    let key = EncodingKey::from_rsa_pem(include_bytes!("fixtures/rsa-test-key.pem")).unwrap();
-    let sign = |kid: &str, iss: &str| {
-        let mut h = Header::new(Algorithm::RS256);
-        h.kid = Some(kid.into());
-        encode(
-            &h,
-            &json!({"sub": "root", "iss": iss, "exp": now() + 60}),
-            &key,
-        )
-        .unwrap()
-    };
-    for _ in 0..3 {
-        let r =
-            s.c.get(format!("{}/v1/projects", s.base))
-                .bearer_auth(sign("test-k1", "https://idp.example"))
-                .send()
-                .await
-                .unwrap();
-        assert_eq!(r.status(), StatusCode::OK);
-    }
-    assert_eq!(fetched.load(Ordering::SeqCst), 1, "the key set is cached");
-    for bad in [
-        sign("test-k1", "https://other.example"),
-        sign("unknown-kid", "https://idp.example"),
-    ] {
-        let r =
-            s.c.get(format!("{}/v1/projects", s.base))
-                .bearer_auth(bad)
-                .send()
-                .await
-                .unwrap();
-        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_audit_trail_records_mutations_and_denials() {
     let s = Server::hs256(None).await;
     let since = now() * 1000;
@@ -736,87 +452,6 @@ async fn the_audit_trail_records_mutations_and_denials() {
         (st, b["code"].clone()),
         (StatusCode::BAD_REQUEST, json!(13))
     );
-}
-
-/// A route's request as the gateway builds it: the body, with the path's
-/// ids in their fields.
-fn request_of(op: &OpDef) -> (serde_json::Map<String, Value>, bytes::Bytes) {
-    let (path, body, arrow) = route(op);
-    let mut obj = body
-        .and_then(|b| b.as_object().cloned())
-        .unwrap_or_default();
-    let id = if path.contains("m%24made") {
-        vec!["m", "made"]
-    } else if op.path.starts_with("/v1/namespace/") {
-        vec!["m"]
-    } else {
-        vec!["m", "t"]
-    };
-    if op.path.contains("{id}") {
-        obj.insert("id".into(), json!(id));
-    }
-    for (param, value) in [
-        ("{index_name}", "idx"),
-        ("{job_id}", "job"),
-        ("{project_id}", "p"),
-        ("{warehouse_id}", "default"),
-        ("{key_id}", "0123456789abcdef"),
-        ("{grant_id}", "0123456789abcdef0123456789abcdef"),
-    ] {
-        if op.path.contains(param) {
-            let name = param.trim_matches(|c| c == '{' || c == '}');
-            obj.insert(name.into(), json!(value));
-        }
-    }
-    (obj, arrow.unwrap_or_default())
-}
-
-/// The same matrix over gRPC, through the catalog's own gRPC clients:
-/// the spec operations with the token in the request's identity (sent as
-/// metadata), the control plane with it as call metadata.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_auth_matrix_over_grpc() {
-    use lance_catalog::grpc::control::GrpcControl;
-    use lance_catalog::grpc::GrpcNamespace;
-    let s = Server::hs256(None).await;
-    s.ok("root", "POST", "/v1/projects", json!({"project_id": "p"}))
-        .await;
-    s.ok("root", "POST", "/v1/namespace/m/create", json!({}))
-        .await;
-    s.create_table("root", "m%24t").await;
-    s.grant("server", json!([]), "reader", "reader").await;
-    let ns = GrpcNamespace::connect(&s.base).await.unwrap();
-    let mut wrong = Vec::new();
-    for (who, relation) in [
-        (None, None),
-        (Some("nobody"), None),
-        (Some("reader"), Some("reader")),
-    ] {
-        let mut control = GrpcControl::connect(&s.base).await.unwrap();
-        if let Some(w) = who {
-            control = control.with_bearer(&token(w, json!({})));
-        }
-        for op in OPS.iter().chain(CONTROL_OPS) {
-            let (mut obj, data) = request_of(op);
-            if let Some(w) = who {
-                obj.insert(
-                    "identity".into(),
-                    json!({"auth_token": token(w, json!({}))}),
-                );
-            }
-            let got = lance_catalog::rest::invoke(&ns, &control, op, obj, data).await;
-            let code = got.as_ref().err().map(|e| e.code.0).unwrap_or(0);
-            let fine = match who {
-                None => code == 16,
-                Some(_) if allowed(relation, op) => code != 16 && code != 15,
-                Some(_) => code == 15,
-            };
-            if !fine {
-                wrong.push(format!("{who:?} {}: {got:?}", op.name));
-            }
-        }
-    }
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 /// Grants are per warehouse: owning a table in one warehouse reaches no
