@@ -239,6 +239,110 @@ service CatalogControlService {
   rpc SetTableProtection(SetProtectionRequest) returns (ProtectionResponse);
   // POST /v1/namespace/{id}/protection
   rpc SetNamespaceProtection(SetProtectionRequest) returns (ProtectionResponse);
+  // POST /v1/table/{id}/undrop
+  rpc UndropTable(UndropTableRequest) returns (UndropTableResponse);
+  // POST /v1/namespace/{id}/undrop
+  rpc UndropNamespace(UndropNamespaceRequest) returns (UndropNamespaceResponse);
+  // GET /v1/table/{id}/tasks
+  rpc ListTableTasks(ListTasksRequest) returns (ListTasksResponse);
+  // GET /v1/namespace/{id}/tasks
+  rpc ListNamespaceTasks(ListTasksRequest) returns (ListTasksResponse);
+  // GET /v1/trash
+  rpc ListTrash(ListTrashRequest) returns (ListTrashResponse);
+  // DELETE /v1/trash/{trash_id}
+  rpc PurgeTrash(PurgeTrashRequest) returns (PurgeTrashResponse);
+  // POST /v1/trash/sweep
+  rpc SweepTrash(SweepTrashRequest) returns (SweepTrashResponse);
+}
+
+message TrashEntry {
+  string trash_id = 1;
+  string kind = 2;
+  repeated string id = 3;
+  optional string location = 4;
+  optional uint64 version = 5;
+  map<string, string> properties = 6;
+  optional string dropped_by = 7;
+  uint64 dropped_at_ms = 8;
+  uint64 expires_at_ms = 9;
+  string group = 10;
+  bool complete = 11;
+  bool expired = 12;
+  optional string warehouse = 13;
+  optional string project = 14;
+}
+
+message UndropTableRequest {
+  repeated string id = 1;
+  optional string trash_id = 2;
+}
+
+message UndropTableResponse {
+  repeated string id = 1;
+  string trash_id = 2;
+  string location = 3;
+  optional uint64 version = 4;
+}
+
+message UndropNamespaceRequest {
+  repeated string id = 1;
+  optional string trash_id = 2;
+  optional string warehouse_id = 3;
+}
+
+message UndropNamespaceResponse {
+  repeated string id = 1;
+  repeated TrashEntry restored = 2;
+  repeated TrashEntry skipped = 3;
+  repeated string warnings = 4;
+}
+
+message PendingTask {
+  string task_id = 1;
+  string task_type = 2;
+  string status = 3;
+  repeated string id = 4;
+  string kind = 5;
+  uint64 created_at_ms = 6;
+  uint64 deadline_ms = 7;
+  optional string detail = 8;
+}
+
+message ListTasksRequest {
+  repeated string id = 1;
+}
+
+message ListTasksResponse {
+  repeated PendingTask tasks = 1;
+}
+
+message ListTrashRequest {
+  optional string project_id = 1;
+  optional string warehouse_id = 2;
+  repeated string namespace_id = 3;
+  optional string page_token = 4;
+  optional int32 limit = 5;
+}
+
+message ListTrashResponse {
+  repeated TrashEntry entries = 1;
+  optional string page_token = 2;
+}
+
+message PurgeTrashRequest {
+  string trash_id = 1;
+  optional string warehouse_id = 2;
+}
+
+message PurgeTrashResponse {
+  repeated TrashEntry purged = 1;
+}
+
+message SweepTrashRequest {}
+
+message SweepTrashResponse {
+  repeated TrashEntry expired = 1;
+  repeated TrashEntry purged = 2;
 }
 
 message SetProtectionRequest {
@@ -258,12 +362,16 @@ message Project {
   bool protected = 4;
   uint64 created_at_ms = 5;
   uint64 updated_at_ms = 6;
+  optional string trash_grace = 7;
+  optional bool purge_expired_trash = 8;
 }
 
 message CreateProjectRequest {
   string project_id = 1;
   optional string description = 2;
   map<string, string> properties = 3;
+  optional string trash_grace = 4;
+  optional bool purge_expired_trash = 5;
 }
 
 message ListProjectsRequest {
@@ -284,6 +392,8 @@ message UpdateProjectRequest {
   string project_id = 1;
   optional string description = 2;
   map<string, string> properties = 3;
+  optional string trash_grace = 4;
+  optional bool purge_expired_trash = 5;
 }
 
 message DeleteProjectRequest {

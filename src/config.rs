@@ -82,6 +82,26 @@ pub struct ServeArgs {
     #[arg(long, env = "LANCE_CATALOG_JWT_GROUPS_CLAIM", default_value = "groups")]
     pub jwt_groups_claim: String,
 
+    /// How long a dropped table or namespace stays recoverable (undrop),
+    /// e.g. 7d, 24h, 30m, 90 (seconds). 0 (the default): a drop deletes
+    /// at once. A project may set its own.
+    #[arg(long, env = "LANCE_CATALOG_TRASH_GRACE", default_value = "0")]
+    pub trash_grace: String,
+
+    /// Let the trash sweep purge expired entries (default: only report
+    /// them). A project may set its own.
+    #[arg(
+        long,
+        env = "LANCE_CATALOG_TRASH_PURGE_EXPIRED",
+        default_value_t = false
+    )]
+    pub trash_purge_expired: bool,
+
+    /// How often the trash sweep runs (0: never; `POST /v1/trash/sweep`
+    /// runs it on demand).
+    #[arg(long, env = "LANCE_CATALOG_TRASH_SWEEP_INTERVAL", default_value = "1h")]
+    pub trash_sweep_interval: String,
+
     /// Address to serve on; port 0 picks a free port (the log line names it).
     #[arg(long, env = "LANCE_CATALOG_LISTEN", default_value = "127.0.0.1:2333")]
     pub listen: String,
@@ -148,7 +168,18 @@ impl ServeArgs {
             control_root: self.control_root.clone(),
             warehouses: self.warehouses == "on",
             auth: self.auth_config(),
+            trash: crate::governance::TrashConfig {
+                grace_s: crate::governance::parse_duration(&self.trash_grace)
+                    .map_err(|e| format!("--trash-grace: {e}"))?,
+                purge_expired: self.trash_purge_expired,
+            },
         })
+    }
+
+    /// Seconds between trash sweeps (0: never).
+    pub fn trash_sweep_interval(&self) -> Result<u64, String> {
+        crate::governance::parse_duration(&self.trash_sweep_interval)
+            .map_err(|e| format!("--trash-sweep-interval: {e}"))
     }
 
     fn auth_config(&self) -> AuthConfig {

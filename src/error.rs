@@ -63,6 +63,7 @@ pub const CONTROL_TABLE: &[(u32, &str, u16, i32)] = &[
     (10010, "ObjectProtected", 409, 9),
     (10011, "ApiKeyNotFound", 404, 5),
     (10012, "GrantNotFound", 404, 5),
+    (10013, "TrashEntryNotFound", 404, 5),
 ];
 
 impl Code {
@@ -103,6 +104,7 @@ impl Code {
     pub const OBJECT_PROTECTED: Code = Code(10010);
     pub const API_KEY_NOT_FOUND: Code = Code(10011);
     pub const GRANT_NOT_FOUND: Code = Code(10012);
+    pub const TRASH_ENTRY_NOT_FOUND: Code = Code(10013);
 
     fn row(self) -> Option<&'static (u32, &'static str, u16, i32)> {
         STATUS_TABLE

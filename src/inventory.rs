@@ -41,14 +41,14 @@ macro_rules! for_each_spec_op {
             CreateNamespace => create_namespace(CreateNamespaceRequest -> CreateNamespaceResponse) json, POST "/v1/namespace/{id}/create", body json, 200, query [];
             ListNamespaces => list_namespaces(ListNamespacesRequest -> ListNamespacesResponse) json, GET "/v1/namespace/{id}/list", body none, 200, query [page_token: Str, limit: Int];
             DescribeNamespace => describe_namespace(DescribeNamespaceRequest -> DescribeNamespaceResponse) json, POST "/v1/namespace/{id}/describe", body json, 200, query [];
-            DropNamespace => drop_namespace(DropNamespaceRequest -> DropNamespaceResponse) json, POST "/v1/namespace/{id}/drop", body json, 200, query [force: Context];
+            DropNamespace => drop_namespace(DropNamespaceRequest -> DropNamespaceResponse) json, POST "/v1/namespace/{id}/drop", body json, 200, query [force: Context, purge: Context];
             NamespaceExists => namespace_exists(NamespaceExistsRequest -> NamespaceExistsResponse) unit, POST "/v1/namespace/{id}/exists", body json, 200, query [];
             ListTables => list_tables(ListTablesRequest -> ListTablesResponse) json, GET "/v1/namespace/{id}/table/list", body none, 200, query [page_token: Str, limit: Int, include_declared: Bool];
             ListAllTables => list_all_tables(ListTablesRequest -> ListTablesResponse) ids, GET "/v1/table", body none, 200, query [page_token: Str, limit: Int, include_declared: Bool];
             RegisterTable => register_table(RegisterTableRequest -> RegisterTableResponse) json, POST "/v1/table/{id}/register", body json, 200, query [];
             DescribeTable => describe_table(DescribeTableRequest -> DescribeTableResponse) json, POST "/v1/table/{id}/describe", body json, 200, query [with_table_uri: Bool, load_detailed_metadata: Bool, check_declared: Bool];
             TableExists => table_exists(TableExistsRequest -> TableExistsResponse) unit, POST "/v1/table/{id}/exists", body json, 200, query [];
-            DropTable => drop_table(DropTableRequest -> DropTableResponse) json, POST "/v1/table/{id}/drop", body none, 200, query [force: Context];
+            DropTable => drop_table(DropTableRequest -> DropTableResponse) json, POST "/v1/table/{id}/drop", body none, 200, query [force: Context, purge: Context];
             DeregisterTable => deregister_table(DeregisterTableRequest -> DeregisterTableResponse) json, POST "/v1/table/{id}/deregister", body json, 200, query [force: Context];
             RestoreTable => restore_table(RestoreTableRequest -> RestoreTableResponse) json, POST "/v1/table/{id}/restore", body json, 200, query [];
             RenameTable => rename_table(RenameTableRequest -> RenameTableResponse) json, POST "/v1/table/{id}/rename", body json, 200, query [];
@@ -127,6 +127,13 @@ macro_rules! for_each_control_op {
             ListEvents => list_events(ListEventsRequest -> ListEventsResponse) json, GET "/v1/events", body none, 200, query [since: Str, page_token: Str, limit: Int];
             SetTableProtection => set_table_protection(SetProtectionRequest -> ProtectionResponse) json, POST "/v1/table/{id}/protection", body json, 200, query [];
             SetNamespaceProtection => set_namespace_protection(SetProtectionRequest -> ProtectionResponse) json, POST "/v1/namespace/{id}/protection", body json, 200, query [];
+            UndropTable => undrop_table(UndropTableRequest -> UndropTableResponse) json, POST "/v1/table/{id}/undrop", body json, 200, query [];
+            UndropNamespace => undrop_namespace(UndropNamespaceRequest -> UndropNamespaceResponse) json, POST "/v1/namespace/{id}/undrop", body json, 200, query [];
+            ListTableTasks => list_table_tasks(ListTasksRequest -> ListTasksResponse) json, GET "/v1/table/{id}/tasks", body none, 200, query [];
+            ListNamespaceTasks => list_namespace_tasks(ListTasksRequest -> ListTasksResponse) json, GET "/v1/namespace/{id}/tasks", body none, 200, query [];
+            ListTrash => list_trash(ListTrashRequest -> ListTrashResponse) json, GET "/v1/trash", body none, 200, query [project_id: Str, warehouse_id: Str, namespace_id: List, page_token: Str, limit: Int];
+            PurgeTrash => purge_trash(PurgeTrashRequest -> PurgeTrashResponse) json, DELETE "/v1/trash/{trash_id}", body none, 200, query [warehouse_id: Str];
+            SweepTrash => sweep_trash(SweepTrashRequest -> SweepTrashResponse) json, POST "/v1/trash/sweep", body json, 200, query [];
         }
     };
 }

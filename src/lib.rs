@@ -10,6 +10,7 @@ pub mod auth;
 pub mod config;
 pub mod core;
 pub mod error;
+pub mod fault;
 pub mod flight;
 pub mod governance;
 pub mod grpc;

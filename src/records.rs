@@ -329,6 +329,25 @@ impl Records {
         Err(lost_too_often(kind, id))
     }
 
+    /// Every live record of `kind` with its id, sorted by id.
+    pub async fn all<T: DeserializeOwned>(&self, kind: &str) -> CatalogResult<Vec<(String, T)>> {
+        let dir = self.prefix.clone().join(kind);
+        let listed = self
+            .store
+            .list_with_delimiter(Some(&dir))
+            .await
+            .map_err(|e| unavailable("list", e))?;
+        let mut out = Vec::new();
+        for p in listed.common_prefixes {
+            let Some(id) = p.filename() else { continue };
+            if let Some((_, Some(value))) = self.latest::<T>(kind, id).await? {
+                out.push((id.to_string(), value));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
     /// The ids of every live record of `kind`, sorted.
     pub async fn ids<T: DeserializeOwned>(&self, kind: &str) -> CatalogResult<Vec<String>> {
         let dir = self.prefix.clone().join(kind);

@@ -39,6 +39,10 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     // Also on stdout, unbuffered by the log filter, for scripts that wait on it.
     println!("lance-catalog listening on http://{addr}");
     let gov = Arc::new(gov);
+    let sweep_every = args.trash_sweep_interval()?;
+    if sweep_every > 0 {
+        tokio::spawn(sweep_trash(gov.clone(), sweep_every));
+    }
     let grpc = grpc::router(gov.clone(), rest_config.max_arrow_body);
     let rest = rest::catalog_router(gov, rest_config);
     // One signal stops every listener; each drains its in-flight requests.
@@ -78,6 +82,27 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     }
     tracing::info!("lance-catalog stopped");
     Ok(())
+}
+
+/// Sweep the trash every `every_s` seconds: expired entries are reported,
+/// and purged only where a policy says so (see `governance/trash.rs`).
+async fn sweep_trash(gov: Arc<Governance>, every_s: u64) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(every_s));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        match gov.sweep_trash().await {
+            Ok(r) if !r.expired.is_empty() => tracing::info!(
+                expired = r.expired.len(),
+                purged = r.purged.len(),
+                "trash sweep"
+            ),
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e.message, "the trash sweep failed; it runs again later")
+            }
+        }
+    }
 }
 
 /// Print the reconciler's report for the configured root (see

@@ -41,7 +41,8 @@ pub fn group_of(action: &str) -> &'static str {
         | "create_warehouse"
         | "create_warehouse_namespace" => "create_child",
         "drop_namespace" | "drop_table" | "deregister_table" | "delete_project"
-        | "delete_warehouse" => "drop",
+        | "delete_warehouse" | "undrop_table" | "undrop_namespace" | "purge_trash" => "drop",
+        "sweep_trash" => "administer",
         "create_grant" | "revoke_grant" | "list_grants" => "manage_grants",
         "create_api_key"
         | "list_api_keys"

@@ -107,10 +107,7 @@ impl Catalog {
         if self.namespace_present(id).await? {
             Ok(())
         } else {
-            Err(CatalogError::new(
-                Code::NAMESPACE_NOT_FOUND,
-                format!("namespace {} does not exist", display_id(id)),
-            ))
+            Err(missing_namespace(id))
         }
     }
 
@@ -193,6 +190,14 @@ pub(crate) fn table_not_found(id: &[String]) -> CatalogError {
     CatalogError::new(
         Code::TABLE_NOT_FOUND,
         format!("table {} does not exist", display_id(id)),
+    )
+}
+
+/// NamespaceNotFound (1) for `id`.
+pub(crate) fn missing_namespace(id: &[String]) -> CatalogError {
+    CatalogError::new(
+        Code::NAMESPACE_NOT_FOUND,
+        format!("namespace {} does not exist", display_id(id)),
     )
 }
 

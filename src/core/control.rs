@@ -7,8 +7,16 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 pub use super::protection::{ProtectionResponse, SetProtectionRequest};
+pub use super::trash::{PendingTask, TrashEntry};
+pub use super::undrop::{
+    UndropNamespaceRequest, UndropNamespaceResponse, UndropTableRequest, UndropTableResponse,
+};
 use crate::error::CatalogResult;
 pub use crate::governance::models::*;
+pub use crate::governance::trash::{
+    ListTasksRequest, ListTasksResponse, ListTrashRequest, ListTrashResponse, PurgeTrashRequest,
+    PurgeTrashResponse, SweepTrashRequest, SweepTrashResponse,
+};
 
 /// What this build serves.
 pub const FEATURES: &[&str] = &[
@@ -18,6 +26,7 @@ pub const FEATURES: &[&str] = &[
     "managed-versioning",
     "materialized-views",
     "jobs",
+    "trash",
 ];
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -110,4 +119,19 @@ pub trait ControlPlane: Send + Sync {
         &self,
         request: SetProtectionRequest,
     ) -> CatalogResult<ProtectionResponse>;
+    async fn undrop_table(&self, request: UndropTableRequest)
+        -> CatalogResult<UndropTableResponse>;
+    async fn undrop_namespace(
+        &self,
+        request: UndropNamespaceRequest,
+    ) -> CatalogResult<UndropNamespaceResponse>;
+    async fn list_table_tasks(&self, request: ListTasksRequest)
+        -> CatalogResult<ListTasksResponse>;
+    async fn list_namespace_tasks(
+        &self,
+        request: ListTasksRequest,
+    ) -> CatalogResult<ListTasksResponse>;
+    async fn list_trash(&self, request: ListTrashRequest) -> CatalogResult<ListTrashResponse>;
+    async fn purge_trash(&self, request: PurgeTrashRequest) -> CatalogResult<PurgeTrashResponse>;
+    async fn sweep_trash(&self, request: SweepTrashRequest) -> CatalogResult<SweepTrashResponse>;
 }

@@ -16,7 +16,8 @@ use std::collections::HashMap;
 use arrow_array::{Array, StringArray};
 use futures::TryStreamExt;
 
-use super::checks::{display_id, manifest_id, manifest_key};
+use super::checks::{display_id, manifest_key};
+use super::trash::placed_name;
 use super::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -119,19 +120,22 @@ pub(crate) fn overlap_error(id: &[String], location: &str, other: &Placed) -> Ca
         "contains"
     };
     CatalogError::invalid(format!(
-        "table location {location:?} for {} {how} the location {:?} of table {}; a table's location may not overlap another table's",
+        "table location {location:?} for {} {how} the location {:?} of {}; a table's location may not overlap another table's",
         display_id(id),
         other.location,
-        display_id(&manifest_id(&other.key)),
+        placed_name(&other.key),
     ))
 }
 
 impl Catalog {
     /// Every recorded table (declared ones too) and its location, from the
-    /// manifest's latest version.
+    /// manifest's latest version, and every location a trashed table keeps
+    /// claimed (see `trash.rs`).
     pub(crate) async fn placed_tables(&self) -> CatalogResult<Vec<Placed>> {
         let ds = self.manifest_snapshot().await?;
-        Self::placed_in(&ds).await
+        let mut placed = Self::placed_in(&ds).await?;
+        placed.extend(self.trash_placed().await?);
+        Ok(placed)
     }
 
     /// Every recorded table and its location, in one manifest snapshot.
@@ -192,7 +196,8 @@ impl Catalog {
         location: &str,
     ) -> CatalogResult<Option<CatalogError>> {
         let ds = self.manifest_snapshot().await?;
-        let tables = Self::placed_in(&ds).await?;
+        let mut tables = Self::placed_in(&ds).await?;
+        tables.extend(self.trash_placed().await?);
         let key = manifest_key(id);
         let Some(other) = find_overlap(location, &tables, Some(&key)).cloned() else {
             return Ok(None);
@@ -209,9 +214,9 @@ impl Catalog {
         Ok(Some(CatalogError::new(
             Code::CONCURRENT_MODIFICATION,
             format!(
-                "table {} was being recorded at {location:?} while table {} was recorded at the overlapping {:?}; this one was undone, retry",
+                "table {} was being recorded at {location:?} while {} was recorded at the overlapping {:?}; this one was undone, retry",
                 display_id(id),
-                display_id(&manifest_id(&other.key)),
+                placed_name(&other.key),
                 other.location
             ),
         )))
@@ -247,7 +252,7 @@ impl Catalog {
         location: &str,
         tables: &[Placed],
     ) -> CatalogResult<()> {
-        let id = manifest_id(key);
+        let name = placed_name(key);
         let first = location.split('/').next().unwrap_or_default();
         // Legacy records were never checked: a `..` in one could reach
         // outside its own directory. (`%`, `?` and `#` are safe here: a
@@ -257,8 +262,7 @@ impl Catalog {
             return Err(CatalogError::new(
                 Code::INVALID_TABLE_STATE,
                 format!(
-                    "table {} is recorded at {location:?}, which is the storage root or the catalog's own records; dropping it would delete data that is not the table's. Deregister it instead",
-                    display_id(&id)
+                    "{name} is recorded at {location:?}, which is the storage root or the catalog's own records; dropping it would delete data that is not the table's. Deregister it instead"
                 ),
             ));
         }
@@ -266,10 +270,9 @@ impl Catalog {
             return Err(CatalogError::new(
                 Code::INVALID_TABLE_STATE,
                 format!(
-                    "table {}'s location {location:?} overlaps the location {:?} of table {}; dropping it would delete that table's data. Deregister one of them instead",
-                    display_id(&id),
+                    "{name}'s location {location:?} overlaps the location {:?} of {}; dropping it would delete that table's data. Deregister one of them instead",
                     other.location,
-                    display_id(&manifest_id(&other.key))
+                    placed_name(&other.key)
                 ),
             ));
         }
@@ -277,12 +280,15 @@ impl Catalog {
     }
 
     /// The recorded locations of the given tables in `ds`, checked
-    /// deletable together (a cascade refuses before it deletes anything).
+    /// deletable together (a cascade refuses before it deletes anything);
+    /// a trashed table's location counts as another table's.
     pub(crate) async fn deletable_locations(
+        &self,
         ds: &lance::Dataset,
         keys: &[String],
     ) -> CatalogResult<HashMap<String, String>> {
-        let tables = Self::placed_in(ds).await?;
+        let mut tables = Self::placed_in(ds).await?;
+        tables.extend(self.trash_placed().await?);
         let mut out = HashMap::new();
         for key in keys {
             if let Some(t) = tables.iter().find(|t| &t.key == key) {

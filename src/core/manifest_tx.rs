@@ -105,6 +105,17 @@ pub(crate) fn table_row(
     location: &str,
     properties: &HashMap<String, String>,
 ) -> CatalogResult<RecordBatch> {
+    object_row(schema, "table", object_id, Some(location), properties)
+}
+
+/// A new row of `kind` (`table` or `namespace`) in the manifest's schema.
+pub(crate) fn object_row(
+    schema: arrow_schema::SchemaRef,
+    kind: &str,
+    object_id: &str,
+    location: Option<&str>,
+    properties: &HashMap<String, String>,
+) -> CatalogResult<RecordBatch> {
     let metadata = (!properties.is_empty())
         .then(|| serde_json::to_string(properties))
         .transpose()
@@ -115,8 +126,8 @@ pub(crate) fn table_row(
         .map(|f| -> ArrayRef {
             let value = match f.name().as_str() {
                 OBJECT_ID => Some(object_id.to_string()),
-                OBJECT_TYPE => Some("table".to_string()),
-                "location" => Some(location.to_string()),
+                OBJECT_TYPE => Some(kind.to_string()),
+                "location" => location.map(str::to_string),
                 METADATA => metadata.clone(),
                 _ => return arrow_array::new_null_array(f.data_type(), 1),
             };

@@ -29,6 +29,9 @@
 //! | materialized views | `views.rs` |
 //! | tags on a branch, branch helpers, opening datasets | `open.rs` |
 //! | deletion protection of tables and namespaces | `protection.rs` |
+//! | recoverable drops: trash records, purge, pending deadlines | `trash.rs` |
+//! | drops under a grace period (table, cascade) | `detach.rs` |
+//! | undrop of a table or a namespace subtree | `undrop.rs` |
 //! | storage options from `lance.storage.*` namespace properties | `storage_options.rs` |
 //! | the control plane's trait and models (served by `governance/`) | `control.rs` |
 //! | the reconciler | `reconcile.rs` |
@@ -43,6 +46,7 @@ mod checks;
 mod computed;
 pub mod control;
 mod data;
+mod detach;
 mod jobs;
 mod locations;
 mod manifest_tx;
@@ -61,6 +65,8 @@ mod storage;
 mod storage_options;
 mod stream_write;
 mod tables;
+pub mod trash;
+pub mod undrop;
 mod versions;
 mod views;
 

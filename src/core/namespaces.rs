@@ -89,7 +89,16 @@ impl Catalog {
             "restrict",
             "drop_namespace behavior",
         )?;
+        let trash = super::trash::TrashContext::of(req.context.as_ref());
+        let detach = behavior == "cascade" && trash.keeps();
         if !self.namespace_present(&id).await? {
+            // A cascade into trash that stopped after its commit: the same
+            // call finishes it.
+            if detach {
+                if let Some(root) = self.unfinished_detach(&id).await? {
+                    return self.finish_detach(&root).await;
+                }
+            }
             return match mode {
                 "skip" => Ok(DropNamespaceResponse::default()),
                 _ => Err(CatalogError::new(
@@ -103,6 +112,9 @@ impl Catalog {
         let force = super::protection::forced(req.context.as_ref());
         let cascade = behavior == "cascade";
         self.guard_namespace(&id, cascade, force).await?;
+        if detach {
+            return self.trash_namespace(&id, &trash).await;
+        }
         let (children, tables) = self.children(&id).await?;
         if !children.is_empty() || !tables.is_empty() {
             if behavior == "restrict" {
@@ -128,7 +140,7 @@ impl Catalog {
                 .map(|t| t.key)
                 .collect();
             let ds = self.manifest_snapshot().await?;
-            Self::deletable_locations(&ds, &below).await?;
+            self.deletable_locations(&ds, &below).await?;
             // Cascade: deepest first, so no object is ever left without its parent.
             for table in &tables {
                 let mut t = id.clone();

@@ -84,7 +84,11 @@ impl Catalog {
                 }
             }
         }
-        for t in &tables {
+        // A trashed location is claimed (not an orphan) but not a table.
+        for t in tables
+            .iter()
+            .filter(|t| !super::trash::is_trash_key(&t.key))
+        {
             if !t.location.is_empty() && !self.holds_dataset(&t.location).await? {
                 report.without_data.push(TableWithoutData {
                     table: manifest_id(&t.key),

@@ -19,6 +19,20 @@ pub const FORCE: &str = "lance-catalog.force";
 /// sets it in the request's context).
 pub const WAREHOUSE: &str = "lance-catalog.warehouse";
 
+/// Request-context key: the trash grace period of a drop, in seconds
+/// (`0` or absent: a drop deletes at once). Set by the governance layer
+/// from `--trash-grace` and the project's own setting; a caller's value
+/// is replaced.
+pub const TRASH_GRACE: &str = "lance-catalog.trash_grace_s";
+
+/// Request-context key: `"true"` makes a drop destroy the bytes now even
+/// under a grace period (the `purge` query parameter).
+pub const PURGE: &str = "lance-catalog.purge";
+
+/// Request-context key: who asks (recorded as `dropped_by` in trash).
+/// Set by the governance layer; a caller's value is replaced.
+pub const PRINCIPAL: &str = "lance-catalog.principal";
+
 /// Table property holding the last version the catalog committed.
 pub const PENDING: &str = "lance-catalog.committed_version";
 

@@ -314,7 +314,9 @@ impl Catalog {
             attempt += 1;
             let serial = self.manifest_lock.lock().await;
             let ds = self.manifest_snapshot().await?;
-            let located = Self::deletable_locations(&ds, std::slice::from_ref(&key)).await?;
+            let located = self
+                .deletable_locations(&ds, std::slice::from_ref(&key))
+                .await?;
             let Some(rel) = located.get(&key).cloned() else {
                 return Err(table_not_found(id));
             };

@@ -9,6 +9,7 @@
 //! | the control plane; the door for top-level namespaces | `plane.rs`, `targets.rs`, `control.rs` |
 //! | the guard order's slots; grants, Cedar, ownership | `guard.rs`, `grants.rs`, `access.rs` |
 //! | the audit trail; the caller of a control-plane call | `audit.rs`, `caller.rs` |
+//! | recoverable drops: grace, undrop, trash listing, purge, sweep | `trash.rs` |
 //! | a view of one warehouse for any `LanceNamespace` | `scoped.rs` |
 
 mod access;
@@ -27,6 +28,7 @@ mod router;
 mod scoped;
 mod spec;
 mod targets;
+pub mod trash;
 mod visible;
 
 pub use bindings::Binding;
@@ -35,3 +37,4 @@ pub use router::{
     AuthConfig, Governance, GovernanceConfig, Route, DEFAULT_PROJECT, DEFAULT_WAREHOUSE,
 };
 pub use scoped::Scoped;
+pub use trash::{parse_duration, TrashConfig};

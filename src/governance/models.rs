@@ -19,6 +19,14 @@ pub struct Project {
     /// A protected project refuses deletion unless forced.
     #[serde(default)]
     pub protected: bool,
+    /// How long its drops stay recoverable (`7d`, `24h`, `0` = off);
+    /// unset: the server's `--trash-grace`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trash_grace: Option<String>,
+    /// Whether the sweep purges its expired trash; unset: the server's
+    /// `--trash-purge-expired`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purge_expired_trash: Option<bool>,
     #[serde(default)]
     pub created_at_ms: u64,
     #[serde(default)]
@@ -93,6 +101,10 @@ pub struct CreateProjectRequest {
     pub description: Option<String>,
     #[serde(default)]
     pub properties: Option<HashMap<String, String>>,
+    #[serde(default)]
+    pub trash_grace: Option<String>,
+    #[serde(default)]
+    pub purge_expired_trash: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -124,6 +136,10 @@ pub struct UpdateProjectRequest {
     pub description: Option<String>,
     #[serde(default)]
     pub properties: Option<HashMap<String, String>>,
+    #[serde(default)]
+    pub trash_grace: Option<String>,
+    #[serde(default)]
+    pub purge_expired_trash: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

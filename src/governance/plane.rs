@@ -13,8 +13,11 @@ use super::registry::page_items;
 use super::router::{Governance, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
 use super::targets::grant_kind;
 use crate::core::control::{
-    ControlPlane, DescribeJobRequest, GetServerInfoRequest, JobRecord, ProtectionResponse,
-    ServerInfo, SetProtectionRequest, FEATURES,
+    ControlPlane, DescribeJobRequest, GetServerInfoRequest, JobRecord, ListTasksRequest,
+    ListTasksResponse, ListTrashRequest, ListTrashResponse, ProtectionResponse, PurgeTrashRequest,
+    PurgeTrashResponse, ServerInfo, SetProtectionRequest, SweepTrashRequest, SweepTrashResponse,
+    UndropNamespaceRequest, UndropNamespaceResponse, UndropTableRequest, UndropTableResponse,
+    FEATURES,
 };
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -568,5 +571,45 @@ impl ControlPlane for Governance {
         let done = route.catalog.set_protection("namespace", request).await?;
         self.succeeded(&access).await;
         Ok(done)
+    }
+
+    async fn undrop_table(
+        &self,
+        request: UndropTableRequest,
+    ) -> CatalogResult<UndropTableResponse> {
+        self.undrop_table_governed(request).await
+    }
+
+    async fn undrop_namespace(
+        &self,
+        request: UndropNamespaceRequest,
+    ) -> CatalogResult<UndropNamespaceResponse> {
+        self.undrop_namespace_governed(request).await
+    }
+
+    async fn list_table_tasks(
+        &self,
+        request: ListTasksRequest,
+    ) -> CatalogResult<ListTasksResponse> {
+        self.table_tasks_governed(request).await
+    }
+
+    async fn list_namespace_tasks(
+        &self,
+        request: ListTasksRequest,
+    ) -> CatalogResult<ListTasksResponse> {
+        self.namespace_tasks_governed(request).await
+    }
+
+    async fn list_trash(&self, request: ListTrashRequest) -> CatalogResult<ListTrashResponse> {
+        self.list_trash_governed(request).await
+    }
+
+    async fn purge_trash(&self, request: PurgeTrashRequest) -> CatalogResult<PurgeTrashResponse> {
+        self.purge_trash_governed(request).await
+    }
+
+    async fn sweep_trash(&self, _request: SweepTrashRequest) -> CatalogResult<SweepTrashResponse> {
+        self.sweep_trash_governed().await
     }
 }

@@ -78,6 +78,14 @@ pub(super) fn page_items<T>(
     ))
 }
 
+/// A project's trash grace period must read as a duration.
+fn check_grace(grace: Option<&str>) -> CatalogResult<()> {
+    match grace.map(super::trash::parse_duration) {
+        Some(Err(e)) => Err(CatalogError::invalid(format!("trash_grace: {e}"))),
+        _ => Ok(()),
+    }
+}
+
 fn protected_error(kind: &str, id: &str) -> CatalogError {
     CatalogError::new(
         Code::OBJECT_PROTECTED,
@@ -100,11 +108,14 @@ impl Registry {
 
     pub async fn create_project(&self, req: CreateProjectRequest) -> CatalogResult<Project> {
         let now = now_ms();
+        check_grace(req.trash_grace.as_deref())?;
         let project = Project {
             project_id: req.project_id.clone(),
             description: req.description,
             properties: req.properties.unwrap_or_default(),
             protected: false,
+            trash_grace: req.trash_grace,
+            purge_expired_trash: req.purge_expired_trash,
             created_at_ms: now,
             updated_at_ms: now,
         };
@@ -153,6 +164,7 @@ impl Registry {
     }
 
     pub async fn update_project(&self, req: UpdateProjectRequest) -> CatalogResult<Project> {
+        check_grace(req.trash_grace.as_deref())?;
         let updated = self
             .records
             .update(
@@ -164,6 +176,12 @@ impl Registry {
                         p.description = Some(d.clone());
                     }
                     merge(&mut p.properties, req.properties.clone());
+                    if let Some(g) = &req.trash_grace {
+                        p.trash_grace = Some(g.clone());
+                    }
+                    if let Some(purge) = req.purge_expired_trash {
+                        p.purge_expired_trash = Some(purge);
+                    }
                     p.updated_at_ms = now_ms();
                     Ok(p)
                 },

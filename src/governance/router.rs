@@ -44,6 +44,8 @@ pub struct GovernanceConfig {
     pub warehouses: bool,
     /// Authentication and authorization.
     pub auth: AuthConfig,
+    /// Recoverable drops (`--trash-grace`, `--trash-purge-expired`).
+    pub trash: super::TrashConfig,
 }
 
 /// `--auth` and its settings.
@@ -84,6 +86,8 @@ pub struct Governance {
     pub(super) grants: super::grants::GrantCache,
     /// Denials stored per principal this minute (the rest are only logged).
     pub(super) denials: std::sync::Mutex<HashMap<String, (Instant, u32)>>,
+    /// The server's trash settings (a project may have its own).
+    pub(super) trash: super::TrashConfig,
 }
 
 impl std::fmt::Debug for Governance {
@@ -114,6 +118,7 @@ impl Governance {
         gov.registry = Registry::new(records.clone());
         gov.control_root = control_root;
         gov.warehouses = config.warehouses;
+        gov.trash = config.trash;
         let auth = &config.auth;
         let jwt = match &auth.jwt {
             Some(j) => Some(crate::auth::JwtVerifier::new(j.clone()).await?),
@@ -172,7 +177,14 @@ impl Governance {
             cedar: None,
             grants: Default::default(),
             denials: Default::default(),
+            trash: Default::default(),
         }
+    }
+
+    /// Set the trash settings (tests; the server reads its flags).
+    pub fn with_trash(mut self, trash: super::TrashConfig) -> Self {
+        self.trash = trash;
+        self
     }
 
     /// Replace the authorizer (the access issue's slot; tests use it to

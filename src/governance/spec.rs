@@ -142,12 +142,37 @@ impl Governance {
         Ok(answer)
     }
 
+    /// A drop under a grace period keeps the table's bytes and grants
+    /// (its owner is who needs to undrop it); they die at purge.
+    async fn drop_table_routed(
+        &self,
+        mut request: models::DropTableRequest,
+    ) -> CatalogResult<models::DropTableResponse> {
+        let (route, access) = self.admit("drop_table", &request).await?;
+        self.stamp_drop(&mut request.context, &route, &access)
+            .await?;
+        let answer = route.catalog.drop_table(request).await?;
+        self.after_drop(&access, answer.transaction_id.is_some())
+            .await;
+        Ok(answer)
+    }
+
+    /// The hooks after a drop; one into trash keeps its grants.
+    async fn after_drop(&self, access: &Access, trashed: bool) {
+        match trashed {
+            true => self.succeeded(access).await,
+            false => self.after(access).await,
+        }
+    }
+
     async fn drop_namespace_routed(
         &self,
-        request: models::DropNamespaceRequest,
+        mut request: models::DropNamespaceRequest,
     ) -> CatalogResult<models::DropNamespaceResponse> {
         let id = request.id.clone().unwrap_or_default();
         let (route, access) = self.admit("drop_namespace", &request).await?;
+        self.stamp_drop(&mut request.context, &route, &access)
+            .await?;
         let answer = route.catalog.drop_namespace(request).await?;
         // Unbound once gone; a door's exist_ok create may have made it again
         // meanwhile, and then the binding is its.
@@ -157,7 +182,8 @@ impl Governance {
                 tracing::warn!(namespace = %id[0], error = %e.message, "namespace dropped but its binding stays (a later create reclaims it)");
             }
         }
-        self.after(&access).await;
+        self.after_drop(&access, answer.transaction_id.is_some())
+            .await;
         Ok(answer)
     }
 
@@ -413,6 +439,9 @@ macro_rules! governed {
     };
     (@acc [$($done:tt)*] $Name:ident => drop_namespace ($Req:ident -> $Resp:ident) $($row:tt)*) => {
         governed!(@special [$($done)*] drop_namespace drop_namespace_routed $Req $Resp; $($row)*);
+    };
+    (@acc [$($done:tt)*] $Name:ident => drop_table ($Req:ident -> $Resp:ident) $($row:tt)*) => {
+        governed!(@special [$($done)*] drop_table drop_table_routed $Req $Resp; $($row)*);
     };
     (@acc [$($done:tt)*] $Name:ident => list_namespaces ($Req:ident -> $Resp:ident) $($row:tt)*) => {
         governed!(@special [$($done)*] list_namespaces list_namespaces_routed $Req $Resp; $($row)*);

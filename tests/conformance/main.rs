@@ -19,6 +19,7 @@ mod hostile;
 mod ownership;
 mod routes;
 mod storage;
+mod trash;
 mod warehouses;
 mod wire;
 

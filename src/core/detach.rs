@@ -1,0 +1,256 @@
+//! Drops under a grace period: the catalog forgets the object and keeps its
+//! bytes, filing trash records first (see `trash.rs`).
+//!
+//! A cascade detaches a whole subtree in ONE manifest commit (every table
+//! and namespace row at once) after filing one record per object, all
+//! sharing the drop's group and deadline. The subtree is gone whole or not
+//! at all; a crash before the commit leaves records whose objects still
+//! stand, which the same call, made again, reuses; a crash after it leaves
+//! the group unfinished, which the same call completes.
+
+use arrow_array::RecordBatch;
+use futures::TryStreamExt;
+use lance_namespace::models::{DropNamespaceResponse, DropTableResponse};
+
+use super::checks::{manifest_id, manifest_key, table_not_found};
+use super::locations::canonical;
+use super::manifest_tx::{literal, row_location, row_object_id, row_properties, row_type};
+use super::trash::{new_trash_id, TrashContext, TrashEntry};
+use super::Catalog;
+use crate::error::{CatalogResult, Code};
+
+/// How often a detach is tried again when another writer changed the
+/// manifest between its check and its commit.
+const ATTEMPTS: u64 = 5;
+
+impl Catalog {
+    /// A trash entry for one manifest row (a table's last version read
+    /// from its bytes; none when it was never written).
+    async fn entry_for_row(
+        &self,
+        row: &RecordBatch,
+        tc: &TrashContext,
+        group: Option<&str>,
+        times: (u64, u64),
+    ) -> TrashEntry {
+        let kind = row_type(row).unwrap_or_else(|| "table".into());
+        let location = row_location(row).map(|l| canonical(&l));
+        let version = match (&location, kind.as_str()) {
+            (Some(loc), "table") => self
+                .dataset_builder(&self.location_uri(loc))
+                .load()
+                .await
+                .ok()
+                .map(|ds| ds.version().version),
+            _ => None,
+        };
+        let trash_id = new_trash_id(times.0);
+        TrashEntry {
+            group: group
+                .map(str::to_string)
+                .unwrap_or_else(|| trash_id.clone()),
+            trash_id,
+            kind,
+            id: manifest_id(&row_object_id(row).unwrap_or_default()),
+            location,
+            version,
+            properties: row_properties(row).unwrap_or_default(),
+            dropped_by: tc.dropped_by.clone(),
+            dropped_at_ms: times.0,
+            expires_at_ms: times.1,
+            ..Default::default()
+        }
+    }
+
+    /// Drop table `id` into trash: file its record, then forget it in the
+    /// manifest. Its bytes stay where they are.
+    pub(crate) async fn trash_table(
+        &self,
+        id: &[String],
+        force: bool,
+        tc: &TrashContext,
+    ) -> CatalogResult<DropTableResponse> {
+        let key = manifest_key(id);
+        let mut filed: Option<TrashEntry> = None;
+        for attempt in 1..=ATTEMPTS {
+            let serial = self.manifest_lock.lock().await;
+            let ds = self.manifest_snapshot().await?;
+            let rows = self.manifest_rows(&ds, std::slice::from_ref(&key)).await?;
+            let Some(row) = super::manifest_tx::single_rows(&rows)
+                .find(|r| row_type(r).as_deref() == Some("table"))
+            else {
+                return Err(table_not_found(id));
+            };
+            self.guard_table(&ds, id, force).await?;
+            let location = row_location(&row).map(|l| canonical(&l));
+            // A record filed by an earlier attempt (or an earlier call that
+            // crashed before its commit) for these very bytes is reused.
+            let standing = match filed.take() {
+                Some(e) if e.location == location => Some(e),
+                _ => self
+                    .trash_entries()
+                    .await?
+                    .into_iter()
+                    .rev()
+                    .find(|e| e.is_table() && e.id == id && e.location == location),
+            };
+            let entry = match standing {
+                Some(e) => e,
+                None => {
+                    let e = self.entry_for_row(&row, tc, None, tc.times()).await;
+                    self.file_trash(&e).await?;
+                    e
+                }
+            };
+            crate::fault::point("trash.detach");
+            match self
+                .manifest_apply(ds, Vec::new(), std::slice::from_ref(&key), false)
+                .await
+            {
+                Ok(()) => {
+                    return Ok(DropTableResponse {
+                        id: Some(id.to_vec()),
+                        location: entry.location.as_deref().map(|l| self.location_uri(l)),
+                        transaction_id: Some(entry.trash_id),
+                        ..Default::default()
+                    })
+                }
+                Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < ATTEMPTS => {
+                    filed = Some(entry);
+                    drop(serial);
+                    tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
+                }
+                Err(e) => {
+                    // Forget the record only if the table certainly stands.
+                    if self.table_present(id).await.unwrap_or(false) {
+                        let _ = self.forget_trash(&entry.trash_id).await;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        unreachable!("the last attempt returns")
+    }
+
+    /// The manifest rows of namespace `id` and everything below it.
+    async fn subtree_rows(
+        &self,
+        ds: &lance::Dataset,
+        id: &[String],
+    ) -> CatalogResult<Vec<RecordBatch>> {
+        let key = manifest_key(id);
+        let prefix = manifest_key(&[id.to_vec(), vec![String::new()]].concat());
+        let mut scan = ds.scan();
+        scan.filter(&format!(
+            "object_id = {} OR starts_with(object_id, {})",
+            literal(&key),
+            literal(&prefix)
+        ))?;
+        let batches: Vec<RecordBatch> = scan.try_into_stream().await?.try_collect().await?;
+        Ok(super::manifest_tx::single_rows(&batches).collect())
+    }
+
+    /// An unfinished cascade of namespace `id` (its drop stopped after the
+    /// commit, before it was marked done).
+    pub(crate) async fn unfinished_detach(
+        &self,
+        id: &[String],
+    ) -> CatalogResult<Option<TrashEntry>> {
+        Ok(self
+            .trash_entries()
+            .await?
+            .into_iter()
+            .rev()
+            .find(|e| !e.is_table() && e.id == id && e.group == e.trash_id && !e.complete))
+    }
+
+    /// Mark a cascade done and answer it.
+    pub(crate) async fn finish_detach(
+        &self,
+        root: &TrashEntry,
+    ) -> CatalogResult<DropNamespaceResponse> {
+        self.mark_trash_complete(&root.trash_id).await?;
+        Ok(DropNamespaceResponse {
+            properties: Some(root.properties.clone()).filter(|p| !p.is_empty()),
+            transaction_id: Some(vec![root.group.clone()]),
+            ..Default::default()
+        })
+    }
+
+    /// Drop namespace `id` and everything below it into trash (see the
+    /// module). Protection was checked by the caller.
+    pub(crate) async fn trash_namespace(
+        &self,
+        id: &[String],
+        tc: &TrashContext,
+    ) -> CatalogResult<DropNamespaceResponse> {
+        let key = manifest_key(id);
+        let mut root = self.unfinished_detach(id).await?;
+        for attempt in 1..=ATTEMPTS {
+            let serial = self.manifest_lock.lock().await;
+            let ds = self.manifest_snapshot().await?;
+            let mut rows = self.subtree_rows(&ds, id).await?;
+            let Some(own) = rows
+                .iter()
+                .find(|r| row_object_id(r).as_deref() == Some(key.as_str()))
+                .cloned()
+            else {
+                return Err(super::checks::missing_namespace(id));
+            };
+            let group = match &root {
+                Some(r) => r.clone(),
+                None => {
+                    let r = self.entry_for_row(&own, tc, None, tc.times()).await;
+                    self.file_trash(&r).await?;
+                    root = Some(r.clone());
+                    r
+                }
+            };
+            let times = (group.dropped_at_ms, group.expires_at_ms);
+            let filed: Vec<TrashEntry> = self
+                .trash_entries()
+                .await?
+                .into_iter()
+                .filter(|e| e.group == group.group)
+                .collect();
+            // Tables first, then namespaces deepest first: the records read
+            // in the order a person would undo them backwards.
+            rows.retain(|r| row_object_id(r).as_deref() != Some(key.as_str()));
+            rows.sort_by_key(|r| {
+                let depth = manifest_id(&row_object_id(r).unwrap_or_default()).len();
+                (
+                    row_type(r).as_deref() != Some("table"),
+                    std::cmp::Reverse(depth),
+                )
+            });
+            let mut keys = vec![key.clone()];
+            for row in &rows {
+                let object = manifest_id(&row_object_id(row).unwrap_or_default());
+                let kind = row_type(row).unwrap_or_default();
+                let location = row_location(row).map(|l| canonical(&l));
+                keys.push(manifest_key(&object));
+                let known = filed.iter().any(|e| {
+                    e.id == object && e.kind == kind && (kind != "table" || e.location == location)
+                });
+                if !known {
+                    let e = self.entry_for_row(row, tc, Some(&group.group), times).await;
+                    self.file_trash(&e).await?;
+                    crate::fault::point("trash.detach");
+                }
+            }
+            match self.manifest_apply(ds, Vec::new(), &keys, false).await {
+                Ok(()) => {
+                    drop(serial);
+                    crate::fault::point("trash.detach");
+                    return self.finish_detach(&group).await;
+                }
+                Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < ATTEMPTS => {
+                    drop(serial);
+                    tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        unreachable!("the last attempt returns")
+    }
+}

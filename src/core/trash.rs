@@ -1,0 +1,378 @@
+//! Recoverable drops: the trash. With a grace period (the request context's
+//! [`TRASH_GRACE`], which the governance layer fills from `--trash-grace`
+//! and the project's own setting), a drop forgets the table or subtree but
+//! keeps its bytes, and files one record per object here (kind, original
+//! id, location relative to the root, last version, properties, who dropped
+//! it, when, and when it expires). `detach.rs` files them, `undrop.rs`
+//! restores from them.
+//!
+//! The records live with the root's own (`<root>/_catalog/control/trash`).
+//! A trashed table's location stays claimed: no create, declare or
+//! register may overlap it, and no drop may delete bytes it overlaps, until
+//! the entry is purged. Nothing here deletes data on its own: expiry is
+//! reported, and bytes go only on an explicit purge (of the entry, or by
+//! the sweep where a policy says so).
+//!
+//! A record is filed before the manifest forgets its object, so a crash in
+//! between leaves a record whose table still stands at the same location
+//! ("already restored"): undrop and purge recognise it and touch no bytes.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::checks::{display_id, manifest_id, manifest_key, table_id};
+use super::locations::{canonical, Placed};
+use super::reserved::{PRINCIPAL, PURGE, TRASH_GRACE};
+use super::Catalog;
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// The record kind of trash entries.
+const KIND: &str = "trash";
+
+/// Placement keys of trashed locations start with this (no manifest key
+/// can: ids never hold control characters).
+const TRASH_KEY: &str = "\u{1}trash:";
+
+/// One object in trash.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrashEntry {
+    /// The entry's own id (when it was dropped, then random: sorts by age).
+    pub trash_id: String,
+    /// `table` or `namespace`.
+    pub kind: String,
+    /// The object's id when it was dropped.
+    pub id: Vec<String>,
+    /// A table's location relative to its root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+    /// A table's last version; none for a table declared but never written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
+    /// The object's properties, restored with it.
+    #[serde(default)]
+    pub properties: HashMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped_by: Option<String>,
+    pub dropped_at_ms: u64,
+    pub expires_at_ms: u64,
+    /// The trash id of the drop that filed it: a cascade's namespace entry,
+    /// or the entry itself.
+    pub group: String,
+    /// A group's own entry: whether its drop finished.
+    #[serde(default)]
+    pub complete: bool,
+    /// Whether its grace period is over (computed when read).
+    #[serde(default)]
+    pub expired: bool,
+    /// Where it is (filled in by the governance layer's answers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warehouse: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+}
+
+impl TrashEntry {
+    pub fn is_table(&self) -> bool {
+        self.kind == "table"
+    }
+
+    /// Whether the entry is `id` or lies below it.
+    pub fn under(&self, id: &[String]) -> bool {
+        self.id.starts_with(id)
+    }
+
+    /// The placement its location keeps claimed.
+    pub(crate) fn placed(&self) -> Option<Placed> {
+        let location = self.location.as_deref().filter(|_| self.is_table())?;
+        Some(Placed {
+            key: format!("{TRASH_KEY}{}:{}", self.trash_id, manifest_key(&self.id)),
+            location: canonical(location),
+        })
+    }
+}
+
+/// Something pending on an object: today a trash deadline (the
+/// maintenance tasks join it later).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PendingTask {
+    pub task_id: String,
+    /// `trash_expiry`.
+    pub task_type: String,
+    /// `pending`, or `expired` once the deadline passed.
+    pub status: String,
+    pub id: Vec<String>,
+    pub kind: String,
+    pub created_at_ms: u64,
+    pub deadline_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl From<&TrashEntry> for PendingTask {
+    fn from(e: &TrashEntry) -> Self {
+        PendingTask {
+            task_id: e.trash_id.clone(),
+            task_type: "trash_expiry".into(),
+            status: if e.expired { "expired" } else { "pending" }.into(),
+            id: e.id.clone(),
+            kind: e.kind.clone(),
+            created_at_ms: e.dropped_at_ms,
+            deadline_ms: e.expires_at_ms,
+            detail: Some(format!(
+                "dropped {} {}; undrop before the deadline, or purge it",
+                e.kind,
+                display_id(&e.id)
+            )),
+        }
+    }
+}
+
+/// The name of a placement in messages: a table, or a trashed one.
+pub(crate) fn placed_name(key: &str) -> String {
+    match key.strip_prefix(TRASH_KEY).and_then(|k| k.split_once(':')) {
+        Some((trash_id, key)) => format!(
+            "dropped table {} (in trash as {trash_id})",
+            display_id(&manifest_id(key))
+        ),
+        None => format!("table {}", display_id(&manifest_id(key))),
+    }
+}
+
+/// Whether a placement is a trashed location rather than a recorded table.
+pub(crate) fn is_trash_key(key: &str) -> bool {
+    key.starts_with(TRASH_KEY)
+}
+
+/// What a drop's context says about the trash.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TrashContext {
+    pub grace_s: u64,
+    pub purge: bool,
+    pub dropped_by: Option<String>,
+}
+
+impl TrashContext {
+    pub(crate) fn of(context: Option<&HashMap<String, String>>) -> Self {
+        let get = |k: &str| context.and_then(|c| c.get(k));
+        TrashContext {
+            grace_s: get(TRASH_GRACE).and_then(|v| v.parse().ok()).unwrap_or(0),
+            purge: get(PURGE).is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1"),
+            dropped_by: get(PRINCIPAL).cloned(),
+        }
+    }
+
+    /// Whether a drop goes to trash rather than deleting now.
+    pub(crate) fn keeps(&self) -> bool {
+        self.grace_s > 0 && !self.purge
+    }
+
+    /// A new entry's times: now, and its deadline.
+    pub(crate) fn times(&self) -> (u64, u64) {
+        let now = now_ms();
+        (now, now.saturating_add(self.grace_s.saturating_mul(1000)))
+    }
+}
+
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or_default()
+}
+
+/// A new trash id: the drop time, then random.
+pub(crate) fn new_trash_id(at_ms: u64) -> String {
+    let random = uuid::Uuid::new_v4().simple().to_string();
+    format!("{at_ms:013}-{}", &random[..12])
+}
+
+impl Catalog {
+    /// Every entry in this root's trash, oldest first.
+    pub async fn trash_entries(&self) -> CatalogResult<Vec<TrashEntry>> {
+        let now = now_ms();
+        Ok(self
+            .control
+            .all::<TrashEntry>(KIND)
+            .await?
+            .into_iter()
+            .map(|(_, mut e)| {
+                e.expired = e.expires_at_ms <= now;
+                e
+            })
+            .collect())
+    }
+
+    /// The locations trashed tables keep claimed.
+    pub(crate) async fn trash_placed(&self) -> CatalogResult<Vec<Placed>> {
+        Ok(self
+            .trash_entries()
+            .await?
+            .iter()
+            .filter_map(TrashEntry::placed)
+            .collect())
+    }
+
+    pub(crate) async fn file_trash(&self, entry: &TrashEntry) -> CatalogResult<()> {
+        self.control
+            .create(KIND, &entry.trash_id, entry, Code::CONCURRENT_MODIFICATION)
+            .await
+            .map(|_| ())
+    }
+
+    pub(crate) async fn forget_trash(&self, trash_id: &str) -> CatalogResult<()> {
+        self.control
+            .delete::<TrashEntry, _>(KIND, trash_id, |_| Ok(()))
+            .await
+            .map(|_| ())
+    }
+
+    pub(crate) async fn mark_trash_complete(&self, trash_id: &str) -> CatalogResult<()> {
+        self.control
+            .update(
+                KIND,
+                trash_id,
+                Code::TRASH_ENTRY_NOT_FOUND,
+                |mut e: TrashEntry| {
+                    e.complete = true;
+                    Ok(e)
+                },
+            )
+            .await
+            .map(|_| ())
+    }
+
+    /// One entry of this root's trash.
+    pub async fn trash_entry(&self, trash_id: &str) -> CatalogResult<TrashEntry> {
+        crate::records::check_id("trash entry", trash_id)?;
+        self.trash_entries()
+            .await?
+            .into_iter()
+            .find(|e| e.trash_id == trash_id)
+            .ok_or_else(|| not_in_trash(trash_id))
+    }
+
+    /// Destroy a trash entry now: a table's bytes, or a namespace entry
+    /// with everything its drop put in trash below it. Bytes another table
+    /// stands on (its undrop finished, or its drop never did) are kept,
+    /// and bytes any other location overlaps are refused (19). Answers the
+    /// entries purged.
+    pub async fn purge_trash(&self, trash_id: &str) -> CatalogResult<Vec<TrashEntry>> {
+        let entries = self.trash_entries().await?;
+        let target = entries
+            .iter()
+            .find(|e| e.trash_id == trash_id)
+            .cloned()
+            .ok_or_else(|| not_in_trash(trash_id))?;
+        let mut doomed: Vec<TrashEntry> = match target.is_table() {
+            true => vec![target.clone()],
+            false => entries
+                .iter()
+                .filter(|e| e.group == target.group && e.under(&target.id))
+                .cloned()
+                .collect(),
+        };
+        // Tables first, so a namespace entry is the last to go.
+        doomed.sort_by_key(|e| !e.is_table());
+        let _serial = self.manifest_lock.lock().await;
+        let ds = self.manifest_snapshot().await?;
+        let mut claimed = Self::placed_in(&ds).await?;
+        let live = claimed.clone();
+        claimed.extend(
+            entries
+                .iter()
+                .filter(|e| !doomed.iter().any(|d| d.trash_id == e.trash_id))
+                .filter_map(TrashEntry::placed),
+        );
+        // Check every table's bytes before deleting any.
+        let mut removals = Vec::new();
+        for e in doomed.iter().filter(|e| e.is_table()) {
+            let (Some(place), Some(loc)) = (e.placed(), e.location.as_deref()) else {
+                continue;
+            };
+            let key = manifest_key(&e.id);
+            let standing = live
+                .iter()
+                .any(|t| t.key == key && t.location == canonical(loc));
+            if !standing {
+                Self::check_deletable(&place.key, &place.location, &claimed)?;
+                removals.push(place.location);
+            }
+        }
+        for e in &doomed {
+            self.forget_trash(&e.trash_id).await?;
+        }
+        // The entries are gone first: a crash in between leaves bytes the
+        // reconciler reports, never an entry whose bytes are gone.
+        for loc in removals {
+            self.remove_location(&loc).await;
+        }
+        Ok(doomed)
+    }
+
+    /// What is pending on table `id`: the deadlines of its trashed copies.
+    pub async fn table_tasks(&self, id: &[String]) -> CatalogResult<Vec<PendingTask>> {
+        let id = table_id(&Some(id.to_vec()))?;
+        let mine: Vec<PendingTask> = self
+            .trash_entries()
+            .await?
+            .iter()
+            .filter(|e| e.is_table() && e.id == id)
+            .map(PendingTask::from)
+            .collect();
+        if mine.is_empty() && !self.table_present(&id).await? {
+            return Err(super::checks::table_not_found(&id));
+        }
+        Ok(mine)
+    }
+
+    /// What is pending on namespace `id` and below it.
+    pub async fn namespace_tasks(&self, id: &[String]) -> CatalogResult<Vec<PendingTask>> {
+        let id = super::checks::namespace_id(&Some(id.to_vec()))?;
+        let mine: Vec<PendingTask> = self
+            .trash_entries()
+            .await?
+            .iter()
+            .filter(|e| e.under(&id))
+            .map(PendingTask::from)
+            .collect();
+        if mine.is_empty() {
+            self.require_namespace(&id).await?;
+        }
+        Ok(mine)
+    }
+}
+
+pub(crate) fn not_in_trash(trash_id: &str) -> CatalogError {
+    CatalogError::new(
+        Code::TRASH_ENTRY_NOT_FOUND,
+        format!("trash entry {trash_id:?} does not exist (purged, restored, or never made)"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_and_names() {
+        let mut c = HashMap::new();
+        assert!(!TrashContext::of(Some(&c)).keeps());
+        c.insert(TRASH_GRACE.to_string(), "60".to_string());
+        assert!(TrashContext::of(Some(&c)).keeps());
+        c.insert(PURGE.to_string(), "true".to_string());
+        assert!(!TrashContext::of(Some(&c)).keeps());
+        let e = TrashEntry {
+            trash_id: new_trash_id(1),
+            kind: "table".into(),
+            id: vec!["a".into(), "t".into()],
+            location: Some("x_t/".into()),
+            ..Default::default()
+        };
+        let p = e.placed().unwrap();
+        assert!(is_trash_key(&p.key));
+        assert_eq!(p.location, "x_t");
+        assert!(placed_name(&p.key).starts_with("dropped table 'a$t' (in trash as 0000000000001-"));
+        assert_eq!(placed_name("a$t"), "table 'a$t'");
+    }
+}

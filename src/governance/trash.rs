@@ -1,0 +1,495 @@
+//! Recoverable drops over the hierarchy: which grace period a drop gets
+//! (the project's own, else `--trash-grace`), undrop routed and authorized
+//! as the drop was, the trash listing across warehouses, purge, pending
+//! deadlines, and the sweep that reports expired entries and purges them
+//! only where a policy says so. The trash itself is the core's
+//! (`core/trash.rs`).
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::guard::Access;
+use super::registry::page_items;
+use super::router::{Governance, Route, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
+use crate::core::reserved::{PRINCIPAL, TRASH_GRACE};
+use crate::core::trash::{PendingTask, TrashEntry};
+use crate::core::undrop::{
+    UndropNamespaceRequest, UndropNamespaceResponse, UndropTableRequest, UndropTableResponse,
+};
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// The server's trash settings (`--trash-grace`, `--trash-purge-expired`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TrashConfig {
+    /// Seconds a drop stays recoverable; 0: drops delete at once.
+    pub grace_s: u64,
+    /// Whether the sweep purges expired entries (a project may say
+    /// otherwise).
+    pub purge_expired: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListTasksRequest {
+    #[serde(default)]
+    pub id: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListTasksResponse {
+    pub tasks: Vec<PendingTask>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListTrashRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warehouse_id: Option<String>,
+    /// Only entries at or below this namespace.
+    #[serde(default)]
+    pub namespace_id: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i32>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListTrashResponse {
+    pub entries: Vec<TrashEntry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_token: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PurgeTrashRequest {
+    pub trash_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warehouse_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PurgeTrashResponse {
+    pub purged: Vec<TrashEntry>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SweepTrashRequest {}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SweepTrashResponse {
+    /// Every entry past its deadline.
+    pub expired: Vec<TrashEntry>,
+    /// Those purged, where a policy says so.
+    pub purged: Vec<TrashEntry>,
+}
+
+/// A duration as an operator writes it: `0`, `90` (seconds), `30s`,
+/// `15m`, `24h`, `7d`.
+pub fn parse_duration(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (number, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("duration {text:?} is not a number with a unit (s, m, h, d)"))?;
+    let scale = match unit.trim() {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("duration {text:?}: the unit must be s, m, h or d")),
+    };
+    n.checked_mul(scale)
+        .ok_or_else(|| format!("duration {text:?} is too long"))
+}
+
+impl Governance {
+    /// The trash settings that govern warehouse `warehouse`: its
+    /// project's, else the server's.
+    pub(super) async fn trash_policy(&self, warehouse: &str) -> CatalogResult<TrashConfig> {
+        let mut policy = self.trash;
+        let project = match warehouse {
+            DEFAULT_WAREHOUSE => return Ok(policy),
+            w => self.warehouse(w).await?.project_id,
+        };
+        if project == DEFAULT_PROJECT {
+            return Ok(policy);
+        }
+        if let Ok(p) = self.registry.project(&project).await {
+            if let Some(g) = p.trash_grace.as_deref() {
+                policy.grace_s = parse_duration(g).map_err(CatalogError::invalid)?;
+            }
+            if let Some(purge) = p.purge_expired_trash {
+                policy.purge_expired = purge;
+            }
+        }
+        Ok(policy)
+    }
+
+    /// Fill a drop's context with what only the server may say: the grace
+    /// period and who drops (a caller's own values are replaced).
+    pub(super) async fn stamp_drop(
+        &self,
+        context: &mut Option<HashMap<String, String>>,
+        route: &Route,
+        access: &Access,
+    ) -> CatalogResult<()> {
+        let grace = self.trash_policy(&route.warehouse).await?.grace_s;
+        let ctx = context.get_or_insert_with(HashMap::new);
+        ctx.insert(TRASH_GRACE.to_string(), grace.to_string());
+        match &access.principal {
+            Some(p) => ctx.insert(PRINCIPAL.to_string(), p.id.clone()),
+            None => ctx.remove(PRINCIPAL),
+        };
+        Ok(())
+    }
+
+    /// Route and authorize an operation on one table or namespace id
+    /// (undrop, its pending tasks).
+    async fn object_route(
+        &self,
+        op: &'static str,
+        id: &[String],
+    ) -> CatalogResult<(Route, Access)> {
+        let principal = self.caller().await?;
+        let value = serde_json::json!({ "id": id });
+        let route = self.route(op, &value).await?;
+        let mut access = super::router::access(op, &route.warehouse, &value);
+        access.principal = principal;
+        self.authorize(&access).await?;
+        Ok((self.for_write(op, route).await?, access))
+    }
+
+    pub(super) async fn undrop_table_governed(
+        &self,
+        request: UndropTableRequest,
+    ) -> CatalogResult<UndropTableResponse> {
+        let (route, access) = self.object_route("undrop_table", &request.id).await?;
+        let done = route.catalog.undrop_table(request).await?;
+        self.succeeded(&access).await;
+        Ok(done)
+    }
+
+    pub(super) async fn undrop_namespace_governed(
+        &self,
+        request: UndropNamespaceRequest,
+    ) -> CatalogResult<UndropNamespaceResponse> {
+        if !(self.warehouses && request.id.len() == 1) {
+            let (route, access) = self.object_route("undrop_namespace", &request.id).await?;
+            let done = route.catalog.undrop_namespace(request).await?;
+            self.succeeded(&access).await;
+            return Ok(done);
+        }
+        // A top-level namespace: its binding went with it. Its warehouse
+        // is the one named, the one it is bound to again, or the one whose
+        // trash holds it.
+        let principal = self.caller().await?;
+        let name = request.id[0].clone();
+        let warehouse = match (&request.warehouse_id, self.bound_to(&name).await?) {
+            (Some(w), Some(b)) if *w != b => {
+                return Err(CatalogError::new(
+                    Code::NAMESPACE_ALREADY_EXISTS,
+                    format!("namespace {name:?} exists in warehouse {b:?} now"),
+                ))
+            }
+            (Some(w), _) => w.clone(),
+            (None, Some(b)) => b,
+            (None, None) => self.trash_home(&request).await?,
+        };
+        let access = Access {
+            principal,
+            action: "undrop_namespace",
+            warehouse: Some(warehouse.clone()),
+            kind: "namespace",
+            id: request.id.clone(),
+            creates: false,
+            moved_to: None,
+        };
+        self.authorize(&access).await?;
+        let catalog = self.writable(&warehouse).await?;
+        let bound_here = self.bound_to(&name).await?.is_some();
+        if !bound_here {
+            self.registry.bind(&name, &warehouse).await?;
+            self.forget(&name);
+        }
+        match catalog.undrop_namespace(request.clone()).await {
+            Ok(done) => {
+                self.succeeded(&access).await;
+                Ok(done)
+            }
+            Err(e) => {
+                if !bound_here && !catalog.namespace_present(&request.id).await.unwrap_or(true) {
+                    let _ = self.registry.unbind(&name, &warehouse).await;
+                    self.forget(&name);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// The one warehouse whose trash holds top-level namespace `id`.
+    async fn trash_home(&self, request: &UndropNamespaceRequest) -> CatalogResult<String> {
+        let mut homes = Vec::new();
+        for (warehouse, catalog) in self.every_catalog(None, None).await? {
+            let group = catalog
+                .undrop_group(&request.id, request.trash_id.as_deref())
+                .await?;
+            if group.is_some() {
+                homes.push(warehouse);
+            }
+        }
+        match homes.as_slice() {
+            [one] => Ok(one.clone()),
+            [] => Err(CatalogError::new(
+                Code::NAMESPACE_NOT_FOUND,
+                format!("no dropped namespace {:?} is in any warehouse's trash", request.id[0]),
+            )),
+            many => Err(CatalogError::invalid(format!(
+                "dropped namespace {:?} is in the trash of warehouses {many:?}; name one with warehouse_id",
+                request.id[0]
+            ))),
+        }
+    }
+
+    /// Every warehouse (of `project`, or just `warehouse`) and its catalog.
+    async fn every_catalog(
+        &self,
+        project: Option<&str>,
+        warehouse: Option<&str>,
+    ) -> CatalogResult<Vec<(String, std::sync::Arc<crate::Catalog>)>> {
+        let mut ids = Vec::new();
+        if project.is_none_or(|p| p == DEFAULT_PROJECT) {
+            ids.push(DEFAULT_WAREHOUSE.to_string());
+        }
+        if self.warehouses {
+            for w in self.registry.all_warehouses(project).await? {
+                ids.push(w.warehouse_id);
+            }
+        }
+        let mut out = Vec::new();
+        for id in ids.into_iter().filter(|i| warehouse.is_none_or(|w| w == i)) {
+            match self.catalog(&id).await {
+                Ok(c) => out.push((id, c)),
+                Err(e) => {
+                    tracing::warn!(warehouse = %id, error = %e.message, "a warehouse's trash could not be read")
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every trash entry (of a project, a warehouse), with its place.
+    async fn all_trash(
+        &self,
+        project: Option<&str>,
+        warehouse: Option<&str>,
+    ) -> CatalogResult<Vec<TrashEntry>> {
+        let mut out = Vec::new();
+        for (w, catalog) in self.every_catalog(project, warehouse).await? {
+            let project = match w.as_str() {
+                DEFAULT_WAREHOUSE => DEFAULT_PROJECT.to_string(),
+                _ => self.warehouse(&w).await?.project_id,
+            };
+            for mut e in catalog.trash_entries().await? {
+                e.warehouse = Some(w.clone());
+                e.project = Some(project.clone());
+                out.push(e);
+            }
+        }
+        out.sort_by(|a, b| a.trash_id.cmp(&b.trash_id));
+        Ok(out)
+    }
+
+    /// The access an entry asks for `action`.
+    fn entry_access(
+        &self,
+        action: &'static str,
+        e: &TrashEntry,
+        caller: &Option<crate::auth::Principal>,
+    ) -> Access {
+        Access {
+            principal: caller.clone(),
+            action,
+            warehouse: e.warehouse.clone(),
+            kind: if e.is_table() { "table" } else { "namespace" },
+            id: e.id.clone(),
+            creates: false,
+            moved_to: None,
+        }
+    }
+
+    pub(super) async fn list_trash_governed(
+        &self,
+        request: ListTrashRequest,
+    ) -> CatalogResult<ListTrashResponse> {
+        let caller = self.caller().await?;
+        let mut entries = self
+            .all_trash(
+                request.project_id.as_deref(),
+                request.warehouse_id.as_deref(),
+            )
+            .await?;
+        entries.retain(|e| e.under(&request.namespace_id));
+        // Each entry shows to whoever could read the object it was.
+        let mut visible = Vec::new();
+        for e in entries {
+            if self
+                .allowed(&self.entry_access("list_trash", &e, &caller))
+                .await
+                .unwrap_or(false)
+            {
+                visible.push(e);
+            }
+        }
+        let (entries, page_token) = page_items(
+            visible,
+            |e| e.trash_id.clone(),
+            request.page_token.as_deref(),
+            request.limit,
+        )?;
+        Ok(ListTrashResponse {
+            entries,
+            page_token,
+        })
+    }
+
+    /// The entry `trash_id` names, found in its warehouse.
+    async fn find_entry(
+        &self,
+        trash_id: &str,
+        warehouse: Option<&str>,
+    ) -> CatalogResult<TrashEntry> {
+        self.all_trash(None, warehouse)
+            .await?
+            .into_iter()
+            .find(|e| e.trash_id == trash_id)
+            .ok_or_else(|| crate::core::trash::not_in_trash(trash_id))
+    }
+
+    pub(super) async fn purge_trash_governed(
+        &self,
+        request: PurgeTrashRequest,
+    ) -> CatalogResult<PurgeTrashResponse> {
+        let caller = self.caller().await?;
+        crate::records::check_id("trash entry", &request.trash_id)?;
+        let entry = self
+            .find_entry(&request.trash_id, request.warehouse_id.as_deref())
+            .await?;
+        let access = self.entry_access("purge_trash", &entry, &caller);
+        self.authorize(&access).await?;
+        let warehouse = entry.warehouse.clone().unwrap_or(DEFAULT_WAREHOUSE.into());
+        let purged = self.purge_in(&warehouse, &entry.trash_id).await?;
+        self.succeeded(&access).await;
+        Ok(PurgeTrashResponse { purged })
+    }
+
+    /// Purge an entry of `warehouse`; the grants of what it was die with
+    /// it, unless an object of the same name stands again.
+    async fn purge_in(&self, warehouse: &str, trash_id: &str) -> CatalogResult<Vec<TrashEntry>> {
+        let catalog = self.writable(warehouse).await?;
+        let mut purged = catalog.purge_trash(trash_id).await?;
+        for e in &mut purged {
+            e.warehouse = Some(warehouse.to_string());
+            let standing = match e.is_table() {
+                true => catalog.table_present(&e.id).await.unwrap_or(true),
+                false => catalog.namespace_present(&e.id).await.unwrap_or(true),
+            };
+            if !standing {
+                let kind = if e.is_table() { "table" } else { "namespace" };
+                if let Err(err) = self
+                    .registry
+                    .forget_grants(kind, Some(warehouse), &e.id)
+                    .await
+                {
+                    tracing::warn!(id = ?e.id, error = %err.message, "a purged object's grants stay");
+                }
+            }
+        }
+        self.grants.invalidate().await;
+        Ok(purged)
+    }
+
+    pub(super) async fn sweep_trash_governed(&self) -> CatalogResult<SweepTrashResponse> {
+        let access = self.control("sweep_trash", "server", vec![]).await?;
+        let done = self.sweep_trash().await?;
+        self.succeeded(&access).await;
+        Ok(done)
+    }
+
+    /// Report every expired entry; purge those whose project's policy (or
+    /// the server's) says so. Nothing else is deleted.
+    pub async fn sweep_trash(&self) -> CatalogResult<SweepTrashResponse> {
+        let mut answer = SweepTrashResponse::default();
+        let mut policies: HashMap<String, TrashConfig> = HashMap::new();
+        for e in self.all_trash(None, None).await? {
+            if !e.expired {
+                continue;
+            }
+            let warehouse = e.warehouse.clone().unwrap_or(DEFAULT_WAREHOUSE.into());
+            let policy = match policies.get(&warehouse) {
+                Some(p) => *p,
+                None => {
+                    let p = self.trash_policy(&warehouse).await?;
+                    policies.insert(warehouse.clone(), p);
+                    p
+                }
+            };
+            tracing::warn!(trash_id = %e.trash_id, kind = %e.kind, id = ?e.id, warehouse = %warehouse, purge = policy.purge_expired, "trash entry expired");
+            answer.expired.push(e.clone());
+            if policy.purge_expired {
+                match self.purge_in(&warehouse, &e.trash_id).await {
+                    Ok(p) => answer.purged.extend(p),
+                    // Purged already with its namespace.
+                    Err(err) if err.code == Code::TRASH_ENTRY_NOT_FOUND => {}
+                    Err(err) => {
+                        tracing::warn!(trash_id = %e.trash_id, error = %err.message, "an expired entry could not be purged")
+                    }
+                }
+            }
+        }
+        Ok(answer)
+    }
+
+    pub(super) async fn table_tasks_governed(
+        &self,
+        request: ListTasksRequest,
+    ) -> CatalogResult<ListTasksResponse> {
+        let (route, _) = self.object_route("list_table_tasks", &request.id).await?;
+        let mut tasks = route.catalog.table_tasks(&request.id).await?;
+        tasks.sort_by(|a, b| a.deadline_ms.cmp(&b.deadline_ms));
+        Ok(ListTasksResponse { tasks })
+    }
+
+    pub(super) async fn namespace_tasks_governed(
+        &self,
+        request: ListTasksRequest,
+    ) -> CatalogResult<ListTasksResponse> {
+        let (route, _) = self
+            .object_route("list_namespace_tasks", &request.id)
+            .await?;
+        let mut tasks = route.catalog.namespace_tasks(&request.id).await?;
+        tasks.sort_by(|a, b| a.deadline_ms.cmp(&b.deadline_ms));
+        Ok(ListTasksResponse { tasks })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("0"), Ok(0));
+        assert_eq!(parse_duration("90"), Ok(90));
+        assert_eq!(parse_duration("15m"), Ok(900));
+        assert_eq!(parse_duration("24h"), Ok(86_400));
+        assert_eq!(parse_duration("7d"), Ok(604_800));
+        assert!(parse_duration("7w").is_err());
+        assert!(parse_duration("h").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
+}
