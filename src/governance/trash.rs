@@ -460,7 +460,7 @@ impl Governance {
     ) -> CatalogResult<ListTasksResponse> {
         let (route, _) = self.object_route("list_table_tasks", &request.id).await?;
         let mut tasks = route.catalog.table_tasks(&request.id).await?;
-        tasks.sort_by(|a, b| a.deadline_ms.cmp(&b.deadline_ms));
+        tasks.sort_by_key(|t| t.deadline_ms);
         Ok(ListTasksResponse { tasks })
     }
 
@@ -472,7 +472,7 @@ impl Governance {
             .object_route("list_namespace_tasks", &request.id)
             .await?;
         let mut tasks = route.catalog.namespace_tasks(&request.id).await?;
-        tasks.sort_by(|a, b| a.deadline_ms.cmp(&b.deadline_ms));
+        tasks.sort_by_key(|t| t.deadline_ms);
         Ok(ListTasksResponse { tasks })
     }
 }

@@ -16,6 +16,7 @@ use tempfile::TempDir;
 
 mod credentials;
 mod matrix;
+mod trash;
 
 const SECRET: &str = "test-secret-of-at-least-32-bytes!!";
 
@@ -48,8 +49,17 @@ struct Server {
 
 impl Server {
     async fn start(policy_dir: Option<&std::path::Path>, jwt: JwtConfig) -> Self {
+        Self::start_with(policy_dir, jwt, Default::default()).await
+    }
+
+    async fn start_with(
+        policy_dir: Option<&std::path::Path>,
+        jwt: JwtConfig,
+        trash: lance_catalog::governance::TrashConfig,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let gov = Governance::open(&GovernanceConfig {
+            trash,
             storage: StorageConfig {
                 root: dir.path().to_string_lossy().into_owned(),
                 ..Default::default()
