@@ -36,7 +36,8 @@ fn route(op: &OpDef) -> (String, Option<Value>, Option<bytes::Bytes>) {
         .replace("{project_id}", "p")
         .replace("{warehouse_id}", "default")
         .replace("{key_id}", "0123456789abcdef")
-        .replace("{grant_id}", "0123456789abcdef0123456789abcdef");
+        .replace("{grant_id}", "0123456789abcdef0123456789abcdef")
+        .replace("{trash_id}", "0000000000001-000000000000");
     let body = match op.action {
         "rename_table" => json!({"new_table_name": "t9"}),
         "create_project" => json!({"project_id": "p2"}),
@@ -90,7 +91,7 @@ fn allowed(relation: Option<&str>, op: &OpDef) -> bool {
     // lists (projects, warehouses, all tables) are filtered, not refused.
     if matches!(
         op.action,
-        "get_server_info" | "list_projects" | "list_warehouses" | "list_all_tables"
+        "get_server_info" | "list_projects" | "list_warehouses" | "list_all_tables" | "list_trash"
     ) {
         return true;
     }
@@ -174,6 +175,7 @@ fn request_of(op: &OpDef) -> (serde_json::Map<String, Value>, bytes::Bytes) {
         ("{warehouse_id}", "default"),
         ("{key_id}", "0123456789abcdef"),
         ("{grant_id}", "0123456789abcdef0123456789abcdef"),
+        ("{trash_id}", "0000000000001-000000000000"),
     ] {
         if op.path.contains(param) {
             let name = param.trim_matches(|c| c == '{' || c == '}');
