@@ -35,13 +35,16 @@ impl Catalog {
     ) -> TrashEntry {
         let kind = row_type(row).unwrap_or_else(|| "table".into());
         let location = row_location(row).map(|l| canonical(&l));
+        // None only for a table that was never written: a dataset that
+        // merely failed to open still has data to bring back.
         let version = match (&location, kind.as_str()) {
-            (Some(loc), "table") => self
-                .dataset_builder(&self.location_uri(loc))
-                .load()
-                .await
-                .ok()
-                .map(|ds| ds.version().version),
+            (Some(loc), "table") => {
+                match self.dataset_builder(&self.location_uri(loc)).load().await {
+                    Ok(ds) => Some(ds.version().version),
+                    Err(_) if !self.holds_dataset(loc).await.unwrap_or(true) => None,
+                    Err(_) => Some(0),
+                }
+            }
             _ => None,
         };
         let trash_id = new_trash_id(times.0);
@@ -71,20 +74,31 @@ impl Catalog {
         tc: &TrashContext,
     ) -> CatalogResult<DropTableResponse> {
         let key = manifest_key(id);
+        // The record this call filed (or took over), kept across retries.
         let mut filed: Option<TrashEntry> = None;
         for attempt in 1..=ATTEMPTS {
             let serial = self.manifest_lock.lock().await;
             let ds = self.manifest_snapshot().await?;
             let rows = self.manifest_rows(&ds, std::slice::from_ref(&key)).await?;
-            let Some(row) = super::manifest_tx::single_rows(&rows)
-                .find(|r| row_type(r).as_deref() == Some("table"))
-            else {
-                return Err(table_not_found(id));
+            let found = super::manifest_tx::single_rows(&rows)
+                .find(|r| row_type(r).as_deref() == Some("table"));
+            let guarded = match &found {
+                Some(_) => self.guard_table(&ds, id, force).await,
+                None => Err(table_not_found(id)),
             };
-            self.guard_table(&ds, id, force).await?;
+            let (Some(row), Ok(())) = (found, guarded.clone()) else {
+                // Another drop won meanwhile: a record of ours would
+                // claim bytes that are its now.
+                if let Some(e) = filed.take() {
+                    let _ = self.forget_trash(&e.trash_id).await;
+                }
+                return Err(guarded.err().unwrap_or_else(|| table_not_found(id)));
+            };
             let location = row_location(&row).map(|l| canonical(&l));
-            // A record filed by an earlier attempt (or an earlier call that
-            // crashed before its commit) for these very bytes is reused.
+            // A record for these very bytes, filed by an earlier attempt or
+            // left by a call that stopped before its commit, is taken over
+            // with this drop's deadline (one record per bytes, never an old
+            // deadline).
             let standing = match filed.take() {
                 Some(e) if e.location == location => Some(e),
                 _ => self
@@ -95,7 +109,7 @@ impl Catalog {
                     .find(|e| e.is_table() && e.id == id && e.location == location),
             };
             let entry = match standing {
-                Some(e) => e,
+                Some(e) => self.refresh_trash(&e.trash_id, tc, tc.times()).await?,
                 None => {
                     let e = self.entry_for_row(&row, tc, None, tc.times()).await;
                     self.file_trash(&e).await?;
@@ -186,6 +200,7 @@ impl Catalog {
     ) -> CatalogResult<DropNamespaceResponse> {
         let key = manifest_key(id);
         let mut root = self.unfinished_detach(id).await?;
+        let root_times = tc.times();
         for attempt in 1..=ATTEMPTS {
             let serial = self.manifest_lock.lock().await;
             let ds = self.manifest_snapshot().await?;
@@ -198,9 +213,16 @@ impl Catalog {
                 return Err(super::checks::missing_namespace(id));
             };
             let group = match &root {
+                // Taken over from a call that stopped before its commit:
+                // the subtree gets this drop's deadline.
+                Some(r) if r.dropped_at_ms != root_times.0 => {
+                    let r = self.refresh_trash(&r.trash_id, tc, root_times).await?;
+                    root = Some(r.clone());
+                    r
+                }
                 Some(r) => r.clone(),
                 None => {
-                    let r = self.entry_for_row(&own, tc, None, tc.times()).await;
+                    let r = self.entry_for_row(&own, tc, None, root_times).await;
                     self.file_trash(&r).await?;
                     root = Some(r.clone());
                     r
@@ -229,10 +251,14 @@ impl Catalog {
                 let kind = row_type(row).unwrap_or_default();
                 let location = row_location(row).map(|l| canonical(&l));
                 keys.push(manifest_key(&object));
-                let known = filed.iter().any(|e| {
+                let known = filed.iter().find(|e| {
                     e.id == object && e.kind == kind && (kind != "table" || e.location == location)
                 });
-                if !known {
+                if let Some(k) = known {
+                    if (k.dropped_at_ms, k.expires_at_ms) != times {
+                        self.refresh_trash(&k.trash_id, tc, times).await?;
+                    }
+                } else {
                     let e = self.entry_for_row(row, tc, Some(&group.group), times).await;
                     self.file_trash(&e).await?;
                     crate::fault::point("trash.detach");

@@ -132,8 +132,12 @@ impl Catalog {
     /// manifest's latest version, and every location a trashed table keeps
     /// claimed (see `trash.rs`).
     pub(crate) async fn placed_tables(&self) -> CatalogResult<Vec<Placed>> {
+        // Trash read before and after the manifest: an undrop records its
+        // table and then forgets its entry, so one of the reads sees it.
+        let before = self.trash_placed().await?;
         let ds = self.manifest_snapshot().await?;
         let mut placed = Self::placed_in(&ds).await?;
+        placed.extend(before);
         placed.extend(self.trash_placed().await?);
         Ok(placed)
     }

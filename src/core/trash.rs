@@ -227,6 +227,29 @@ impl Catalog {
             .map(|_| ())
     }
 
+    /// Give an entry a new drop's time, deadline and dropper.
+    pub(crate) async fn refresh_trash(
+        &self,
+        trash_id: &str,
+        tc: &TrashContext,
+        times: (u64, u64),
+    ) -> CatalogResult<TrashEntry> {
+        let v = self
+            .control
+            .update(
+                KIND,
+                trash_id,
+                Code::TRASH_ENTRY_NOT_FOUND,
+                |mut e: TrashEntry| {
+                    (e.dropped_at_ms, e.expires_at_ms) = times;
+                    e.dropped_by = tc.dropped_by.clone();
+                    Ok(e)
+                },
+            )
+            .await?;
+        Ok(v.value)
+    }
+
     pub(crate) async fn mark_trash_complete(&self, trash_id: &str) -> CatalogResult<()> {
         self.control
             .update(
@@ -303,9 +326,17 @@ impl Catalog {
             self.forget_trash(&e.trash_id).await?;
         }
         // The entries are gone first: a crash in between leaves bytes the
-        // reconciler reports, never an entry whose bytes are gone.
+        // reconciler reports, never an entry whose bytes are gone. Looked
+        // at once more: another replica's undrop may have recorded a table
+        // on them meanwhile.
+        let now_live = Self::placed_in(&*self.manifest_snapshot().await?).await?;
         for loc in removals {
-            self.remove_location(&loc).await;
+            match super::locations::find_overlap(&loc, &now_live, None) {
+                None => self.remove_location(&loc).await,
+                Some(t) => {
+                    tracing::warn!(location = %loc, table = %t.key, "purge kept bytes a table was recorded on meanwhile")
+                }
+            }
         }
         Ok(doomed)
     }

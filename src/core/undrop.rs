@@ -108,14 +108,16 @@ impl Catalog {
                         ))
                     })
                     .collect();
+            let in_trash = self.trash_entries().await?;
             let mut claimed = Self::placed_in(&ds).await?;
             claimed.extend(
-                self.trash_entries()
-                    .await?
+                in_trash
                     .iter()
                     .filter(|e| !restoring.contains(e.trash_id.as_str()))
                     .filter_map(TrashEntry::placed),
             );
+            // Purged meanwhile (another replica): its bytes are not ours.
+            let purged = |e: &TrashEntry| !in_trash.iter().any(|t| t.trash_id == e.trash_id);
             let schema = Arc::new(arrow_schema::Schema::from(ds.schema()));
             let mut rows = Vec::new();
             let mut outcomes = Vec::new();
@@ -162,10 +164,17 @@ impl Catalog {
                             .unwrap_or_default(),
                         t.trash_id
                     )),
+                    (None, _) if purged(t) => Outcome::Gone,
                     (None, None) => Outcome::NoData,
-                    (None, Some(_)) if t.version.is_none() && skip_declared => Outcome::NoData,
+                    (None, Some(loc))
+                        if t.version.is_none()
+                            && skip_declared
+                            && !self.holds_dataset(&loc).await? =>
+                    {
+                        Outcome::NoData
+                    }
                     (None, Some(loc)) => {
-                        if t.version.is_some() && !self.holds_dataset(&loc).await? {
+                        if t.version.is_some_and(|v| v > 0) && !self.holds_dataset(&loc).await? {
                             Outcome::Gone
                         } else if let Some(other) = find_overlap(&loc, &claimed, Some(&key)) {
                             Outcome::Taken(format!(

@@ -224,6 +224,22 @@ impl Governance {
     /// Ownership on create: the creator becomes admin of what it created
     /// (and of nothing above it).
     pub(super) async fn own(&self, access: &Access) {
+        // Grants still on a new object's name were kept for a trashed one
+        // (a grant must name something that stands): they must not reach
+        // what is created there now.
+        if self.auth.required() && matches!(access.kind, "table" | "namespace") {
+            match self
+                .registry
+                .forget_grants(access.kind, access.warehouse.as_deref(), &access.id)
+                .await
+            {
+                Ok(0) => {}
+                Ok(_) => self.grants.invalidate().await,
+                Err(e) => {
+                    tracing::warn!(id = ?access.id, error = %e.message, "grants kept for a trashed object stay on a new one")
+                }
+            }
+        }
         let Some(p) = access.principal.as_ref().filter(|_| self.auth.required()) else {
             return;
         };

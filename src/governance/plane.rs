@@ -299,6 +299,21 @@ impl ControlPlane for Governance {
         if request.warehouse_id == DEFAULT_WAREHOUSE {
             return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
         }
+        // Its trash holds bytes only its catalog can bring back or purge.
+        if let Ok(catalog) = self.catalog(&request.warehouse_id).await {
+            let held = catalog.trash_entries().await?;
+            if !held.is_empty() {
+                return Err(CatalogError::new(
+                    Code::WAREHOUSE_NOT_EMPTY,
+                    format!(
+                        "warehouse {:?} holds {} trash entries (GET /v1/trash?warehouse_id={}); undrop or purge them first",
+                        request.warehouse_id,
+                        held.len(),
+                        request.warehouse_id
+                    ),
+                ));
+            }
+        }
         let deleted = self.registry.delete_warehouse(request).await?;
         self.forget_catalog(&deleted.warehouse_id).await;
         self.grants_follow(&access).await;

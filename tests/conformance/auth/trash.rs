@@ -104,4 +104,22 @@ async fn the_owner_undrops_and_strangers_cannot() {
         .ok("alice", "POST", "/v1/table/team$t/describe", json!({}))
         .await;
     assert!(d["location"].is_string(), "{d}");
+
+    // Dropped again, and a new table made under the name: the grants kept
+    // for the trashed one do not reach the new one.
+    s.ok("alice", "POST", "/v1/table/team$t/drop", Value::Null)
+        .await;
+    s.create_table("root", "team$t").await;
+    let (code, _, _) = s
+        .send(
+            Some("alice"),
+            "POST",
+            "/v1/table/team$t/drop?purge=true",
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(code, StatusCode::FORBIDDEN);
+    s.ok("root", "POST", "/v1/table/team$t/describe", json!({}))
+        .await;
 }
