@@ -33,6 +33,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CatalogError, CatalogResult, Code};
 
+/// Milliseconds since the Unix epoch: the clock every record is stamped by.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
 /// How many times an update re-reads and retries after losing a race.
 const MAX_ATTEMPTS: u32 = 32;
 

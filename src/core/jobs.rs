@@ -9,13 +9,14 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use lance::io::ObjectStore;
 use object_store::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CatalogError, CatalogResult, Code};
+use crate::records::now_ms;
 
 /// How many job records to keep in memory before dropping finished ones.
 const MAX_LIVE: usize = 1024;
@@ -74,13 +75,6 @@ pub(super) struct JobOutcome {
     pub rows_written: u64,
     pub version: i64,
     pub details: HashMap<String, String>,
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 /// The job registry.

@@ -136,8 +136,14 @@ impl Catalog {
         // table and then forgets its entry, so one of the reads sees it.
         let before = self.trash_placed().await?;
         let ds = self.manifest_snapshot().await?;
-        let mut placed = Self::placed_in(&ds).await?;
+        let mut placed = self.claimed_in(&ds).await?;
         placed.extend(before);
+        Ok(placed)
+    }
+
+    /// Every location claimed in `ds`: its tables', and trashed ones'.
+    pub(crate) async fn claimed_in(&self, ds: &lance::Dataset) -> CatalogResult<Vec<Placed>> {
+        let mut placed = Self::placed_in(ds).await?;
         placed.extend(self.trash_placed().await?);
         Ok(placed)
     }
@@ -200,8 +206,7 @@ impl Catalog {
         location: &str,
     ) -> CatalogResult<Option<CatalogError>> {
         let ds = self.manifest_snapshot().await?;
-        let mut tables = Self::placed_in(&ds).await?;
-        tables.extend(self.trash_placed().await?);
+        let tables = self.claimed_in(&ds).await?;
         let key = manifest_key(id);
         let Some(other) = find_overlap(location, &tables, Some(&key)).cloned() else {
             return Ok(None);
@@ -291,8 +296,7 @@ impl Catalog {
         ds: &lance::Dataset,
         keys: &[String],
     ) -> CatalogResult<HashMap<String, String>> {
-        let mut tables = Self::placed_in(ds).await?;
-        tables.extend(self.trash_placed().await?);
+        let tables = self.claimed_in(ds).await?;
         let mut out = HashMap::new();
         for key in keys {
             if let Some(t) = tables.iter().find(|t| &t.key == key) {

@@ -150,13 +150,7 @@ impl LanceNamespace for Catalog {
     }
 
     async fn drop_table(&self, request: DropTableRequest) -> Result<DropTableResponse> {
-        let id = out(table_id(&request.id))?;
-        let force = super::protection::forced(request.context.as_ref());
-        let trash = super::trash::TrashContext::of(request.context.as_ref());
-        match trash.keeps() {
-            true => out(self.trash_table(&id, force, &trash).await),
-            false => out(self.drop_table_by_id(&id, force).await),
-        }
+        out(self.drop_table_op(request).await)
     }
 
     async fn deregister_table(

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use lance_namespace::models::{
     CreateTableRequest, CreateTableResponse, DeclareTableRequest, DeclareTableResponse,
-    DropTableResponse, InsertIntoTableRequest, InsertIntoTableResponse,
+    DropTableRequest, DropTableResponse, InsertIntoTableRequest, InsertIntoTableResponse,
     MergeInsertIntoTableRequest, MergeInsertIntoTableResponse, RegisterTableRequest,
     RegisterTableResponse, TableExistsRequest,
 };
@@ -295,6 +295,21 @@ impl Catalog {
         req.id = Some(id);
         req.on = Some(on);
         engine(self.inner.merge_insert_into_table(req, body).await).map_err(schema_error)
+    }
+
+    /// Drop a table: into trash under a grace period (`detach.rs`), else
+    /// at once.
+    pub(crate) async fn drop_table_op(
+        &self,
+        req: DropTableRequest,
+    ) -> CatalogResult<DropTableResponse> {
+        let id = table_id(&req.id)?;
+        let force = super::protection::forced(req.context.as_ref());
+        let trash = super::trash::TrashContext::of(req.context.as_ref());
+        match trash.keeps() {
+            true => self.trash_table(&id, force, &trash).await,
+            false => self.drop_table_by_id(&id, force).await,
+        }
     }
 
     /// Drop a table: forget it, then delete its directory, which must be

@@ -26,6 +26,7 @@ use super::locations::{canonical, Placed};
 use super::reserved::{PRINCIPAL, PURGE, TRASH_GRACE};
 use super::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
+use crate::records::now_ms;
 
 /// The record kind of trash entries.
 const KIND: &str = "trash";
@@ -172,13 +173,6 @@ impl TrashContext {
         let now = now_ms();
         (now, now.saturating_add(self.grace_s.saturating_mul(1000)))
     }
-}
-
-pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or_default()
 }
 
 /// A new trash id: the drop time, then random.

@@ -7,6 +7,7 @@
 //! | routing each request to its warehouse's core `Catalog` | `router.rs`, `ops.rs` |
 //! | the spec's 54 operations over the hierarchy | `spec.rs`, `visible.rs` (what lists show) |
 //! | the control plane; the door for top-level namespaces | `plane.rs`, `targets.rs`, `control.rs` |
+//! | grant management: create, list, revoke | `grant_ops.rs` |
 //! | the guard order's slots; grants, Cedar, ownership | `guard.rs`, `grants.rs`, `access.rs` |
 //! | the audit trail; the caller of a control-plane call | `audit.rs`, `caller.rs` |
 //! | recoverable drops: grace, undrop, trash listing, purge, sweep | `trash.rs` |
@@ -18,6 +19,7 @@ mod audit;
 mod bindings;
 pub mod caller;
 mod control;
+mod grant_ops;
 mod grants;
 pub mod guard;
 pub mod models;

@@ -11,7 +11,6 @@ use lance_namespace::LanceNamespace;
 use super::models::*;
 use super::registry::page_items;
 use super::router::{Governance, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
-use super::targets::grant_kind;
 use crate::core::control::{
     ControlPlane, DescribeJobRequest, GetServerInfoRequest, JobRecord, ListTasksRequest,
     ListTasksResponse, ListTrashRequest, ListTrashResponse, ProtectionResponse, PurgeTrashRequest,
@@ -468,95 +467,18 @@ impl ControlPlane for Governance {
     }
 
     async fn create_grant(&self, request: CreateGrantRequest) -> CatalogResult<Grant> {
-        self.caller().await?;
-        let mut resource = request.resource;
-        let (kind, warehouse) = self.grant_target(&mut resource, true).await?;
-        let access = self
-            .control_at("create_grant", kind, resource.id.clone(), warehouse)
-            .await?;
-        let made = self
-            .registry
-            .grant(
-                resource,
-                &request.principal,
-                &request.relation,
-                access.principal.clone().map(|p| p.id),
-            )
-            .await?;
-        self.grants.invalidate().await;
-        self.succeeded(&access).await;
-        Ok(made)
+        self.create_grant_governed(request).await
     }
 
     async fn list_grants(&self, request: ListGrantsRequest) -> CatalogResult<ListGrantsResponse> {
-        let caller = self.caller().await?;
-        let own = matches!((&caller, &request.principal), (Some(c), Some(p)) if c.id == *p);
-        let mut wanted = None;
-        if let Some(kind) = request.resource_kind.as_deref() {
-            let mut resource = GrantResource {
-                kind: kind.to_string(),
-                id: request.resource_id.clone().unwrap_or_default(),
-                warehouse: None,
-            };
-            let (kind, warehouse) = self.grant_target(&mut resource, false).await?;
-            if !own {
-                self.control_at("list_grants", kind, resource.id.clone(), warehouse)
-                    .await?;
-            }
-            wanted = Some(super::grants::key_of(&resource));
-        } else if !own {
-            self.control("list_grants", "server", vec![]).await?;
-        }
-        let grants: Vec<Grant> = self
-            .registry
-            .all_grants()
-            .await?
-            .into_iter()
-            .filter(|g| request.principal.as_ref().is_none_or(|p| *p == g.principal))
-            .filter(|g| {
-                wanted
-                    .as_ref()
-                    .is_none_or(|w| *w == super::grants::key_of(&g.resource))
-            })
-            .collect();
-        let (grants, page_token) = page_items(
-            grants,
-            |g| g.grant_id.clone(),
-            request.page_token.as_deref(),
-            request.limit,
-        )?;
-        Ok(ListGrantsResponse { grants, page_token })
+        self.list_grants_governed(request).await
     }
 
     async fn revoke_grant(
         &self,
         request: RevokeGrantRequest,
     ) -> CatalogResult<RevokeGrantResponse> {
-        let caller = self.caller().await?;
-        let grant = match self.registry.grant_record(&request.grant_id).await {
-            Ok(g) => g,
-            // Told only to whoever could manage every grant.
-            Err(e) => {
-                self.control("revoke_grant", "server", vec![]).await?;
-                return Err(e);
-            }
-        };
-        let _ = caller;
-        let kind = grant_kind(&grant.resource.kind)?;
-        let access = self
-            .control_at(
-                "revoke_grant",
-                kind,
-                grant.resource.id.clone(),
-                grant.resource.warehouse.clone(),
-            )
-            .await?;
-        self.registry.revoke_grant(&request.grant_id).await?;
-        self.grants.invalidate().await;
-        self.succeeded(&access).await;
-        Ok(RevokeGrantResponse {
-            grant_id: request.grant_id,
-        })
+        self.revoke_grant_governed(request).await
     }
 
     async fn list_events(&self, request: ListEventsRequest) -> CatalogResult<ListEventsResponse> {
@@ -569,7 +491,7 @@ impl ControlPlane for Governance {
         request: SetProtectionRequest,
     ) -> CatalogResult<ProtectionResponse> {
         let (route, access) = self
-            .protection_route("set_table_protection", &request.id)
+            .object_route("set_table_protection", &request.id)
             .await?;
         let done = route.catalog.set_protection("table", request).await?;
         self.succeeded(&access).await;
@@ -581,7 +503,7 @@ impl ControlPlane for Governance {
         request: SetProtectionRequest,
     ) -> CatalogResult<ProtectionResponse> {
         let (route, access) = self
-            .protection_route("set_namespace_protection", &request.id)
+            .object_route("set_namespace_protection", &request.id)
             .await?;
         let done = route.catalog.set_protection("namespace", request).await?;
         self.succeeded(&access).await;

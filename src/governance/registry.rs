@@ -5,7 +5,6 @@
 //! and nothing else.
 
 use std::collections::HashMap;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::models::*;
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -18,12 +17,7 @@ pub(super) const WAREHOUSE: &str = "warehouse";
 const DEFAULT_PAGE: usize = 100;
 const MAX_PAGE: usize = 1000;
 
-pub(super) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
+pub(super) use crate::records::now_ms;
 
 /// Merge `updates` into `props`; an empty value deletes the key.
 fn merge(props: &mut HashMap<String, String>, updates: Option<HashMap<String, String>>) {

@@ -1,14 +1,11 @@
-//! What a control-plane operation acts on: the resource a grant names
-//! (and its warehouse), and the table or namespace whose protection
-//! changes, each routed and authorized as the spec's operations are.
-
-use lance_namespace::LanceNamespace;
+//! Authorizing a control-plane operation: on a control-plane resource, or
+//! on one table or namespace (protection, undrop, pending tasks) routed
+//! and authorized as the spec's operations are.
 
 use super::guard::Access;
-use super::models::GrantResource;
-use super::router::{Governance, DEFAULT_PROJECT};
+use super::router::Governance;
 use crate::auth::Principal;
-use crate::error::{CatalogError, CatalogResult};
+use crate::error::CatalogResult;
 
 impl Governance {
     /// Authorize the caller for `action` on a control-plane resource.
@@ -111,76 +108,9 @@ impl Governance {
 }
 
 impl Governance {
-    /// What a grant is on: its kind as the authorizer names it and, for a
-    /// namespace or table, its warehouse (from its binding when the
-    /// request leaves it out). `must_exist`: a grant names something that
-    /// stands (a grant made in advance would reach whatever is created
-    /// under that name later).
-    pub(super) async fn grant_target(
-        &self,
-        resource: &mut GrantResource,
-        must_exist: bool,
-    ) -> CatalogResult<(&'static str, Option<String>)> {
-        let kind = grant_kind(&resource.kind)?;
-        let missing =
-            |what: String| CatalogError::invalid(format!("a grant's {what} does not exist"));
-        match kind {
-            "server" => {
-                resource.id.clear();
-                Ok((kind, None))
-            }
-            "project" | "warehouse" => {
-                let id = resource.id.first().cloned().unwrap_or_default();
-                if must_exist {
-                    let found = match kind {
-                        "project" => match id.as_str() {
-                            DEFAULT_PROJECT => true,
-                            _ => self.registry.project(&id).await.is_ok(),
-                        },
-                        _ => self.warehouse(&id).await.is_ok(),
-                    };
-                    if !found {
-                        return Err(missing(format!("{kind} {id:?}")));
-                    }
-                }
-                resource.warehouse = None;
-                Ok((kind, None))
-            }
-            _ => {
-                let op = if kind == "namespace" {
-                    "describe_namespace"
-                } else {
-                    "describe_table"
-                };
-                let mut value = serde_json::json!({ "id": resource.id });
-                if let Some(w) = &resource.warehouse {
-                    value["context"] = serde_json::json!({ crate::core::reserved::WAREHOUSE: w });
-                }
-                let route = self.route(op, &value).await?;
-                if must_exist {
-                    let found = match kind {
-                        "namespace" => route.catalog.namespace_present(&resource.id).await?,
-                        _ => route
-                            .catalog
-                            .table_exists(lance_namespace::models::TableExistsRequest {
-                                id: Some(resource.id.clone()),
-                                ..Default::default()
-                            })
-                            .await
-                            .is_ok(),
-                    };
-                    if !found {
-                        return Err(missing(format!("{kind} {:?}", resource.id)));
-                    }
-                }
-                resource.warehouse = Some(route.warehouse.clone());
-                Ok((kind, Some(route.warehouse)))
-            }
-        }
-    }
-
-    /// Route and authorize a protection change of a table or namespace.
-    pub(super) async fn protection_route(
+    /// Route and authorize an operation on one table or namespace id
+    /// (protection, undrop, pending tasks), as the spec's operations are.
+    pub(super) async fn object_route(
         &self,
         op: &'static str,
         id: &[String],
@@ -193,18 +123,4 @@ impl Governance {
         self.authorize(&access).await?;
         Ok((self.for_write(op, route).await?, access))
     }
-}
-
-/// A grant resource kind as the authorizer names it.
-pub(super) fn grant_kind(kind: &str) -> CatalogResult<&'static str> {
-    super::grants::KINDS
-        .iter()
-        .find(|k| **k == kind)
-        .copied()
-        .ok_or_else(|| {
-            CatalogError::invalid(format!(
-                "resource kind {kind:?} is not one of {:?}",
-                super::grants::KINDS
-            ))
-        })
 }

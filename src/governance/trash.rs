@@ -148,22 +148,6 @@ impl Governance {
         Ok(())
     }
 
-    /// Route and authorize an operation on one table or namespace id
-    /// (undrop, its pending tasks).
-    async fn object_route(
-        &self,
-        op: &'static str,
-        id: &[String],
-    ) -> CatalogResult<(Route, Access)> {
-        let principal = self.caller().await?;
-        let value = serde_json::json!({ "id": id });
-        let route = self.route(op, &value).await?;
-        let mut access = super::router::access(op, &route.warehouse, &value);
-        access.principal = principal;
-        self.authorize(&access).await?;
-        Ok((self.for_write(op, route).await?, access))
-    }
-
     pub(super) async fn undrop_table_governed(
         &self,
         request: UndropTableRequest,

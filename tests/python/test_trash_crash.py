@@ -92,6 +92,15 @@ def test_kill_mid_cascade_drop_and_mid_undrop():
     ns = lance_namespace.connect("rest", {"uri": srv["url"]})
     # Nothing was detached yet: the commit never happened.
     assert _all_tables(srv["url"]) == sorted(made)
+    # The records filed so far name tables that still stand: purging one
+    # forgets the record and never touches the live table's bytes.
+    s, listed = _http("GET", f"{srv['url']}/v1/trash")
+    standing = [e for e in listed["entries"] if e["kind"] == "table"][0]
+    s, purged = _http("DELETE", f"{srv['url']}/v1/trash/{standing['trash_id']}")
+    assert s == 200, purged
+    name = "$".join(standing["id"])
+    assert lance.dataset(locations[name]).count_rows() == made[name]
+    assert _all_tables(srv["url"]) == sorted(made)
     dropped = ns.drop_namespace(DropNamespaceRequest(id=["a"], behavior="Cascade"))
     assert dropped.transaction_id
     assert _all_tables(srv["url"]) == []
