@@ -253,6 +253,86 @@ service CatalogControlService {
   rpc PurgeTrash(PurgeTrashRequest) returns (PurgeTrashResponse);
   // POST /v1/trash/sweep
   rpc SweepTrash(SweepTrashRequest) returns (SweepTrashResponse);
+  // POST /lance/oss/v1/table/{id}/compact
+  rpc SubmitLanceTableCompactTask(SubmitLanceTaskRequest) returns (SubmitLanceTaskResponse);
+  // POST /lance/oss/v1/table/{id}/create_scalar_index
+  rpc SubmitLanceTableScalarIndexTask(SubmitLanceTaskRequest) returns (SubmitLanceTaskResponse);
+  // POST /lance/oss/v1/table/{id}/create_vector_index
+  rpc SubmitLanceTableVectorIndexTask(SubmitLanceTaskRequest) returns (SubmitLanceTaskResponse);
+  // POST /lance/oss/v1/table/{id}/optimize_indices
+  rpc SubmitLanceTableOptimizeIndicesTask(SubmitLanceTaskRequest) returns (SubmitLanceTaskResponse);
+  // POST /lance/oss/v1/table/{id}/cleanup
+  rpc SubmitLanceTableCleanupTask(SubmitLanceTaskRequest) returns (SubmitLanceTaskResponse);
+  // GET /lance/oss/v1/table/{id}/tasks/{task_id}
+  rpc GetLanceTaskStatus(GetLanceTaskStatusRequest) returns (GetLanceTaskStatusResponse);
+  // GET /lance/oss/v1/table/{id}/tasks
+  rpc ListLanceTasks(ListLanceTasksRequest) returns (ListLanceTasksResponse);
+  // DELETE /lance/oss/v1/table/{id}/tasks/{task_id}
+  rpc DeleteLanceTask(DeleteLanceTaskRequest) returns (DeleteLanceTaskResponse);
+}
+
+// The maintenance-task API. `table_id` is the table's real id (REST: the
+// x-oss-table-id header).
+message SubmitLanceTaskRequest {
+  repeated string id = 1;
+  google.protobuf.Struct params = 2;
+}
+
+message SubmitLanceTaskResponse {
+  string task_id = 1;
+  string table_id = 2;
+}
+
+message TaskError {
+  string error = 1;
+  uint32 code = 2;
+  string detail = 3;
+}
+
+message TaskInfo {
+  string task_id = 1;
+  string task_type = 2;
+  google.protobuf.Struct params = 3;
+  string status = 4;
+  string created_at = 5;
+  string started_at = 6;
+  string completed_at = 7;
+  google.protobuf.Struct result = 8;
+  optional TaskError error = 9;
+}
+
+message GetLanceTaskStatusRequest {
+  repeated string id = 1;
+  string task_id = 2;
+}
+
+message GetLanceTaskStatusResponse {
+  TaskInfo task_info = 1;
+  string table_id = 2;
+}
+
+message ListLanceTasksRequest {
+  repeated string id = 1;
+  optional string task_type = 2;
+  optional int64 max_results = 3;
+  optional string marker = 4;
+  optional string mode = 5;
+  optional string status = 6;
+}
+
+message ListLanceTasksResponse {
+  repeated TaskInfo tasks = 1;
+  string next_marker = 2;
+  string table_id = 3;
+}
+
+message DeleteLanceTaskRequest {
+  repeated string id = 1;
+  string task_id = 2;
+}
+
+message DeleteLanceTaskResponse {
+  string table_id = 1;
 }
 
 message TrashEntry {

@@ -102,6 +102,25 @@ pub struct ServeArgs {
     #[arg(long, env = "LANCE_CATALOG_TRASH_SWEEP_INTERVAL", default_value = "1h")]
     pub trash_sweep_interval: String,
 
+    /// Maintenance tasks this replica runs at once (0: it serves the task
+    /// API only and other replicas run the tasks).
+    #[arg(long, env = "LANCE_CATALOG_WORKERS", default_value_t = 1)]
+    pub workers: usize,
+
+    /// Seconds a worker's claim on a task lasts without renewal: after a
+    /// replica dies its running tasks wait this long for another replica.
+    #[arg(long, env = "LANCE_CATALOG_TASK_LEASE", default_value_t = 30.0)]
+    pub task_lease: f64,
+
+    /// Seconds between an idle worker's looks at the task queue.
+    #[arg(long, env = "LANCE_CATALOG_TASK_POLL", default_value_t = 1.0)]
+    pub task_poll: f64,
+
+    /// Maintenance tasks kept per table and task type, finished ones
+    /// included until deleted; a submit beyond it answers 429 (10002).
+    #[arg(long, env = "LANCE_CATALOG_TASK_QUOTA", default_value_t = 1000)]
+    pub task_quota: usize,
+
     /// Address to serve on; port 0 picks a free port (the log line names it).
     #[arg(long, env = "LANCE_CATALOG_LISTEN", default_value = "127.0.0.1:2333")]
     pub listen: String,
@@ -172,6 +191,13 @@ impl ServeArgs {
                 grace_s: crate::governance::parse_duration(&self.trash_grace)
                     .map_err(|e| format!("--trash-grace: {e}"))?,
                 purge_expired: self.trash_purge_expired,
+            },
+            maintenance: crate::governance::MaintenanceConfig {
+                workers: self.workers,
+                lease: seconds(self.task_lease),
+                poll: seconds(self.task_poll),
+                quota: self.task_quota,
+                ..Default::default()
             },
         })
     }

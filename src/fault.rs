@@ -31,3 +31,21 @@ pub fn point(name: &str) {
         std::process::abort();
     }
 }
+
+/// Pause at point `name` when `LANCE_CATALOG_HOLD=<point>:<ms>` names it:
+/// a crash test's window to kill the process while it is inside the step
+/// (e.g. `maintenance.run:5000`: a worker holds each task for 5 s before
+/// running it, lease renewed, so a `kill -9` lands mid-task).
+pub async fn hold(name: &str) {
+    static HOLD: OnceLock<Option<(String, u64)>> = OnceLock::new();
+    let held = HOLD.get_or_init(|| {
+        let spec = std::env::var("LANCE_CATALOG_HOLD").ok()?;
+        let (name, ms) = spec.rsplit_once(':')?;
+        Some((name.to_string(), ms.parse().ok()?))
+    });
+    if let Some((point, ms)) = held {
+        if point == name {
+            tokio::time::sleep(std::time::Duration::from_millis(*ms)).await;
+        }
+    }
+}

@@ -18,11 +18,12 @@
 //!   joins them with the caller's delimiter), `bytes["f"]` (an Arrow IPC
 //!   file; gRPC field `f`), `count["f"]` (REST: a bare integer), `text["f"]`
 //!   (REST: a JSON string), `map` (REST: the model's `metadata` as a bare
-//!   map).
+//!   map), `oss` (the maintenance API's: the model's `table_id` becomes the
+//!   `x-oss-table-id` header, the rest the body; a 204 has none).
 //! - `body`: `json` (the request model), `none` (from the path and query
 //!   only), `arrow` (an Arrow IPC stream beside the model: the method takes
 //!   the bytes too), `map` (a bare map of keys, whose `null` values ask for
-//!   a deletion).
+//!   a deletion), `params` (a free-form JSON object, the model's `params`).
 //! - `query`: the query parameters read into the model, and how to read
 //!   them: `Str`, `Bool`, `Int`, `JsonMap` (a JSON object of strings),
 //!   `List` (every occurrence of a repeated key).
@@ -134,6 +135,14 @@ macro_rules! for_each_control_op {
             ListTrash => list_trash(ListTrashRequest -> ListTrashResponse) json, GET "/v1/trash", body none, 200, query [project_id: Str, warehouse_id: Str, namespace_id: List, page_token: Str, limit: Int];
             PurgeTrash => purge_trash(PurgeTrashRequest -> PurgeTrashResponse) json, DELETE "/v1/trash/{trash_id}", body none, 200, query [warehouse_id: Str];
             SweepTrash => sweep_trash(SweepTrashRequest -> SweepTrashResponse) json, POST "/v1/trash/sweep", body json, 200, query [];
+            SubmitLanceTableCompactTask => submit_lance_table_compact_task(SubmitLanceTaskRequest -> SubmitLanceTaskResponse) oss, POST "/lance/oss/v1/table/{id}/compact", body params, 200, query [];
+            SubmitLanceTableScalarIndexTask => submit_lance_table_scalar_index_task(SubmitLanceTaskRequest -> SubmitLanceTaskResponse) oss, POST "/lance/oss/v1/table/{id}/create_scalar_index", body params, 200, query [];
+            SubmitLanceTableVectorIndexTask => submit_lance_table_vector_index_task(SubmitLanceTaskRequest -> SubmitLanceTaskResponse) oss, POST "/lance/oss/v1/table/{id}/create_vector_index", body params, 200, query [];
+            SubmitLanceTableOptimizeIndicesTask => submit_lance_table_optimize_indices_task(SubmitLanceTaskRequest -> SubmitLanceTaskResponse) oss, POST "/lance/oss/v1/table/{id}/optimize_indices", body params, 200, query [];
+            SubmitLanceTableCleanupTask => submit_lance_table_cleanup_task(SubmitLanceTaskRequest -> SubmitLanceTaskResponse) oss, POST "/lance/oss/v1/table/{id}/cleanup", body params, 200, query [];
+            GetLanceTaskStatus => get_lance_task_status(GetLanceTaskStatusRequest -> GetLanceTaskStatusResponse) oss, GET "/lance/oss/v1/table/{id}/tasks/{task_id}", body none, 200, query [];
+            ListLanceTasks => list_lance_tasks(ListLanceTasksRequest -> ListLanceTasksResponse) oss, GET "/lance/oss/v1/table/{id}/tasks", body none, 200, query [task_type: Str, max_results: Int, marker: Str, mode: Str, status: Str];
+            DeleteLanceTask => delete_lance_task(DeleteLanceTaskRequest -> DeleteLanceTaskResponse) oss, DELETE "/lance/oss/v1/table/{id}/tasks/{task_id}", body none, 204, query [];
         }
     };
 }

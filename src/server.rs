@@ -43,6 +43,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     if sweep_every > 0 {
         tokio::spawn(sweep_trash(gov.clone(), sweep_every));
     }
+    gov.start_workers();
     let grpc = grpc::router(gov.clone(), rest_config.max_arrow_body);
     let rest = rest::catalog_router(gov, rest_config);
     // One signal stops every listener; each drains its in-flight requests.

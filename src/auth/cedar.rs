@@ -81,6 +81,7 @@ fn is_write_data(a: &str) -> bool {
         "restore_",
         "rename_",
         "refresh_",
+        "submit_",
     ]
     .iter()
     .any(|p| a.starts_with(p))

@@ -6,6 +6,11 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+pub use super::maintenance::{
+    DeleteLanceTaskRequest, DeleteLanceTaskResponse, GetLanceTaskStatusRequest,
+    GetLanceTaskStatusResponse, ListLanceTasksRequest, ListLanceTasksResponse,
+    SubmitLanceTaskRequest, SubmitLanceTaskResponse, TaskError, TaskInfo,
+};
 pub use super::protection::{ProtectionResponse, SetProtectionRequest};
 pub use super::trash::{PendingTask, TrashEntry};
 pub use super::undrop::{
@@ -27,6 +32,7 @@ pub const FEATURES: &[&str] = &[
     "materialized-views",
     "jobs",
     "trash",
+    "maintenance-tasks",
 ];
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -134,4 +140,36 @@ pub trait ControlPlane: Send + Sync {
     async fn list_trash(&self, request: ListTrashRequest) -> CatalogResult<ListTrashResponse>;
     async fn purge_trash(&self, request: PurgeTrashRequest) -> CatalogResult<PurgeTrashResponse>;
     async fn sweep_trash(&self, request: SweepTrashRequest) -> CatalogResult<SweepTrashResponse>;
+    async fn submit_lance_table_compact_task(
+        &self,
+        request: SubmitLanceTaskRequest,
+    ) -> CatalogResult<SubmitLanceTaskResponse>;
+    async fn submit_lance_table_scalar_index_task(
+        &self,
+        request: SubmitLanceTaskRequest,
+    ) -> CatalogResult<SubmitLanceTaskResponse>;
+    async fn submit_lance_table_vector_index_task(
+        &self,
+        request: SubmitLanceTaskRequest,
+    ) -> CatalogResult<SubmitLanceTaskResponse>;
+    async fn submit_lance_table_optimize_indices_task(
+        &self,
+        request: SubmitLanceTaskRequest,
+    ) -> CatalogResult<SubmitLanceTaskResponse>;
+    async fn submit_lance_table_cleanup_task(
+        &self,
+        request: SubmitLanceTaskRequest,
+    ) -> CatalogResult<SubmitLanceTaskResponse>;
+    async fn get_lance_task_status(
+        &self,
+        request: GetLanceTaskStatusRequest,
+    ) -> CatalogResult<GetLanceTaskStatusResponse>;
+    async fn list_lance_tasks(
+        &self,
+        request: ListLanceTasksRequest,
+    ) -> CatalogResult<ListLanceTasksResponse>;
+    async fn delete_lance_task(
+        &self,
+        request: DeleteLanceTaskRequest,
+    ) -> CatalogResult<DeleteLanceTaskResponse>;
 }

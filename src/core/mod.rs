@@ -34,6 +34,7 @@
 //! | undrop of a table or a namespace subtree | `undrop.rs` |
 //! | storage options from `lance.storage.*` namespace properties | `storage_options.rs` |
 //! | the control plane's trait and models (served by `governance/`) | `control.rs` |
+//! | table maintenance tasks: submit, list, workers, running them | `maintenance/` |
 //! | the reconciler | `reconcile.rs` |
 //! | id and property checks, manifest keys | `checks.rs`, `reserved.rs` |
 //! | Arrow bodies | `data.rs` |
@@ -49,6 +50,7 @@ mod data;
 mod detach;
 mod jobs;
 mod locations;
+pub mod maintenance;
 mod manifest_tx;
 mod metadata;
 mod namespace_impl;

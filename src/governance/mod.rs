@@ -11,6 +11,7 @@
 //! | the guard order's slots; grants, Cedar, ownership | `guard.rs`, `grants.rs`, `access.rs` |
 //! | the audit trail; the caller of a control-plane call | `audit.rs`, `caller.rs` |
 //! | recoverable drops: grace, undrop, trash listing, purge, sweep | `trash.rs` |
+//! | maintenance tasks: the governed API and the worker pool | `maintenance.rs` |
 //! | a view of one warehouse for any `LanceNamespace` | `scoped.rs` |
 
 mod access;
@@ -22,6 +23,7 @@ mod control;
 mod grant_ops;
 mod grants;
 pub mod guard;
+mod maintenance;
 pub mod models;
 mod ops;
 mod plane;
@@ -34,6 +36,7 @@ pub mod trash;
 mod visible;
 
 pub use bindings::Binding;
+pub use maintenance::MaintenanceConfig;
 pub use registry::Registry;
 pub use router::{
     AuthConfig, Governance, GovernanceConfig, Route, DEFAULT_PROJECT, DEFAULT_WAREHOUSE,

@@ -63,6 +63,7 @@ pub(super) fn is_read(op: &str) -> bool {
                 | "count_table_rows"
                 | "explain_table_query_plan"
                 | "analyze_table_query_plan"
+                | "get_lance_task_status"
         )
 }
 

@@ -12,11 +12,13 @@ use super::models::*;
 use super::registry::page_items;
 use super::router::{Governance, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
 use crate::core::control::{
-    ControlPlane, DescribeJobRequest, GetServerInfoRequest, JobRecord, ListTasksRequest,
-    ListTasksResponse, ListTrashRequest, ListTrashResponse, ProtectionResponse, PurgeTrashRequest,
-    PurgeTrashResponse, ServerInfo, SetProtectionRequest, SweepTrashRequest, SweepTrashResponse,
-    UndropNamespaceRequest, UndropNamespaceResponse, UndropTableRequest, UndropTableResponse,
-    FEATURES,
+    ControlPlane, DeleteLanceTaskRequest, DeleteLanceTaskResponse, DescribeJobRequest,
+    GetLanceTaskStatusRequest, GetLanceTaskStatusResponse, GetServerInfoRequest, JobRecord,
+    ListLanceTasksRequest, ListLanceTasksResponse, ListTasksRequest, ListTasksResponse,
+    ListTrashRequest, ListTrashResponse, ProtectionResponse, PurgeTrashRequest, PurgeTrashResponse,
+    ServerInfo, SetProtectionRequest, SubmitLanceTaskRequest, SubmitLanceTaskResponse,
+    SweepTrashRequest, SweepTrashResponse, UndropNamespaceRequest, UndropNamespaceResponse,
+    UndropTableRequest, UndropTableResponse, FEATURES,
 };
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -548,5 +550,78 @@ impl ControlPlane for Governance {
 
     async fn sweep_trash(&self, _request: SweepTrashRequest) -> CatalogResult<SweepTrashResponse> {
         self.sweep_trash_governed().await
+    }
+
+    async fn submit_lance_table_compact_task(
+        &self,
+        request: SubmitLanceTaskRequest,
+    ) -> CatalogResult<SubmitLanceTaskResponse> {
+        self.submit_task_governed("submit_lance_table_compact_task", "lance_compact", request)
+            .await
+    }
+
+    async fn submit_lance_table_scalar_index_task(
+        &self,
+        request: SubmitLanceTaskRequest,
+    ) -> CatalogResult<SubmitLanceTaskResponse> {
+        self.submit_task_governed(
+            "submit_lance_table_scalar_index_task",
+            "lance_scalar_index",
+            request,
+        )
+        .await
+    }
+
+    async fn submit_lance_table_vector_index_task(
+        &self,
+        request: SubmitLanceTaskRequest,
+    ) -> CatalogResult<SubmitLanceTaskResponse> {
+        self.submit_task_governed(
+            "submit_lance_table_vector_index_task",
+            "lance_vector_index",
+            request,
+        )
+        .await
+    }
+
+    async fn submit_lance_table_optimize_indices_task(
+        &self,
+        request: SubmitLanceTaskRequest,
+    ) -> CatalogResult<SubmitLanceTaskResponse> {
+        self.submit_task_governed(
+            "submit_lance_table_optimize_indices_task",
+            "lance_optimize_indices",
+            request,
+        )
+        .await
+    }
+
+    async fn submit_lance_table_cleanup_task(
+        &self,
+        request: SubmitLanceTaskRequest,
+    ) -> CatalogResult<SubmitLanceTaskResponse> {
+        self.submit_task_governed("submit_lance_table_cleanup_task", "lance_cleanup", request)
+            .await
+    }
+
+    async fn get_lance_task_status(
+        &self,
+        request: GetLanceTaskStatusRequest,
+    ) -> CatalogResult<GetLanceTaskStatusResponse> {
+        self.get_task_governed(request).await
+    }
+
+    async fn list_lance_tasks(
+        &self,
+        request: ListLanceTasksRequest,
+    ) -> CatalogResult<ListLanceTasksResponse> {
+        self.list_tasks_governed(request).await
+    }
+
+    async fn delete_lance_task(
+        &self,
+        request: DeleteLanceTaskRequest,
+    ) -> CatalogResult<DeleteLanceTaskResponse> {
+        self.delete_task_governed(request).await
     }
 }

@@ -46,6 +46,8 @@ pub struct GovernanceConfig {
     pub auth: AuthConfig,
     /// Recoverable drops (`--trash-grace`, `--trash-purge-expired`).
     pub trash: super::TrashConfig,
+    /// Maintenance tasks (`--workers`, `--task-lease`, `--task-quota`).
+    pub maintenance: super::MaintenanceConfig,
 }
 
 /// `--auth` and its settings.
@@ -88,6 +90,8 @@ pub struct Governance {
     pub(super) denials: std::sync::Mutex<HashMap<String, (Instant, u32)>>,
     /// The server's trash settings (a project may have its own).
     pub(super) trash: super::TrashConfig,
+    /// How maintenance tasks are kept and run.
+    pub(super) maintenance: super::MaintenanceConfig,
 }
 
 impl std::fmt::Debug for Governance {
@@ -119,6 +123,7 @@ impl Governance {
         gov.control_root = control_root;
         gov.warehouses = config.warehouses;
         gov.trash = config.trash;
+        gov.maintenance = config.maintenance.clone();
         let auth = &config.auth;
         let jwt = match &auth.jwt {
             Some(j) => Some(crate::auth::JwtVerifier::new(j.clone()).await?),
@@ -178,12 +183,19 @@ impl Governance {
             grants: Default::default(),
             denials: Default::default(),
             trash: Default::default(),
+            maintenance: Default::default(),
         }
     }
 
     /// Set the trash settings (tests; the server reads its flags).
     pub fn with_trash(mut self, trash: super::TrashConfig) -> Self {
         self.trash = trash;
+        self
+    }
+
+    /// Set the maintenance-task settings (tests; the server reads flags).
+    pub fn with_maintenance(mut self, maintenance: super::MaintenanceConfig) -> Self {
+        self.maintenance = maintenance;
         self
     }
 

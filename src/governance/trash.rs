@@ -240,7 +240,7 @@ impl Governance {
     }
 
     /// Every warehouse (of `project`, or just `warehouse`) and its catalog.
-    async fn every_catalog(
+    pub(super) async fn every_catalog(
         &self,
         project: Option<&str>,
         warehouse: Option<&str>,

@@ -29,7 +29,8 @@ use dispatch::{dispatch, dispatch_control, Reply};
 pub use ops::{AnswerKind, BodyKind, Kind, OpDef, Plane, CONTROL_OPS, OPS};
 pub use problem::Problem;
 use request::{
-    apply_headers, apply_query, check_arrow_content_type, json_body, set_id, split_id, Query,
+    apply_headers, apply_query, check_arrow_content_type, check_content_md5, json_body, set_id,
+    split_id, Query,
 };
 
 /// Settings of the REST gateway.
@@ -233,7 +234,10 @@ async fn run(
         .map(|Path(p)| p)
         .unwrap_or_default();
     let query = Query::parse(req.uri().query());
-    let delimiter = query.delimiter(instance)?;
+    let delimiter = match op.answer {
+        AnswerKind::Oss => query.oss_delimiter(instance)?,
+        _ => query.delimiter(instance)?,
+    };
     let (parts, body) = req.into_parts();
     let headers = parts.headers;
     if let Some(gate) = &state.gate {
@@ -247,6 +251,7 @@ async fn run(
         _ => state.config.max_json_body,
     };
     let body = read_body(body, limit, instance).await?;
+    check_content_md5(&headers, &body, instance)?;
 
     let (mut obj, data) = match op.body {
         BodyKind::Json | BodyKind::Map => (json_body(&headers, &body, instance)?, Bytes::new()),
@@ -262,6 +267,12 @@ async fn run(
         BodyKind::Arrow => {
             check_arrow_content_type(&headers, instance)?;
             (Map::new(), body)
+        }
+        BodyKind::Params => {
+            let params = json_body(&headers, &body, instance)?;
+            let mut obj = Map::new();
+            obj.insert("params".into(), Value::Object(params));
+            (obj, Bytes::new())
         }
     };
     // `{id}` is the object id, split by the delimiter; other path
@@ -345,6 +356,13 @@ async fn read_body(body: Body, limit: usize, instance: &str) -> Result<Bytes, Pr
 
 fn render(op: &OpDef, reply: Reply, delimiter: &str) -> Response {
     let status = StatusCode::from_u16(op.status).unwrap_or(StatusCode::OK);
+    match (op.answer, reply) {
+        (AnswerKind::Oss, Reply::Json(value)) => oss_answer(status, value),
+        (_, reply) => render_reply(op, status, reply, delimiter),
+    }
+}
+
+fn render_reply(op: &OpDef, status: StatusCode, reply: Reply, delimiter: &str) -> Response {
     match reply {
         Reply::Empty => (status, Body::empty()).into_response(),
         Reply::ArrowFile(bytes) => (
@@ -380,6 +398,29 @@ fn render(op: &OpDef, reply: Reply, delimiter: &str) -> Response {
             resp
         }
     }
+}
+
+/// A maintenance-API answer: the table's real id in `x-oss-table-id`, the
+/// rest of the model as the body (a 204 has none).
+fn oss_answer(status: StatusCode, mut value: Value) -> Response {
+    let table_id = match value.as_object_mut().and_then(|m| m.remove("table_id")) {
+        Some(Value::String(t)) => Some(t),
+        _ => None,
+    };
+    let mut resp = if status == StatusCode::NO_CONTENT {
+        status.into_response()
+    } else {
+        (
+            status,
+            [(axum::http::header::CONTENT_TYPE, "application/json")],
+            value.to_string(),
+        )
+            .into_response()
+    };
+    if let Some(v) = table_id.and_then(|t| HeaderValue::from_str(&t).ok()) {
+        resp.headers_mut().insert("x-oss-table-id", v);
+    }
+    resp
 }
 
 /// Context entries `header.<name>` of an answer become response headers.

@@ -15,6 +15,8 @@ pub enum BodyKind {
     None,
     /// A bare JSON map of keys to values; `null` values ask for deletion.
     Map,
+    /// A free-form JSON object (a task's parameters): the model's `params`.
+    Params,
 }
 
 /// What a successful answer is, on the wire.
@@ -35,6 +37,9 @@ pub enum AnswerKind {
     Text,
     /// The response model's `metadata`, as a bare map.
     Map,
+    /// The maintenance API's: the model's `table_id` as the
+    /// `x-oss-table-id` header, the rest as the body (none for a 204).
+    Oss,
 }
 
 /// How a query parameter's text becomes a JSON value of the model.
@@ -94,6 +99,9 @@ macro_rules! body_kind {
     (map) => {
         BodyKind::Map
     };
+    (params) => {
+        BodyKind::Params
+    };
 }
 
 macro_rules! answer_kind {
@@ -117,6 +125,9 @@ macro_rules! answer_kind {
     };
     (map) => {
         AnswerKind::Map
+    };
+    (oss) => {
+        AnswerKind::Oss
     };
 }
 

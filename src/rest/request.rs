@@ -49,6 +49,19 @@ impl Query {
             Some(d) => Ok(d.to_string()),
         }
     }
+
+    /// The maintenance API's delimiter: absent or empty is `$`; it may be
+    /// several characters but none of `/`, `:` or `-`.
+    pub(super) fn oss_delimiter(&self, instance: &str) -> Result<String, Problem> {
+        match self.get("delimiter") {
+            None | Some("") => Ok("$".to_string()),
+            Some(d) if d.contains(['/', ':', '-']) => Err(Problem::invalid(
+                format!("delimiter {d:?} may not contain '/', ':' or '-'"),
+                instance,
+            )),
+            Some(d) => Ok(d.to_string()),
+        }
+    }
 }
 
 /// Split a path id into segments; the delimiter alone is the root.
@@ -159,6 +172,38 @@ pub(super) fn json_body(
             instance,
         )),
     }
+}
+
+/// Check a `Content-MD5` header (RFC 1864: the base64 MD5 of the body),
+/// when one is sent.
+pub(super) fn check_content_md5(
+    headers: &HeaderMap,
+    body: &[u8],
+    instance: &str,
+) -> Result<(), Problem> {
+    use base64::Engine;
+    use md5::Digest;
+    let Some(sent) = headers.get("content-md5") else {
+        return Ok(());
+    };
+    let sent = sent.to_str().unwrap_or("").trim();
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(sent)
+        .ok()
+        .filter(|d| d.len() == 16);
+    let Some(decoded) = decoded else {
+        return Err(Problem::invalid(
+            format!("Content-MD5 {sent:?} is not the base64 of a 16-byte MD5 digest"),
+            instance,
+        ));
+    };
+    if md5::Md5::digest(body).as_slice() != decoded.as_slice() {
+        return Err(Problem::invalid(
+            "Content-MD5 does not match the request body; the body was not accepted",
+            instance,
+        ));
+    }
+    Ok(())
 }
 
 /// Check an Arrow body's content type: an IPC stream, octet-stream or none.

@@ -1,0 +1,164 @@
+//! Maintenance tasks over the hierarchy: each operation is routed to its
+//! table's warehouse and authorized like the table's own operations
+//! (submit and delete are writes, get and list reads), and a pool of
+//! workers in every replica runs what any replica queued.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::router::Governance;
+use crate::core::maintenance::{
+    check_table_id, DeleteLanceTaskRequest, DeleteLanceTaskResponse, GetLanceTaskStatusRequest,
+    GetLanceTaskStatusResponse, ListLanceTasksRequest, ListLanceTasksResponse,
+    SubmitLanceTaskRequest, SubmitLanceTaskResponse, WorkerSettings,
+};
+use crate::error::CatalogResult;
+
+/// How tasks are kept and run.
+#[derive(Debug, Clone)]
+pub struct MaintenanceConfig {
+    /// Tasks this replica runs at once (`--workers`; 0: it only serves the
+    /// API, other replicas run the tasks).
+    pub workers: usize,
+    /// How long a claim lasts without renewal (`--task-lease`): after a
+    /// worker dies, its task waits this long before another takes it over.
+    pub lease: Duration,
+    /// How often idle workers look for queued tasks (`--task-poll`).
+    pub poll: Duration,
+    /// Tasks kept per table and type, finished ones included until deleted
+    /// (`--task-quota`).
+    pub quota: usize,
+    /// Starts after which a task whose workers keep dying fails.
+    pub max_attempts: u32,
+}
+
+impl Default for MaintenanceConfig {
+    fn default() -> Self {
+        Self {
+            workers: 1,
+            lease: Duration::from_secs(30),
+            poll: Duration::from_secs(1),
+            quota: 1000,
+            max_attempts: 3,
+        }
+    }
+}
+
+/// This process's name as a lease holder: the host (a pod's name under
+/// Kubernetes), the process id and a random part, so a restarted replica
+/// never takes an old lease for its own.
+fn owner_name() -> String {
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "replica".into());
+    let random = uuid::Uuid::new_v4().simple().to_string();
+    format!("{host}-{}-{}", std::process::id(), &random[..8])
+}
+
+impl Governance {
+    pub(super) async fn submit_task_governed(
+        &self,
+        action: &'static str,
+        task_type: &str,
+        request: SubmitLanceTaskRequest,
+    ) -> CatalogResult<SubmitLanceTaskResponse> {
+        check_table_id(&request.id)?;
+        let (route, access) = self.object_route(action, &request.id).await?;
+        let by = access.principal.as_ref().map(|p| p.id.clone());
+        let done = route
+            .catalog
+            .submit_task(task_type, request, self.maintenance.quota, by)
+            .await?;
+        self.succeeded(&access).await;
+        Ok(done)
+    }
+
+    pub(super) async fn get_task_governed(
+        &self,
+        request: GetLanceTaskStatusRequest,
+    ) -> CatalogResult<GetLanceTaskStatusResponse> {
+        check_table_id(&request.id)?;
+        let (route, _) = self
+            .object_route("get_lance_task_status", &request.id)
+            .await?;
+        route.catalog.get_task(request).await
+    }
+
+    pub(super) async fn list_tasks_governed(
+        &self,
+        request: ListLanceTasksRequest,
+    ) -> CatalogResult<ListLanceTasksResponse> {
+        check_table_id(&request.id)?;
+        let (route, _) = self.object_route("list_lance_tasks", &request.id).await?;
+        route.catalog.list_tasks(request).await
+    }
+
+    pub(super) async fn delete_task_governed(
+        &self,
+        request: DeleteLanceTaskRequest,
+    ) -> CatalogResult<DeleteLanceTaskResponse> {
+        check_table_id(&request.id)?;
+        let (route, access) = self.object_route("delete_lance_task", &request.id).await?;
+        let done = route.catalog.delete_task(request).await?;
+        self.succeeded(&access).await;
+        Ok(done)
+    }
+
+    /// Start this replica's workers (none when `workers` is 0): a loop that
+    /// lists every warehouse's queue, oldest task first, and claims what it
+    /// has room for. One task per table at a time in a replica: Lance's
+    /// maintenance commits on one table conflict with each other.
+    pub fn start_workers(self: &Arc<Self>) {
+        let config = self.maintenance.clone();
+        if config.workers == 0 {
+            return;
+        }
+        let settings = WorkerSettings {
+            owner: owner_name(),
+            lease: config.lease,
+            max_attempts: config.max_attempts,
+        };
+        tracing::info!(workers = config.workers, owner = %settings.owner, lease_s = config.lease.as_secs_f64(), "maintenance workers started");
+        let gov = self.clone();
+        tokio::spawn(async move {
+            let slots = Arc::new(tokio::sync::Semaphore::new(config.workers));
+            let busy: Arc<Mutex<HashSet<String>>> = Arc::default();
+            loop {
+                if let Err(e) = gov.claim_round(&settings, &slots, &busy).await {
+                    tracing::warn!(error = %e.message, "the maintenance queue could not be read; trying again");
+                }
+                tokio::time::sleep(config.poll).await;
+            }
+        });
+    }
+
+    async fn claim_round(
+        &self,
+        settings: &WorkerSettings,
+        slots: &Arc<tokio::sync::Semaphore>,
+        busy: &Arc<Mutex<HashSet<String>>>,
+    ) -> CatalogResult<()> {
+        for (_, catalog) in self.every_catalog(None, None).await? {
+            for (entry, age) in catalog.queued_tasks().await? {
+                let Ok(permit) = slots.clone().try_acquire_owned() else {
+                    return Ok(());
+                };
+                if busy.lock().expect("busy tables").contains(&entry.table_id) {
+                    continue;
+                }
+                let Some(task) = catalog.claim_task(&entry, age, settings).await? else {
+                    continue;
+                };
+                busy.lock()
+                    .expect("busy tables")
+                    .insert(entry.table_id.clone());
+                let (catalog, settings, busy) = (catalog.clone(), settings.clone(), busy.clone());
+                tokio::spawn(async move {
+                    catalog.run_task(task, &settings).await;
+                    busy.lock().expect("busy tables").remove(&entry.table_id);
+                    drop(permit);
+                });
+            }
+        }
+        Ok(())
+    }
+}
