@@ -214,7 +214,10 @@ async fn handle(
     );
     let mut resp = match ran.await {
         Ok(resp) => resp,
-        Err(problem) => problem.with_request_id(&request_id).into_response(),
+        Err(problem) => problem
+            .with_request_id(&request_id)
+            .named(op.answer == AnswerKind::Oss)
+            .into_response(),
     };
     if let Ok(v) = HeaderValue::from_str(&request_id) {
         resp.headers_mut().insert("x-request-id", v);

@@ -19,6 +19,9 @@ pub struct Problem {
     /// The request id the caller gets in `x-request-id`, for the log line
     /// of an internal error.
     pub request_id: Option<String>,
+    /// The maintenance API's shape: `error` is the error's name (e.g.
+    /// `TaskNotFound`) and `instance` the request id.
+    pub named: bool,
 }
 
 impl Problem {
@@ -28,6 +31,7 @@ impl Problem {
             status: None,
             instance: instance.into(),
             request_id: None,
+            named: false,
         }
     }
 
@@ -38,6 +42,12 @@ impl Problem {
 
     pub fn with_request_id(mut self, request_id: &str) -> Self {
         self.request_id = Some(request_id.to_string());
+        self
+    }
+
+    /// Answer in the maintenance API's shape.
+    pub fn named(mut self, named: bool) -> Self {
+        self.named = named;
         self
     }
 
@@ -57,13 +67,17 @@ impl IntoResponse for Problem {
             .clone()
             .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         let message = self.error.public_message(&request_id, &self.instance);
+        let (error, instance) = match self.named {
+            true => (code.name().to_string(), request_id.clone()),
+            false => (message.clone(), self.instance.clone()),
+        };
         let body = json!({
             "type": format!("urn:lance-namespace:error:{}", code.0),
             "title": code.name(),
             "status": status.as_u16(),
             "detail": message,
-            "instance": self.instance,
-            "error": message,
+            "instance": instance,
+            "error": error,
             "code": code.0,
         });
         let mut resp = (status, body.to_string()).into_response();

@@ -16,6 +16,7 @@ mod governance;
 mod grpc;
 mod harness;
 mod hostile;
+mod maintenance;
 mod ownership;
 mod routes;
 mod storage;

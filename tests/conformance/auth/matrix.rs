@@ -37,7 +37,8 @@ fn route(op: &OpDef) -> (String, Option<Value>, Option<bytes::Bytes>) {
         .replace("{warehouse_id}", "default")
         .replace("{key_id}", "0123456789abcdef")
         .replace("{grant_id}", "0123456789abcdef0123456789abcdef")
-        .replace("{trash_id}", "0000000000001-000000000000");
+        .replace("{trash_id}", "0000000000001-000000000000")
+        .replace("{task_id}", "00000000000000000000000000000000");
     let body = match op.action {
         "rename_table" => json!({"new_table_name": "t9"}),
         "create_project" => json!({"project_id": "p2"}),
@@ -76,6 +77,10 @@ fn route(op: &OpDef) -> (String, Option<Value>, Option<bytes::Bytes>) {
         "create_table_branch" | "delete_table_branch" => json!({"name": "b1"}),
         "alter_transaction" => json!({"actions": []}),
         a if a.ends_with("_protection") => json!({"protected": false}),
+        "submit_lance_table_cleanup_task" => json!({"retain_versions": 1}),
+        "submit_lance_table_scalar_index_task" | "submit_lance_table_vector_index_task" => {
+            json!({"column": "id"})
+        }
         _ => json!({}),
     };
     match op.body {
@@ -158,6 +163,9 @@ fn request_of(op: &OpDef) -> (serde_json::Map<String, Value>, bytes::Bytes) {
     let mut obj = body
         .and_then(|b| b.as_object().cloned())
         .unwrap_or_default();
+    if op.body == BodyKind::Params {
+        obj = serde_json::Map::from_iter([("params".to_string(), Value::Object(obj))]);
+    }
     let id = if path.contains("m%24made") {
         vec!["m", "made"]
     } else if op.path.starts_with("/v1/namespace/") {
@@ -176,6 +184,7 @@ fn request_of(op: &OpDef) -> (serde_json::Map<String, Value>, bytes::Bytes) {
         ("{key_id}", "0123456789abcdef"),
         ("{grant_id}", "0123456789abcdef0123456789abcdef"),
         ("{trash_id}", "0000000000001-000000000000"),
+        ("{task_id}", "00000000000000000000000000000000"),
     ] {
         if op.path.contains(param) {
             let name = param.trim_matches(|c| c == '{' || c == '}');
