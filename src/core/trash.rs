@@ -93,8 +93,8 @@ impl TrashEntry {
     }
 }
 
-/// Something pending on an object: today a trash deadline (the
-/// maintenance tasks join it later).
+/// Something pending on an object: a trash deadline, or an unfinished
+/// maintenance task (no deadline: `deadline_ms` 0).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PendingTask {
     pub task_id: String,
@@ -338,16 +338,20 @@ impl Catalog {
     /// What is pending on table `id`: the deadlines of its trashed copies.
     pub async fn table_tasks(&self, id: &[String]) -> CatalogResult<Vec<PendingTask>> {
         let id = table_id(&Some(id.to_vec()))?;
-        let mine: Vec<PendingTask> = self
+        let mut mine: Vec<PendingTask> = self
             .trash_entries()
             .await?
             .iter()
             .filter(|e| e.is_table() && e.id == id)
             .map(PendingTask::from)
             .collect();
-        if mine.is_empty() && !self.table_present(&id).await? {
-            return Err(super::checks::table_not_found(&id));
+        if !self.table_present(&id).await? {
+            if mine.is_empty() {
+                return Err(super::checks::table_not_found(&id));
+            }
+            return Ok(mine);
         }
+        mine.extend(self.pending_maintenance(&id).await?);
         Ok(mine)
     }
 

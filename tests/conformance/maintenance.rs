@@ -179,6 +179,24 @@ async fn submit_get_list_delete_and_their_codes() {
     );
     s.submit("prod$docs", "cleanup", r#"{"retain_versions": 2}"#)
         .await;
+    // The catalog's own pending-task listing shows them too.
+    let pending: Value =
+        s.c.get(format!("{}/v1/table/prod$docs/tasks", s.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+    let types: Vec<&str> = pending["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["task_type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types.len(), 4, "{pending}");
+    assert_eq!(types.iter().filter(|t| **t == "lance_compact").count(), 3);
+    assert_eq!(pending["tasks"][0]["status"], "submitted", "{pending}");
 
     // Shapes and ranges are checked at submit.
     for (action, body) in [
@@ -510,6 +528,26 @@ async fn workers_run_the_tasks_with_lance() {
     assert_eq!(info["status"], "completed", "{info}");
     assert_eq!(stats(s.ns.clone()).await.num_unindexed_rows, Some(0));
 
+    // A vector index the nearest-neighbour plan then uses.
+    let v = ["prod", "vec"];
+    crate::harness::create(ns, &v, vectors(300)).await.unwrap();
+    let task = s
+        .submit(
+            "prod$vec",
+            "create_vector_index",
+            r#"{"column": "v", "num_partitions": 2, "num_sub_vectors": 4}"#,
+        )
+        .await;
+    let info = s.finished("prod$vec", &task).await;
+    assert_eq!(info["status"], "completed", "{info}");
+    assert_eq!(info["params"]["index_type"], "IVF_PQ");
+    let ds = s.dataset(&v).await;
+    let mut scan = ds.scan();
+    let q = arrow_array::Float32Array::from(vec![0.5f32; 16]);
+    scan.nearest("v", &q, 5).unwrap();
+    let plan = scan.explain_plan(true).await.unwrap();
+    assert!(plan.contains("ANN"), "{plan}");
+
     // A missing column fails the task, not the submit.
     let task = s
         .submit("prod$t", "create_scalar_index", r#"{"column": "nope"}"#)
@@ -522,4 +560,29 @@ async fn workers_run_the_tasks_with_lance() {
         .await;
     assert_eq!(st, StatusCode::NO_CONTENT);
     let _ = &s.dir;
+}
+
+/// `n` rows of an id and a 16-dimensional float vector, as an IPC stream.
+fn vectors(n: usize) -> bytes::Bytes {
+    use arrow_array::{FixedSizeListArray, Float32Array, Int64Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+    let item = Arc::new(Field::new("item", DataType::Float32, true));
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("v", DataType::FixedSizeList(item.clone(), 16), true),
+    ]));
+    let values: Vec<f32> = (0..n * 16)
+        .map(|i| ((i * 7919) % 1000) as f32 / 1000.0)
+        .collect();
+    let list =
+        FixedSizeListArray::try_new(item, 16, Arc::new(Float32Array::from(values)), None).unwrap();
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..n as i64)),
+            Arc::new(list),
+        ],
+    )
+    .unwrap();
+    crate::harness::ipc(&schema, &[batch])
 }

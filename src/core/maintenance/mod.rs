@@ -291,7 +291,7 @@ impl Catalog {
 
     /// The real id recorded for manifest key `key`; 4 (or 1) when no table
     /// is recorded there.
-    async fn stored_table_id(&self, key: &str) -> CatalogResult<Option<String>> {
+    pub(super) async fn stored_table_id(&self, key: &str) -> CatalogResult<Option<String>> {
         let ds = self.manifest_snapshot().await?;
         let rows = self.manifest_rows(&ds, &[key.to_string()]).await?;
         let Some(row) = single_rows(&rows).find(|r| row_type(r).as_deref() == Some("table")) else {

@@ -355,3 +355,46 @@ impl Catalog {
         Ok(result)
     }
 }
+
+impl Catalog {
+    /// Table `id`'s unfinished maintenance tasks, as pending tasks (for
+    /// `GET /v1/table/{id}/tasks`). None for a table no task named yet.
+    pub(crate) async fn pending_maintenance(
+        &self,
+        id: &[String],
+    ) -> CatalogResult<Vec<crate::core::trash::PendingTask>> {
+        if id.len() != 2 {
+            return Ok(Vec::new());
+        }
+        let key = crate::core::checks::manifest_key(id);
+        let Ok(Some(table_id)) = self.stored_table_id(&key).await else {
+            return Ok(Vec::new());
+        };
+        let records = self.task_records(&table_id)?;
+        let mut out = Vec::new();
+        for (e, _) in self.queued_tasks().await? {
+            if e.table_id != table_id {
+                continue;
+            }
+            let Some(t) = records.get::<TaskRecord>(&e.task_type, &e.task_id).await? else {
+                continue;
+            };
+            let created = u64::from_str_radix(e.task_id.get(..12).unwrap_or("0"), 16).unwrap_or(0);
+            out.push(crate::core::trash::PendingTask {
+                task_id: e.task_id.clone(),
+                task_type: e.task_type.clone(),
+                status: t.value.info.status,
+                id: id.to_vec(),
+                kind: "table".into(),
+                created_at_ms: created,
+                deadline_ms: 0,
+                detail: Some(format!(
+                    "maintenance task; its state: GET /lance/oss/v1/table/{}/tasks/{}",
+                    id.join("$"),
+                    e.task_id
+                )),
+            });
+        }
+        Ok(out)
+    }
+}
