@@ -409,20 +409,12 @@ impl Records {
 
     /// The ids of every live record of `kind`, sorted.
     pub async fn ids<T: DeserializeOwned>(&self, kind: &str) -> CatalogResult<Vec<String>> {
-        let dir = self.prefix.clone().join(kind);
-        let listed = self
-            .store
-            .list_with_delimiter(Some(&dir))
-            .await
-            .map_err(|e| unavailable("list", e))?;
         let mut ids = Vec::new();
-        for p in listed.common_prefixes {
-            let Some(id) = p.filename() else { continue };
-            if matches!(self.latest::<T>(kind, id).await?, Some((_, Some(_)))) {
-                ids.push(id.to_string());
+        for id in self.listed_ids(kind).await? {
+            if matches!(self.latest::<T>(kind, &id).await?, Some((_, Some(_)))) {
+                ids.push(id);
             }
         }
-        ids.sort();
         Ok(ids)
     }
 }

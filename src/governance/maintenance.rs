@@ -45,6 +45,18 @@ impl Default for MaintenanceConfig {
     }
 }
 
+/// Each submit operation's task type.
+const SUBMITS: [(&str, &str); 5] = [
+    ("submit_lance_table_compact_task", "lance_compact"),
+    ("submit_lance_table_scalar_index_task", "lance_scalar_index"),
+    ("submit_lance_table_vector_index_task", "lance_vector_index"),
+    (
+        "submit_lance_table_optimize_indices_task",
+        "lance_optimize_indices",
+    ),
+    ("submit_lance_table_cleanup_task", "lance_cleanup"),
+];
+
 /// This process's name as a lease holder: the host (a pod's name under
 /// Kubernetes), the process id and a random part, so a restarted replica
 /// never takes an old lease for its own.
@@ -55,12 +67,19 @@ fn owner_name() -> String {
 }
 
 impl Governance {
+    /// A submit, by its action (`submit_lance_table_<what>_task`).
     pub(super) async fn submit_task_governed(
         &self,
         action: &'static str,
-        task_type: &str,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
+        let task_type = SUBMITS
+            .iter()
+            .find(|(a, _)| *a == action)
+            .map(|(_, t)| *t)
+            .ok_or_else(|| {
+                crate::error::CatalogError::internal(format!("no task type for {action}"))
+            })?;
         check_table_id(&request.id)?;
         let (route, access) = self.object_route(action, &request.id).await?;
         let by = access.principal.as_ref().map(|p| p.id.clone());

@@ -556,7 +556,7 @@ impl ControlPlane for Governance {
         &self,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
-        self.submit_task_governed("submit_lance_table_compact_task", "lance_compact", request)
+        self.submit_task_governed("submit_lance_table_compact_task", request)
             .await
     }
 
@@ -564,43 +564,31 @@ impl ControlPlane for Governance {
         &self,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
-        self.submit_task_governed(
-            "submit_lance_table_scalar_index_task",
-            "lance_scalar_index",
-            request,
-        )
-        .await
+        self.submit_task_governed("submit_lance_table_scalar_index_task", request)
+            .await
     }
 
     async fn submit_lance_table_vector_index_task(
         &self,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
-        self.submit_task_governed(
-            "submit_lance_table_vector_index_task",
-            "lance_vector_index",
-            request,
-        )
-        .await
+        self.submit_task_governed("submit_lance_table_vector_index_task", request)
+            .await
     }
 
     async fn submit_lance_table_optimize_indices_task(
         &self,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
-        self.submit_task_governed(
-            "submit_lance_table_optimize_indices_task",
-            "lance_optimize_indices",
-            request,
-        )
-        .await
+        self.submit_task_governed("submit_lance_table_optimize_indices_task", request)
+            .await
     }
 
     async fn submit_lance_table_cleanup_task(
         &self,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
-        self.submit_task_governed("submit_lance_table_cleanup_task", "lance_cleanup", request)
+        self.submit_task_governed("submit_lance_table_cleanup_task", request)
             .await
     }
 

@@ -226,14 +226,6 @@ fn type_of_task_id(task_id: &str) -> Option<&'static str> {
     TASK_TYPES.get(kind).map(|(_, t)| *t)
 }
 
-/// The task type a path action submits.
-pub fn task_type_of(action: &str) -> Option<&'static str> {
-    TASK_TYPES
-        .iter()
-        .find(|(a, _)| *a == action)
-        .map(|(_, t)| *t)
-}
-
 fn known_type(task_type: &str) -> bool {
     TASK_TYPES.iter().any(|(_, t)| *t == task_type)
 }
