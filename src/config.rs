@@ -121,6 +121,19 @@ pub struct ServeArgs {
     #[arg(long, env = "LANCE_CATALOG_TASK_QUOTA", default_value_t = 1000)]
     pub task_quota: usize,
 
+    /// A TOML file of settings: keys are the flags' names with `_` (e.g.
+    /// `control_root = "s3://…"`, `storage_options = ["aws_region=…"]`).
+    /// A flag or an environment variable overrides the file; an unknown
+    /// key is an error.
+    #[arg(long, env = "LANCE_CATALOG_CONFIG")]
+    pub config: Option<std::path::PathBuf>,
+
+    /// `text` (the default, for a terminal) or `json`: one object per line,
+    /// with one line per request (request id, operation, principal,
+    /// status, code, duration).
+    #[arg(long, env = "LANCE_CATALOG_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
+    pub log_format: String,
+
     /// Address to serve on; port 0 picks a free port (the log line names it).
     #[arg(long, env = "LANCE_CATALOG_LISTEN", default_value = "127.0.0.1:2333")]
     pub listen: String,

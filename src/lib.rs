@@ -8,6 +8,7 @@
 
 pub mod auth;
 pub mod config;
+pub mod config_file;
 pub mod core;
 pub mod error;
 pub mod fault;
@@ -19,6 +20,7 @@ mod inventory;
 pub mod records;
 pub mod rest;
 pub mod server;
+pub mod telemetry;
 
 pub use crate::core::{Catalog, StorageConfig};
 pub use crate::error::{CatalogError, CatalogResult, Code};

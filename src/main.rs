@@ -1,6 +1,8 @@
 #![forbid(unsafe_code)]
 //! The `lance-catalog` command.
 
+use std::ffi::OsString;
+
 use clap::{Parser, Subcommand};
 use lance_catalog::config::ServeArgs;
 
@@ -25,34 +27,29 @@ enum Command {
     Reconcile(ServeArgs),
 }
 
-/// `lance-catalog` alone serves with the defaults and environment.
-#[derive(Parser)]
-struct DefaultServe {
-    #[command(flatten)]
-    args: ServeArgs,
-}
-
 fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("LANCE_CATALOG_LOG").unwrap_or_else(|_| {
-                // Targets match by prefix: `lance=` would also cover `lance_catalog`.
-                "warn,lance_catalog=info".into()
-            }),
-        )
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
-        .init();
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    // The subcommand is checked (and help printed) first; its settings are
+    // then read again with the config file beneath flags and environment.
     let cli = Cli::parse();
+    let settings = match cli.command {
+        Some(_) => &argv[2..],
+        None => &argv[argv.len().min(1)..],
+    };
+    let resolved = match lance_catalog::config_file::resolve(settings) {
+        Ok(r) => r,
+        Err(e) => e.exit(),
+    };
+    lance_catalog::telemetry::logging::init(&resolved.args.log_format);
+    tracing::info!(config = %resolved.effective, "effective configuration");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("tokio runtime");
+    let args = resolved.args;
     let result = match cli.command {
-        Some(Command::Serve(a)) => runtime.block_on(lance_catalog::server::serve(a)),
-        Some(Command::Reconcile(a)) => runtime.block_on(lance_catalog::server::reconcile(a)),
-        None => runtime.block_on(lance_catalog::server::serve(
-            DefaultServe::parse_from(["lance-catalog"]).args,
-        )),
+        Some(Command::Reconcile(_)) => runtime.block_on(lance_catalog::server::reconcile(args)),
+        _ => runtime.block_on(lance_catalog::server::serve(args)),
     };
     if let Err(e) = result {
         eprintln!("lance-catalog: {e}");

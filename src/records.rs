@@ -202,7 +202,10 @@ impl Records {
                 self.prune(kind, id, version).await;
                 Ok(true)
             }
-            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Err(object_store::Error::AlreadyExists { .. }) => {
+                crate::telemetry::metrics().registry_conflict(kind);
+                Ok(false)
+            }
             Err(e) => Err(unavailable("write", e)),
         }
     }
@@ -223,6 +226,15 @@ impl Records {
         }
     }
 
+    /// Whether the store answers: the prefix lists (readiness).
+    pub async fn probe(&self) -> CatalogResult<()> {
+        self.store
+            .list_with_delimiter(Some(&self.prefix))
+            .await
+            .map(|_| ())
+            .map_err(|e| unavailable("list", e))
+    }
+
     /// Create a record; 409 (`exists`) when the id is taken.
     pub async fn create<T: Serialize + DeserializeOwned + Clone>(
         &self,
@@ -232,7 +244,10 @@ impl Records {
         exists: Code,
     ) -> CatalogResult<Versioned<T>> {
         check_id(kind, id)?;
-        for _ in 0..MAX_ATTEMPTS {
+        for attempt in 0..MAX_ATTEMPTS {
+            if attempt > 0 {
+                crate::telemetry::metrics().registry_retry(kind);
+            }
             let read_at = std::time::Instant::now();
             let next = match self.latest::<T>(kind, id).await? {
                 None => 1,
@@ -286,6 +301,9 @@ impl Records {
     {
         check_id(kind, id)?;
         for attempt in 0..MAX_ATTEMPTS {
+            if attempt > 0 {
+                crate::telemetry::metrics().registry_retry(kind);
+            }
             let read_at = std::time::Instant::now();
             let (version, current) = match self.latest::<T>(kind, id).await? {
                 Some((v, Some(value))) => (v, value),
@@ -320,6 +338,9 @@ impl Records {
     {
         check_id(kind, id)?;
         for attempt in 0..MAX_ATTEMPTS {
+            if attempt > 0 {
+                crate::telemetry::metrics().registry_retry(kind);
+            }
             let read_at = std::time::Instant::now();
             let (version, current) = match self.latest::<T>(kind, id).await? {
                 Some((v, Some(value))) => (v, value),

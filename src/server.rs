@@ -39,6 +39,10 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     // Also on stdout, unbuffered by the log filter, for scripts that wait on it.
     println!("lance-catalog listening on http://{addr}");
     let gov = Arc::new(gov);
+    if let Err(reason) = gov.check_ready().await {
+        tracing::warn!(%reason, "starting not ready: /readyz answers 503 until storage answers");
+    }
+    tokio::spawn(refresh_readiness(Arc::downgrade(&gov)));
     let sweep_every = args.trash_sweep_interval()?;
     if sweep_every > 0 {
         tokio::spawn(sweep_trash(gov.clone(), sweep_every));
@@ -66,15 +70,15 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
                 .map_err(|e| format!("cannot listen on {grpc_addr}: {e}"))?;
             let grpc_at = grpc_listener.local_addr().map_err(|e| e.to_string())?;
             println!("lance-catalog gRPC listening on http://{grpc_at}");
-            let grpc_server = serve_http(grpc_listener, grpc, header_timeout, stopped());
-            let rest_server = serve_http(listener, rest, header_timeout, stopped());
+            let grpc_server = serve_http(grpc_listener, observed(grpc), header_timeout, stopped());
+            let rest_server = serve_http(listener, observed(rest), header_timeout, stopped());
             tokio::join!(rest_server, grpc_server);
         }
         // One port: gRPC paths go to tonic, everything else to REST.
         None => {
             serve_http(
                 listener,
-                grpc.fallback_service(rest),
+                observed(grpc.fallback_service(rest)),
                 header_timeout,
                 stopped(),
             )
@@ -83,6 +87,23 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     }
     tracing::info!("lance-catalog stopped");
     Ok(())
+}
+
+/// `app` behind the middleware that names, times, counts and logs every
+/// request.
+fn observed(app: axum::Router) -> axum::Router {
+    app.layer(axum::middleware::from_fn(crate::telemetry::observe))
+}
+
+/// Check readiness every few seconds, so gRPC health (which has no probe
+/// of its own to trigger a check) follows storage even when no one calls
+/// `/readyz`. Stops when the server is gone.
+async fn refresh_readiness(gov: std::sync::Weak<Governance>) {
+    loop {
+        tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+        let Some(gov) = gov.upgrade() else { return };
+        let _ = gov.check_ready().await;
+    }
 }
 
 /// Sweep the trash every `every_s` seconds: expired entries are reported,
@@ -132,8 +153,10 @@ pub async fn spawn_governed(
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let header_timeout = config.header_read_timeout;
-    let app = grpc::router(gov.clone(), config.max_arrow_body)
-        .fallback_service(rest::catalog_router(gov, config));
+    let app = observed(
+        grpc::router(gov.clone(), config.max_arrow_body)
+            .fallback_service(rest::catalog_router(gov, config)),
+    );
     tokio::spawn(serve_http(
         listener,
         app,

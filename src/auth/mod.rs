@@ -96,6 +96,15 @@ impl Authenticator {
         &self,
         credentials: &Credentials,
     ) -> CatalogResult<Option<Principal>> {
+        let principal = self.verify(credentials).await?;
+        if let Some(p) = &principal {
+            // For the request's log line.
+            crate::telemetry::note_principal(&p.id);
+        }
+        Ok(principal)
+    }
+
+    async fn verify(&self, credentials: &Credentials) -> CatalogResult<Option<Principal>> {
         if !self.required {
             return Ok(None);
         }

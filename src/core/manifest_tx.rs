@@ -138,6 +138,11 @@ pub(crate) fn object_row(
 }
 
 impl Catalog {
+    /// Whether the storage root answers: its manifest loads (readiness).
+    pub async fn probe(&self) -> CatalogResult<()> {
+        self.manifest_snapshot().await.map(|_| ())
+    }
+
     /// The manifest at its latest version.
     pub(crate) async fn manifest_snapshot(&self) -> CatalogResult<Arc<Dataset>> {
         let uri = self.location_uri("__manifest");

@@ -14,7 +14,9 @@ pub const NAME_KEY: &str = "lance-error-name";
 /// The status for an error. An internal error is logged under a fresh
 /// request id, which the status carries in `x-request-id` and its message.
 pub fn to_status(err: CatalogError) -> Status {
-    let request_id = uuid::Uuid::new_v4().to_string();
+    crate::telemetry::note_error(err.code);
+    let request_id =
+        crate::telemetry::request_id().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let message = err.public_message(&request_id, "grpc");
     let mut status = Status::new(GrpcCode::from_i32(err.code.grpc_status()), message);
     let meta = status.metadata_mut();

@@ -23,6 +23,7 @@ mod control;
 mod grant_ops;
 mod grants;
 pub mod guard;
+mod health;
 mod maintenance;
 pub mod models;
 mod ops;

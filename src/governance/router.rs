@@ -92,6 +92,8 @@ pub struct Governance {
     pub(super) trash: super::TrashConfig,
     /// How maintenance tasks are kept and run.
     pub(super) maintenance: super::MaintenanceConfig,
+    /// The latest readiness check's outcome (see `health.rs`).
+    pub(super) ready: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for Governance {
@@ -184,6 +186,7 @@ impl Governance {
             denials: Default::default(),
             trash: Default::default(),
             maintenance: Default::default(),
+            ready: tokio::sync::watch::channel(true).0,
         }
     }
 

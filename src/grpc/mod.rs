@@ -38,18 +38,39 @@ pub fn router(catalog: Arc<Governance>, max_message: usize) -> axum::Router {
         control::ControlService::new(catalog.clone()).with_gate(catalog.clone()),
     );
     let flight = arrow_flight::flight_service_server::FlightServiceServer::new(
-        crate::flight::CatalogFlight::new(catalog),
+        crate::flight::CatalogFlight::new(catalog.clone()),
     )
     .max_decoding_message_size(max_message)
     .max_encoding_message_size(max_message);
+    // Health follows readiness (`/readyz`): both services, and the
+    // server as a whole (the empty service name), serve while the storage
+    // root and the control root answer.
     let (health_reporter, health) = tonic_health::server::health_reporter();
+    let mut ready = catalog.readiness();
     tokio::spawn(async move {
-        health_reporter
-            .set_serving::<LanceNamespaceServiceServer<service::NamespaceService>>()
-            .await;
-        health_reporter
-            .set_serving::<CatalogControlServiceServer<control::ControlService>>()
-            .await;
+        use tonic_health::ServingStatus;
+        loop {
+            let status = match *ready.borrow_and_update() {
+                true => ServingStatus::Serving,
+                false => ServingStatus::NotServing,
+            };
+            health_reporter
+                .set_service_status(
+                    <LanceNamespaceServiceServer<service::NamespaceService> as tonic::server::NamedService>::NAME,
+                    status,
+                )
+                .await;
+            health_reporter
+                .set_service_status(
+                    <CatalogControlServiceServer<control::ControlService> as tonic::server::NamedService>::NAME,
+                    status,
+                )
+                .await;
+            health_reporter.set_service_status("", status).await;
+            if ready.changed().await.is_err() {
+                return;
+            }
+        }
     });
     // Reflection in both protocol versions: grpcurl and current tools speak
     // v1, Python's grpcio-reflection and older tools only v1alpha.

@@ -52,19 +52,11 @@ pub async fn limits(idle: Duration, req: Request, next: Next) -> Response {
     }
     // One request id for the whole request: the caller's, or a fresh one.
     let mut req = req;
-    // A caller's id is kept only when it is short and plain: it is logged
-    // and echoed.
     let given = req
         .headers()
         .get(REQUEST_ID)
         .and_then(|v| v.to_str().ok())
-        .filter(|id| {
-            !id.is_empty()
-                && id.len() <= 128
-                && id
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
-        })
+        .filter(|id| crate::telemetry::plain_id(id))
         .map(str::to_string);
     let request_id = match given {
         Some(id) => id,

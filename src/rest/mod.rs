@@ -5,6 +5,7 @@
 mod dispatch;
 pub mod guard;
 pub mod ops;
+mod probes;
 mod problem;
 mod request;
 
@@ -88,8 +89,9 @@ pub fn router(ns: Arc<dyn LanceNamespace>, config: RestConfig) -> Router {
 /// top-level namespaces are created in it.
 pub fn catalog_router(gov: Arc<Governance>, config: RestConfig) -> Router {
     let scoped = routes(gov.clone(), None, Some(gov.clone()), &config).fallback(not_found);
-    let api = routes(gov.clone(), Some(gov.clone()), Some(gov), &config)
-        .nest("/warehouses/{warehouse}", scoped);
+    let api = routes(gov.clone(), Some(gov.clone()), Some(gov.clone()), &config)
+        .nest("/warehouses/{warehouse}", scoped)
+        .merge(probes::routes(gov));
     finish(api, &config)
 }
 
@@ -201,6 +203,7 @@ async fn handle(
     path: PathParams,
     req: Request,
 ) -> Response {
+    crate::telemetry::note_operation(op.name);
     let instance = req.uri().path().to_string();
     let request_id = req
         .headers()

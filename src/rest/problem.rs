@@ -59,6 +59,7 @@ impl Problem {
 impl IntoResponse for Problem {
     fn into_response(self) -> Response {
         let code = self.error.code;
+        crate::telemetry::note_error(code);
         let status = self.status.unwrap_or_else(|| {
             StatusCode::from_u16(code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
         });

@@ -385,6 +385,7 @@ impl Catalog {
         records
             .create(task_type, &task_id, &record, Code::TASK_STATE_CONFLICT)
             .await?;
+        crate::telemetry::metrics().task_event(task_type, SUBMITTED);
         Ok(SubmitLanceTaskResponse { task_id, table_id })
     }
 
@@ -449,6 +450,7 @@ impl Catalog {
             tracing::warn!(task = %req.task_id, error = %e.message, "a deleted task's versions were not all removed");
         }
         self.remove_marker(&req.task_id).await;
+        crate::telemetry::metrics().task_event(&task_type, "deleted");
         Ok(DeleteLanceTaskResponse { table_id })
     }
 

@@ -208,9 +208,14 @@ impl Catalog {
                 }
             })
             .await;
+        let m = crate::telemetry::metrics();
         match changed {
-            Ok(v) if holds(&v.value, &s.owner) => Ok(Some(v.value)),
+            Ok(v) if holds(&v.value, &s.owner) => {
+                m.task_event(&e.task_type, "started");
+                Ok(Some(v.value))
+            }
             Ok(_) => {
+                m.task_event(&e.task_type, "abandoned");
                 self.drop_marker(e).await;
                 Ok(None)
             }
@@ -271,13 +276,19 @@ impl Catalog {
                 }
             }
         };
+        let running = &crate::telemetry::metrics().tasks_running;
+        running.inc();
         let outcome = tokio::select! {
             r = work => r,
             () = lost => {
+                running.dec();
                 tracing::warn!(task = %task.info.task_id, "lost the lease of a running task; its new holder runs it");
                 return;
             }
         };
+        running.dec();
+        let event = if outcome.is_ok() { COMPLETED } else { FAILED };
+        crate::telemetry::metrics().task_event(&task.info.task_type, event);
         if let Err(e) = self.finish(&task, s, outcome).await {
             tracing::warn!(task = %task.info.task_id, error = %e.message, "could not record a task's outcome; its lease expires and it runs again");
         }
