@@ -20,6 +20,12 @@ static POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
     DescriptorPool::decode(FILE_DESCRIPTOR_SET).expect("the compiled-in descriptor set decodes")
 });
 
+/// A message of the contract by its short name (the OpenAPI document
+/// describes the REST bodies by them).
+pub fn message(name: &str) -> Option<prost_reflect::MessageDescriptor> {
+    POOL.get_message_by_name(&format!("{PACKAGE}.{name}"))
+}
+
 fn descriptor(name: &str) -> CatalogResult<prost_reflect::MessageDescriptor> {
     POOL.get_message_by_name(&format!("{PACKAGE}.{name}"))
         .ok_or_else(|| CatalogError::internal(format!("no message {name} in the contract")))

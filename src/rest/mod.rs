@@ -4,6 +4,7 @@
 
 mod dispatch;
 pub mod guard;
+pub mod openapi;
 pub mod ops;
 mod probes;
 mod problem;

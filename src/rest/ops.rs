@@ -84,6 +84,11 @@ pub struct OpDef {
     pub status: u16,
     /// The query parameters read into the request model.
     pub query: &'static [(&'static str, Kind)],
+    /// The request and response messages (spec models / proto messages).
+    pub request: &'static str,
+    pub response: &'static str,
+    /// The answer's field for `bytes`, `count` and `text` answers.
+    pub field: Option<&'static str>,
 }
 
 macro_rules! body_kind {
@@ -131,6 +136,15 @@ macro_rules! answer_kind {
     };
 }
 
+macro_rules! opt_field {
+    () => {
+        None
+    };
+    ($f:literal) => {
+        Some($f)
+    };
+}
+
 macro_rules! op_defs {
     ($plane:ident; $( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident $([$field:literal])?,
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; )*) => {
@@ -145,6 +159,9 @@ macro_rules! op_defs {
                 answer: answer_kind!($answer),
                 status: $status,
                 query: &[$((stringify!($q), Kind::$kind)),*],
+                request: stringify!($Req),
+                response: stringify!($Resp),
+                field: opt_field!($($field)?),
             },
         )*]
     };

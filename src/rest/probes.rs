@@ -1,5 +1,5 @@
 //! Endpoints for the platform rather than for Lance clients: liveness,
-//! readiness and Prometheus metrics. They need no credentials (kubelets and
+//! readiness, Prometheus metrics and the OpenAPI document. They need no credentials (kubelets and
 //! scrapers carry none) and reveal no table.
 
 use std::sync::Arc;
@@ -22,6 +22,7 @@ pub(super) fn routes(gov: Arc<Governance>) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .route("/openapi.json", get(openapi))
         .with_state(gov)
 }
 
@@ -49,6 +50,15 @@ async fn metrics() -> Response {
     (
         [(header::CONTENT_TYPE, OPENMETRICS)],
         crate::telemetry::metrics().encode(),
+    )
+        .into_response()
+}
+
+/// The OpenAPI document of every route served (see `openapi.rs`).
+async fn openapi() -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        super::openapi::served(),
     )
         .into_response()
 }
