@@ -120,21 +120,6 @@ fn file_flags(
 /// Settings whose values are never logged.
 const SECRET_SETTINGS: [&str; 1] = ["jwt_secret"];
 
-/// A storage option whose value is a credential.
-fn secret_option(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    [
-        "secret",
-        "password",
-        "token",
-        "key",
-        "credential",
-        "session",
-    ]
-    .iter()
-    .any(|w| k.contains(w))
-}
-
 /// Every setting with its value and source (`flag`, `env`, `file`,
 /// `default`), secrets redacted.
 fn effective(matches: &clap::ArgMatches, from_file: &BTreeSet<String>) -> Value {
@@ -153,7 +138,9 @@ fn effective(matches: &clap::ArgMatches, from_file: &BTreeSet<String>) -> Value 
                     return Value::from("<redacted>");
                 }
                 match v.split_once('=') {
-                    Some((k, _)) if id == "storage_options" && secret_option(k) => {
+                    Some((k, _))
+                        if id == "storage_options" && crate::governance::models::is_secret(k) =>
+                    {
                         Value::from(format!("{k}=<redacted>"))
                     }
                     _ => Value::from(v),
@@ -176,24 +163,4 @@ fn effective(matches: &clap::ArgMatches, from_file: &BTreeSet<String>) -> Value 
         );
     }
     Value::Object(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::secret_option;
-
-    #[test]
-    fn credentials_are_secret_options() {
-        for k in [
-            "aws_secret_access_key",
-            "aws_access_key_id",
-            "aws_session_token",
-            "google_service_account_key",
-        ] {
-            assert!(secret_option(k), "{k}");
-        }
-        for k in ["aws_region", "aws_endpoint", "allow_http"] {
-            assert!(!secret_option(k), "{k}");
-        }
-    }
 }

@@ -173,6 +173,22 @@ pub(crate) fn missing_table(e: CatalogError, id: &[String]) -> CatalogError {
 
 /// The manifest's key for an object id: its segments joined by `$` (which
 /// segments may not contain, see `check_segments`).
+/// The longest tag or branch name: each is one object name in storage,
+/// and a file system allows 255 bytes (S3 keys 1024, in all), so every
+/// backend takes the same names.
+const MAX_REF_NAME: usize = 255;
+
+/// Whether `name` may name a tag or branch (its other rules are Lance's).
+pub(super) fn check_ref_name(what: &str, name: &str) -> CatalogResult<()> {
+    if name.len() > MAX_REF_NAME {
+        return Err(CatalogError::invalid(format!(
+            "a {what} name is at most {MAX_REF_NAME} bytes; this one has {}",
+            name.len()
+        )));
+    }
+    Ok(())
+}
+
 pub fn manifest_key(id: &[String]) -> String {
     id.join(KEY_SEPARATOR)
 }

@@ -450,6 +450,7 @@ impl LanceNamespace for Catalog {
         &self,
         request: CreateTableTagRequest,
     ) -> Result<CreateTableTagResponse> {
+        out(super::checks::check_ref_name("tag", &request.tag))?;
         if super::open::branch_of(&request.branch).is_some() {
             return out(self.create_tag_on_branch(request).await);
         }
@@ -489,6 +490,7 @@ impl LanceNamespace for Catalog {
         &self,
         request: CreateTableBranchRequest,
     ) -> Result<CreateTableBranchResponse> {
+        out(super::checks::check_ref_name("branch", &request.name))?;
         checked(
             table_id(&request.id),
             Names::Table,

@@ -182,13 +182,31 @@ pub async fn probe_root(
             .map(|o| Arc::new(StorageOptionsAccessor::with_static_options(o))),
         ..Default::default()
     };
-    ObjectStore::from_uri_and_params(session.store_registry(), root, &params)
+    let (store, base) = ObjectStore::from_uri_and_params(session.store_registry(), root, &params)
         .await
-        .map(|_| ())
         .map_err(|e| {
             CatalogError::invalid(format!(
                 "root {root:?} cannot be opened: {}",
                 CatalogError::from_lance(&e).message
             ))
-        })
+        })?;
+    // Building an S3 store contacts nothing: one listing shows that the
+    // bucket exists and the endpoint and credentials answer.
+    let listed = tokio::time::timeout(PROBE_TIMEOUT, async {
+        futures::StreamExt::next(&mut store.inner.list(Some(&base))).await
+    })
+    .await;
+    match listed {
+        Ok(None) | Ok(Some(Ok(_))) => Ok(()),
+        Ok(Some(Err(e))) => Err(CatalogError::invalid(format!(
+            "root {root:?} cannot be reached: {e}"
+        ))),
+        Err(_) => Err(CatalogError::invalid(format!(
+            "root {root:?} did not answer within {} s",
+            PROBE_TIMEOUT.as_secs()
+        ))),
+    }
 }
+
+/// How long a new root has to answer its first listing.
+const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);

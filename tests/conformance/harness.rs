@@ -85,12 +85,50 @@ impl Env {
     }
 }
 
+/// A fresh root on the S3-compatible server named by
+/// `LANCE_CATALOG_TEST_S3=http://HOST:PORT/BUCKET[/PREFIX]` (CI starts one),
+/// with the storage options a user would set; `None` when it is not set.
+pub fn s3_root() -> Option<StorageConfig> {
+    let spec = std::env::var("LANCE_CATALOG_TEST_S3").ok()?;
+    let (scheme, rest) = spec
+        .split_once("://")
+        .expect("LANCE_CATALOG_TEST_S3 is a URL");
+    let (host, path) = rest
+        .split_once('/')
+        .expect("LANCE_CATALOG_TEST_S3 names a bucket");
+    let path = path.trim_matches('/');
+    let options = [
+        ("aws_endpoint", format!("{scheme}://{host}")),
+        ("aws_access_key_id", "test".into()),
+        ("aws_secret_access_key", "test".into()),
+        ("aws_region", "us-east-1".into()),
+        ("allow_http", "true".into()),
+    ];
+    Some(StorageConfig {
+        root: format!("s3://{path}/conformance-{}", uuid::Uuid::new_v4().simple()),
+        storage_options: options
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    })
+}
+
 /// Warehouses on: project `p` and warehouse `wh` on a root of its own,
 /// beside the default warehouse's root. Answers the governance layer, the
 /// warehouse's root and the default root.
 pub async fn warehouses() -> (Arc<Governance>, TempDir, TempDir) {
-    let home = tempfile::tempdir().expect("tempdir");
     let wh = tempfile::tempdir().expect("tempdir");
+    let root = StorageConfig {
+        root: wh.path().to_string_lossy().into_owned(),
+        ..Default::default()
+    };
+    let (gov, home) = warehouses_with(root).await;
+    (gov, wh, home)
+}
+
+/// [`warehouses`] with warehouse `wh` at `root`.
+pub async fn warehouses_with(root: StorageConfig) -> (Arc<Governance>, TempDir) {
+    let home = tempfile::tempdir().expect("tempdir");
     let gov = Governance::open(&GovernanceConfig {
         storage: StorageConfig {
             root: home.path().to_string_lossy().into_owned(),
@@ -111,15 +149,51 @@ pub async fn warehouses() -> (Arc<Governance>, TempDir, TempDir) {
     gov.create_warehouse(CreateWarehouseRequest {
         warehouse_id: "wh".into(),
         project_id: "p".into(),
-        root: wh.path().to_string_lossy().into_owned(),
+        storage_options: (!root.storage_options.is_empty()).then_some(root.storage_options),
+        root: root.root,
         ..Default::default()
     })
     .await
     .expect("warehouse");
-    (Arc::new(gov), wh, home)
+    (Arc::new(gov), home)
 }
 
 impl Env {
+    /// The spec over REST (Lance's own client) against a server whose root
+    /// is on S3; `None` without `LANCE_CATALOG_TEST_S3`.
+    pub async fn on_s3() -> Option<Self> {
+        let config = s3_root()?;
+        let catalog = Catalog::open(&config).await.expect("open an S3 root");
+        let addr = lance_catalog::server::spawn(catalog, RestConfig::default())
+            .await
+            .expect("spawn server");
+        let base = format!("http://{addr}");
+        Some(Self {
+            ns: Arc::new(RestNamespaceBuilder::new(base.clone()).build()),
+            base: Some(base),
+            _dir: tempfile::tempdir().expect("tempdir"),
+            _home: None,
+        })
+    }
+
+    /// Two warehouses, the default one on a local root and `wh` on S3:
+    /// the spec over REST at `wh`'s URL. `None` without
+    /// `LANCE_CATALOG_TEST_S3`.
+    pub async fn warehouse_on_s3() -> Option<Self> {
+        let (gov, home) = warehouses_with(s3_root()?).await;
+        let addr = lance_catalog::server::spawn_governed(gov, RestConfig::default())
+            .await
+            .expect("spawn server");
+        let base = format!("http://{addr}");
+        let client = RestNamespaceBuilder::new(format!("{base}/warehouses/wh")).build();
+        Some(Self {
+            ns: Arc::new(client),
+            base: Some(base),
+            _dir: tempfile::tempdir().expect("tempdir"),
+            _home: Some(home),
+        })
+    }
+
     /// The spec through warehouse `wh` with warehouses on, in process.
     pub async fn in_warehouse() -> Self {
         let (gov, wh, home) = warehouses().await;

@@ -72,6 +72,32 @@ macro_rules! conformance {
                 }
             )*
         }
+        // Once more on S3 (CI starts an S3-compatible server and sets
+        // LANCE_CATALOG_TEST_S3); elsewhere these return at once.
+        mod on_s3 {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let Some(env) = crate::harness::Env::on_s3().await else {
+                        eprintln!("skipped: LANCE_CATALOG_TEST_S3 is not set");
+                        return;
+                    };
+                    crate::cases::$case(env.ns.as_ref()).await;
+                }
+            )*
+        }
+        mod warehouse_on_s3 {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let Some(env) = crate::harness::Env::warehouse_on_s3().await else {
+                        eprintln!("skipped: LANCE_CATALOG_TEST_S3 is not set");
+                        return;
+                    };
+                    crate::cases::$case(env.ns.as_ref()).await;
+                }
+            )*
+        }
         mod over_grpc {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,17 +8,15 @@ import base64
 import hashlib
 import hmac
 import json
-import tempfile
 import time
 import urllib.error
 import urllib.request
 
 import grpc
-import lance
 import lance_namespace
 import pyarrow.flight as flight
 import pytest
-from conftest import fresh, ipc, sample, start_server
+from conftest import fresh, ipc, new_root, open_dataset, sample, start_server
 from lance_namespace import (
     CreateNamespaceRequest,
     CreateTableRequest,
@@ -50,7 +48,7 @@ def call(url, method="GET", body=None, headers=None):
 
 @pytest.fixture(scope="module")
 def secured():
-    started = start_server(tempfile.mkdtemp(prefix="lance-catalog-auth-"),
+    started = start_server(new_root("lance-catalog-auth-"),
                            "--auth", "required", "--bootstrap-admin", "root", "--jwt-secret", SECRET)
     url = started["url"]
     root = {"authorization": f"Bearer {jwt('root')}"}
@@ -82,7 +80,7 @@ def test_rest_clients_with_keys_and_tokens(secured):
     alice.create_table(CreateTableRequest(id=tid), ipc(sample(0, 4)))
     assert alice.list_tables(ListTablesRequest(id=[team])).tables == ["t"]
     location = alice.describe_table(DescribeTableRequest(id=tid)).location
-    assert lance.dataset(location).count_rows() == 4
+    assert open_dataset(location).count_rows() == 4
 
     # The same through a bearer token (no grant of its own: only the key's
     # principal holds one).

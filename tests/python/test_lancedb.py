@@ -7,7 +7,7 @@ import lance
 import lancedb
 import pyarrow as pa
 import pytest
-from conftest import fresh
+from conftest import fresh, open_dataset
 from lance_namespace import DescribeTableRequest, TableExistsRequest
 from lance_namespace.errors import TableNotFoundError
 
@@ -72,7 +72,7 @@ def test_lancedb_flow(server):
     assert isinstance(nc, lance.namespace.RestNamespace)
     desc = nc.describe_table(DescribeTableRequest(id=inner + ["items"]))
     assert desc.location
-    ds = lance.dataset(desc.location)
+    ds = open_dataset(desc.location)
     assert ds.count_rows() == 8
     assert ds.version == 2
     assert sorted(ds.to_table(columns=["id"]).column("id").to_pylist()) == list(range(8))

@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -18,7 +17,7 @@ from lance_namespace_urllib3_client.models import (
     InsertIntoTableRequest,
 )
 
-from conftest import _binary, ipc, sample, start_server
+from conftest import ipc, new_root, sample, serve_argv, serve_env, start_server
 
 FAST = ["--task-poll", "0.1", "--task-lease", "2"]
 
@@ -61,7 +60,7 @@ def _wait(url, table, task_id, until=("completed", "failed"), timeout=120):
 
 
 def test_the_seed_sequence():
-    srv = start_server(tempfile.mkdtemp(prefix="lc-mt-"), "--workers", "1", *FAST)
+    srv = start_server(new_root("lc-mt-"), "--workers", "1", *FAST)
     try:
         url = srv["url"]
         _table(url, "documents", appends=6)
@@ -102,7 +101,7 @@ def test_the_seed_sequence():
 
 
 def test_two_replicas_run_each_task_once():
-    root = tempfile.mkdtemp(prefix="lc-mt2-")
+    root = new_root("lc-mt2-")
     a = start_server(root, "--workers", "2", *FAST)
     b = start_server(root, "--workers", "2", *FAST)
     try:
@@ -131,10 +130,11 @@ def test_two_replicas_run_each_task_once():
 
 
 def test_a_killed_worker_s_task_is_finished_by_the_other_replica():
-    root = tempfile.mkdtemp(prefix="lc-mt3-")
-    env = dict(os.environ, LANCE_CATALOG_HOLD="maintenance.run:60000")
+    root = new_root("lc-mt3-")
+    flags = ("--workers", "1", *FAST)
+    env = serve_env(root, *flags, env=dict(os.environ, LANCE_CATALOG_HOLD="maintenance.run:60000"))
     a = subprocess.Popen(
-        [_binary(), "serve", "--root", root, "--listen", "127.0.0.1:0", "--workers", "1", *FAST],
+        serve_argv(root, *flags),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
     )
     url = None

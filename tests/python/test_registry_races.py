@@ -3,12 +3,11 @@ registries: creates of one project id, and bindings of one top-level
 namespace, give exactly one 200 and 409s for the rest; concurrent updates
 of one warehouse (status, protection, properties) all land."""
 import json
-import tempfile
 import threading
 import urllib.error
 import urllib.request
 
-from conftest import fresh, start_server
+from conftest import fresh, new_root, start_server, storage_options_for
 
 
 def call(method, url, body=None):
@@ -40,9 +39,9 @@ def race(n, fn):
 
 
 def test_two_processes_never_lose_a_registry_race():
-    root = tempfile.mkdtemp(prefix="lance-catalog-race-")
-    control = tempfile.mkdtemp(prefix="lance-catalog-control-")
-    wroot = tempfile.mkdtemp(prefix="lance-catalog-warehouse-")
+    root = new_root("lance-catalog-race-")
+    control = new_root("lance-catalog-control-")
+    wroot = new_root("lance-catalog-warehouse-")
     # Two replicas with warehouses on, sharing one control root.
     flags = ("--warehouses", "on", "--control-root", control)
     servers = [start_server(root, *flags), start_server(root, *flags)]
@@ -57,8 +56,10 @@ def test_two_processes_never_lose_a_registry_race():
         status, listed = call("GET", f"{urls[1]}/v1/projects")
         assert [p["project_id"] for p in listed["projects"]] == [project]
 
-        status, _ = call("POST", f"{urls[0]}/v1/warehouses",
-                         {"warehouse_id": "w", "project_id": project, "root": wroot})
+        body = {"warehouse_id": "w", "project_id": project, "root": wroot}
+        if storage_options_for(wroot):
+            body["storage_options"] = storage_options_for(wroot)
+        status, _ = call("POST", f"{urls[0]}/v1/warehouses", body)
         assert status == 200
 
         # One top-level namespace, bound by 8 doors at once: one wins.

@@ -6,10 +6,8 @@ lost, no table is registered twice."""
 import json
 import os
 import subprocess
-import tempfile
 import urllib.request
 
-import lance
 import lance_namespace
 import pytest
 from lance_namespace_urllib3_client.models import (
@@ -20,7 +18,7 @@ from lance_namespace_urllib3_client.models import (
     DropNamespaceRequest,
 )
 
-from conftest import _binary, ipc, sample, start_server
+from conftest import ipc, new_root, open_dataset, sample, serve_argv, serve_env, start_server
 
 GRACE = ["--trash-grace", "1d"]
 
@@ -36,9 +34,9 @@ def _http(method, url, body=None):
 
 
 def _crashing(root, point):
-    env = dict(os.environ, LANCE_CATALOG_FAULT=point)
+    env = serve_env(root, *GRACE, env=dict(os.environ, LANCE_CATALOG_FAULT=point))
     proc = subprocess.Popen(
-        [_binary(), "serve", "--root", root, "--listen", "127.0.0.1:0", *GRACE],
+        serve_argv(root, *GRACE),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
     )
     for line in proc.stdout:
@@ -73,7 +71,7 @@ def _stop(proc):
 
 
 def test_kill_mid_cascade_drop_and_mid_undrop():
-    root = tempfile.mkdtemp(prefix="lance-catalog-crash-")
+    root = new_root("lance-catalog-crash-")
     srv = start_server(root, *GRACE)
     ns = lance_namespace.connect("rest", {"uri": srv["url"]})
     made = _build(ns)
@@ -99,7 +97,7 @@ def test_kill_mid_cascade_drop_and_mid_undrop():
     s, purged = _http("DELETE", f"{srv['url']}/v1/trash/{standing['trash_id']}")
     assert s == 200, purged
     name = "$".join(standing["id"])
-    assert lance.dataset(locations[name]).count_rows() == made[name]
+    assert open_dataset(locations[name]).count_rows() == made[name]
     assert _all_tables(srv["url"]) == sorted(made)
     dropped = ns.drop_namespace(DropNamespaceRequest(id=["a"], behavior="Cascade"))
     assert dropped.transaction_id
@@ -111,7 +109,7 @@ def test_kill_mid_cascade_drop_and_mid_undrop():
     assert len({tuple(e["id"]) for e in entries}) == 13
     assert len({e["group"] for e in entries}) == 1
     for t, loc in locations.items():
-        assert lance.dataset(loc).count_rows() == made[t]
+        assert open_dataset(loc).count_rows() == made[t]
     _stop(srv["proc"])
 
     # 2. Killed after its commit (the point's 1st pass), while the undrop
@@ -130,7 +128,7 @@ def test_kill_mid_cascade_drop_and_mid_undrop():
     ns = lance_namespace.connect("rest", {"uri": srv["url"]})
     for t, n in made.items():
         assert ns.count_table_rows(CountTableRowsRequest(id=t.split("$"))).count == n
-        assert lance.dataset(locations[t]).count_rows() == n
+        assert open_dataset(locations[t]).count_rows() == n
     s, listed = _http("GET", f"{srv['url']}/v1/trash")
     assert listed["entries"] == []
     _stop(srv["proc"])
@@ -139,7 +137,7 @@ def test_kill_mid_cascade_drop_and_mid_undrop():
 def test_kill_after_the_cascade_commit():
     """Killed after the subtree was detached, before the drop was marked
     done: the same call answers success and finishes it."""
-    root = tempfile.mkdtemp(prefix="lance-catalog-crash-")
+    root = new_root("lance-catalog-crash-")
     srv = start_server(root, *GRACE)
     ns = lance_namespace.connect("rest", {"uri": srv["url"]})
     made = _build(ns)

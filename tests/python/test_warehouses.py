@@ -8,11 +8,10 @@ import os
 import tempfile
 import urllib.request
 
-import lance
 import lance_namespace
 import lancedb
 import pytest
-from conftest import fresh, ipc, sample, start_server
+from conftest import fresh, ipc, list_dirs, new_root, open_dataset, sample, start_server, storage_options_for
 from lance_namespace import (
     CreateNamespaceRequest,
     CreateTableRequest,
@@ -31,13 +30,18 @@ def post(url, body, method="POST"):
 
 @pytest.fixture(scope="module")
 def estate():
-    home = tempfile.mkdtemp(prefix="lance-catalog-home-")
-    roots = {w: tempfile.mkdtemp(prefix=f"lance-catalog-{w}-") for w in ("east", "west")}
+    home = new_root("lance-catalog-home-")
+    # On S3 (LANCE_CATALOG_TEST_S3) east stays local and west is on S3,
+    # with its storage options in its create body: one server, both kinds.
+    roots = {"east": tempfile.mkdtemp(prefix="lance-catalog-east-"), "west": new_root("lance-catalog-west-")}
     started = start_server(home, "--warehouses", "on")
     url = started["url"]
     post(f"{url}/v1/projects", {"project_id": "acme"})
     for w, root in roots.items():
-        post(f"{url}/v1/warehouses", {"warehouse_id": w, "project_id": "acme", "root": root})
+        body = {"warehouse_id": w, "project_id": "acme", "root": root}
+        if storage_options_for(root):
+            body["storage_options"] = storage_options_for(root)
+        post(f"{url}/v1/warehouses", body)
     yield {"url": url, "roots": roots, "home": home}
     started["proc"].terminate()
     started["proc"].wait(timeout=30)
@@ -56,7 +60,7 @@ def test_lance_namespace_through_a_warehouse(estate):
     desc = east.describe_table(DescribeTableRequest(id=tid))
     real = os.path.realpath(roots["east"])
     assert desc.location.replace("file://", "").startswith(real), desc.location
-    ds = lance.dataset(desc.location)
+    ds = open_dataset(desc.location)
     assert ds.count_rows() == 5
     assert sorted(ds.to_table().column("id").to_pylist()) == [0, 1, 2, 3, 4]
 
@@ -84,5 +88,5 @@ def test_lancedb_through_a_warehouse(estate):
     assert [v["version"] for v in tbl.list_versions()] == [1, 2]
     again = db.open_table("items", namespace_path=[top])
     assert sorted(again.to_arrow().column("id").to_pylist()) == list(range(6))
-    on_disk = [d for _, dirs, _ in os.walk(roots["west"]) for d in dirs]
+    on_disk = list_dirs(roots["west"])
     assert any(d.startswith("items") or "items" in d for d in on_disk), on_disk
