@@ -63,6 +63,7 @@ mod rename;
 pub mod reserved;
 mod scan;
 mod settle;
+mod sql_text;
 mod storage;
 mod storage_options;
 mod stream_write;

@@ -110,6 +110,7 @@ impl LanceNamespace for Catalog {
         request: MergeInsertIntoTableRequest,
         data: Bytes,
     ) -> Result<MergeInsertIntoTableResponse> {
+        out(super::sql_text::check_request(&request))?;
         out(self.merge_insert_op(request, data).await)
     }
 
@@ -172,6 +173,7 @@ impl LanceNamespace for Catalog {
     }
 
     async fn count_table_rows(&self, request: CountTableRowsRequest) -> Result<i64> {
+        out(super::sql_text::check_request(&request))?;
         let id = out(table_id(&request.id))?;
         let predicate = request.predicate.clone();
         match checked(
@@ -194,6 +196,7 @@ impl LanceNamespace for Catalog {
     }
 
     async fn update_table(&self, request: UpdateTableRequest) -> Result<UpdateTableResponse> {
+        out(super::sql_text::check_request(&request))?;
         out(self.update_table_op(request).await)
     }
 
@@ -201,10 +204,12 @@ impl LanceNamespace for Catalog {
         &self,
         request: DeleteFromTableRequest,
     ) -> Result<DeleteFromTableResponse> {
+        out(super::sql_text::check_request(&request))?;
         out(self.delete_op(request).await)
     }
 
     async fn query_table(&self, request: QueryTableRequest) -> Result<Bytes> {
+        out(super::sql_text::check_request(&request))?;
         out(self.query_op(request).await)
     }
 
@@ -339,6 +344,7 @@ impl LanceNamespace for Catalog {
         &self,
         request: ExplainTableQueryPlanRequest,
     ) -> Result<String> {
+        out(super::sql_text::check_request(&request))?;
         if super::open::branch_of(&request.branch).is_some() {
             let mut query = (*request.query).clone();
             query.id = request.id.clone();
@@ -360,6 +366,7 @@ impl LanceNamespace for Catalog {
         &self,
         request: AnalyzeTableQueryPlanRequest,
     ) -> Result<String> {
+        out(super::sql_text::check_request(&request))?;
         if super::open::branch_of(&request.branch).is_some() {
             // The analyse request carries the query's fields inline.
             let query: QueryTableRequest = serde_json::to_value(&request)
@@ -382,6 +389,7 @@ impl LanceNamespace for Catalog {
         &self,
         request: AlterTableAddColumnsRequest,
     ) -> Result<AlterTableAddColumnsResponse> {
+        out(super::sql_text::check_request(&request))?;
         out(self.add_columns_op(request).await)
     }
 

@@ -188,7 +188,11 @@ impl Catalog {
         };
         let mut scan = ds.scan();
         if let Some(f) = spec.filter.as_deref().filter(|f| !f.trim().is_empty()) {
+            super::sql_text::check_sql("filter", f)?;
             scan.filter(f)?;
+        }
+        for expr in spec.column_aliases.iter().flat_map(|a| a.values()) {
+            super::sql_text::check_sql("column expression", expr)?;
         }
         if let Some(aliases) = spec.column_aliases.as_ref().filter(|a| !a.is_empty()) {
             let pairs: Vec<(&str, &str)> = aliases

@@ -219,5 +219,28 @@ pub async fn engine_mistakes_are_client_errors(ns: &dyn LanceNamespace) {
         })
         .await;
     assert_eq!(code(r), 13);
+
+    // SQL literals Lance's planner cannot handle (it would panic): refused
+    // before they reach it, wherever SQL travels.
+    for filter in ["id = $1", "id = ?", "s = N'a'", "s = $$a$$"] {
+        let r = ns.query_table(query(Some(filter), None)).await;
+        assert_eq!(code(r), 13, "{filter}");
+        let r = ns
+            .count_table_rows(CountTableRowsRequest {
+                id: ids(&["m", "t"]),
+                predicate: Some(filter.into()),
+                ..Default::default()
+            })
+            .await;
+        assert_eq!(code(r), 13, "{filter}");
+        let r = ns
+            .delete_from_table(DeleteFromTableRequest {
+                id: ids(&["m", "t"]),
+                predicate: filter.into(),
+                ..Default::default()
+            })
+            .await;
+        assert_eq!(code(r), 13, "{filter}");
+    }
     assert_eq!(count(ns, &["m", "t"]).await, 3);
 }
