@@ -115,11 +115,33 @@ async fn projects_and_warehouses_over_rest_and_grpc() {
         e["error"].as_str().unwrap().contains("POST /v1/projects"),
         "{e}"
     );
+    // A root that cannot be reached is refused at create, naming it.
+    let (s, e) = call(
+        &c,
+        Method::POST,
+        format!("{base}/v1/warehouses"),
+        Some(
+            json!({"warehouse_id": "w0", "project_id": "acme", "root": "s3://bucket/lance",
+                    "storage_options": {"aws_endpoint": "http://127.0.0.1:9", "allow_http": "true",
+                                        "aws_access_key_id": "k", "aws_secret_access_key": "s",
+                                        "aws_region": "eu-west-1"}}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        (s, e["code"].clone()),
+        (StatusCode::BAD_REQUEST, json!(13)),
+        "{e}"
+    );
+    assert!(
+        e["error"].as_str().unwrap().contains("s3://bucket/lance"),
+        "{e}"
+    );
     let (s, w) = call(
         &c,
         Method::POST,
         format!("{base}/v1/warehouses"),
-        Some(json!({"warehouse_id": "w1", "project_id": "acme", "root": "s3://bucket/lance",
+        Some(json!({"warehouse_id": "w1", "project_id": "acme", "root": "memory://w1",
                     "storage_options": {"aws_secret_access_key": "s3cr3t", "aws_region": "eu-west-1"}})),
     )
     .await;
