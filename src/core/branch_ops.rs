@@ -146,9 +146,9 @@ impl Catalog {
             base.storage_options = self.table_storage_options(&id).await?;
         }
         // A written table at a nested location looks declared to the
-        // engine (see `Catalog::nested`): read its details here.
+        // engine (see `Catalog::engine_misreads`): read its details here.
         let nested_written = base.is_only_declared == Some(true)
-            && self.nested_with_data(base.location.as_deref()).await?;
+            && self.misread_with_data(base.location.as_deref()).await?;
         if nested_written {
             base.is_only_declared = Some(false);
         }

@@ -17,23 +17,25 @@ use super::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 impl Catalog {
-    /// A written table's location relative to the root, when it is nested
-    /// (more than one directory deep): the engine tells such a table from
-    /// a declared one by joining its location as ONE path segment, so for
-    /// these the core answers itself.
-    pub(crate) fn nested(&self, location: &str) -> Option<String> {
+    /// A written table's location relative to the root, when the engine
+    /// misreads it: nested (more than one directory deep; the engine tells
+    /// a written table from a declared one by joining its location as ONE
+    /// path segment) or with non-ASCII characters (the engine looks for the
+    /// percent-encoded name, not the directory it wrote). For these the core
+    /// answers itself.
+    pub(crate) fn engine_misreads(&self, location: &str) -> Option<String> {
         // Locations come back as URIs, each segment percent-encoded.
         let decoded = percent_encoding::percent_decode_str(location)
             .decode_utf8()
             .ok()?;
         self.relative_location(&decoded, true)
             .ok()
-            .filter(|rel| rel.contains('/'))
+            .filter(|rel| rel.contains('/') || !rel.is_ascii())
     }
 
-    /// Whether `location` is nested and holds a dataset.
-    pub(crate) async fn nested_with_data(&self, location: Option<&str>) -> CatalogResult<bool> {
-        match location.and_then(|l| self.nested(l)) {
+    /// Whether `location` is one the engine misreads and holds a dataset.
+    pub(crate) async fn misread_with_data(&self, location: Option<&str>) -> CatalogResult<bool> {
+        match location.and_then(|l| self.engine_misreads(l)) {
             Some(rel) => self.holds_dataset(&rel).await,
             None => Ok(false),
         }

@@ -277,8 +277,8 @@ impl Catalog {
             CatalogError::internal(format!("table {} has no location", display_id(id)))
         })?;
         // A written table at a nested location looks declared to the
-        // engine (see `Catalog::nested`).
-        if d.is_only_declared == Some(true) && !self.nested_with_data(Some(&location)).await? {
+        // engine (see `Catalog::engine_misreads`).
+        if d.is_only_declared == Some(true) && !self.misread_with_data(Some(&location)).await? {
             Ok(Target::Declared(location))
         } else {
             Ok(Target::Written(location))

@@ -97,7 +97,7 @@ impl Catalog {
             return self.create_table_at(req, placement, body).await;
         }
         if let Target::Written(location) = &target {
-            if let Some(rel) = self.nested(location) {
+            if let Some(rel) = self.engine_misreads(location) {
                 return self.create_over_nested(req, &id, mode, &rel, body).await;
             }
             if mode == "overwrite" {

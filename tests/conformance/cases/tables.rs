@@ -2,7 +2,7 @@ use bytes::Bytes;
 use lance_namespace::models::*;
 use lance_namespace::LanceNamespace;
 
-use crate::harness::{code, create, ids, ipc, namespace, rows, schema};
+use crate::harness::{code, count, create, ids, ipc, namespace, rows, schema};
 
 pub async fn tables_lifecycle(ns: &dyn LanceNamespace) {
     namespace(ns, &["shop"]).await;
@@ -112,6 +112,35 @@ pub async fn create_table_modes(ns: &dyn LanceNamespace) {
         .await
         .unwrap();
     assert_eq!(n, 0);
+
+    // A name beyond ASCII, at the root and in a namespace: every mode
+    // behaves as for any name (the engine looks for it percent-encoded).
+    for id in [&["Ä-t"][..], &["cm", "Ä"]] {
+        create(ns, id, rows(0, 3)).await.unwrap();
+        let again = |mode: &str| {
+            ns.create_table(
+                CreateTableRequest {
+                    id: ids(id),
+                    mode: Some(mode.to_string()),
+                    ..Default::default()
+                },
+                rows(10, 2),
+            )
+        };
+        assert_eq!(code(again("create").await), 5, "{id:?}");
+        assert_eq!(again("exist_ok").await.unwrap().version, Some(1));
+        assert_eq!(again("overwrite").await.unwrap().version, Some(2));
+        assert_eq!(count(ns, id).await, 2);
+        let described = ns
+            .describe_table(DescribeTableRequest {
+                id: ids(id),
+                check_declared: Some(true),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_ne!(described.is_only_declared, Some(true), "{id:?}");
+    }
 }
 
 pub async fn declare_register_deregister(ns: &dyn LanceNamespace) {
