@@ -95,12 +95,12 @@ fn observed(app: axum::Router) -> axum::Router {
     app.layer(axum::middleware::from_fn(crate::telemetry::observe))
 }
 
-/// Check readiness every few seconds, so gRPC health (which has no probe
-/// of its own to trigger a check) follows storage even when no one calls
-/// `/readyz`. Stops when the server is gone.
+/// Check readiness every 2 s: `/readyz` and gRPC health answer from the
+/// latest check, so probes cost no storage request. Stops when the server
+/// is gone.
 async fn refresh_readiness(gov: std::sync::Weak<Governance>) {
     loop {
-        tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
         let Some(gov) = gov.upgrade() else { return };
         let _ = gov.check_ready().await;
     }

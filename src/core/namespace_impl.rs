@@ -590,6 +590,7 @@ impl LanceNamespace for Catalog {
         &self,
         request: AlterTableBackfillColumnsRequest,
     ) -> Result<AlterTableBackfillColumnsResponse> {
+        out(super::sql_text::check_request(&request))?;
         out(self.backfill_op(request).await)
     }
 

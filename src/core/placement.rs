@@ -20,17 +20,32 @@ impl Catalog {
     /// A written table's location relative to the root, when the engine
     /// misreads it: nested (more than one directory deep; the engine tells
     /// a written table from a declared one by joining its location as ONE
-    /// path segment) or with non-ASCII characters (the engine looks for the
-    /// percent-encoded name, not the directory it wrote). For these the core
-    /// answers itself.
+    /// path segment) or with a character object_store escapes in a path
+    /// segment (non-ASCII, `~ # % ? * [ ] { } ^ | < > "` and more: the
+    /// engine looks for the escaped name, not the directory Lance wrote).
+    /// For these the core answers itself.
     pub(crate) fn engine_misreads(&self, location: &str) -> Option<String> {
         // Locations come back as URIs, each segment percent-encoded.
         let decoded = percent_encoding::percent_decode_str(location)
             .decode_utf8()
             .ok()?;
-        self.relative_location(&decoded, true)
-            .ok()
-            .filter(|rel| rel.contains('/') || !rel.is_ascii())
+        let root = self.root.trim_end_matches('/');
+        let stripped = decoded
+            .strip_prefix("file://")
+            .filter(|_| !root.contains("://"))
+            .unwrap_or(&decoded);
+        let rel = stripped.strip_prefix(root)?.strip_prefix('/')?;
+        // A recorded location is checked when it is recorded; this is only
+        // a second look, so anything odd is left to the engine.
+        if rel.is_empty()
+            || rel
+                .split('/')
+                .any(|s| s.is_empty() || s == "." || s == "..")
+        {
+            return None;
+        }
+        let escaped = |s: &str| object_store::path::PathPart::from(s).as_ref() != s;
+        (rel.contains('/') || rel.split('/').any(escaped)).then(|| rel.to_string())
     }
 
     /// Whether `location` is one the engine misreads and holds a dataset.

@@ -93,7 +93,7 @@ pub struct Governance {
     /// How maintenance tasks are kept and run.
     pub(super) maintenance: super::MaintenanceConfig,
     /// The latest readiness check's outcome (see `health.rs`).
-    pub(super) ready: tokio::sync::watch::Sender<bool>,
+    pub(super) ready: tokio::sync::watch::Sender<Option<String>>,
 }
 
 impl std::fmt::Debug for Governance {
@@ -186,7 +186,7 @@ impl Governance {
             denials: Default::default(),
             trash: Default::default(),
             maintenance: Default::default(),
-            ready: tokio::sync::watch::channel(true).0,
+            ready: tokio::sync::watch::channel(None).0,
         }
     }
 

@@ -50,7 +50,7 @@ pub fn router(catalog: Arc<Governance>, max_message: usize) -> axum::Router {
     tokio::spawn(async move {
         use tonic_health::ServingStatus;
         loop {
-            let status = match *ready.borrow_and_update() {
+            let status = match ready.borrow_and_update().is_none() {
                 true => ServingStatus::Serving,
                 false => ServingStatus::NotServing,
             };

@@ -32,10 +32,11 @@ async fn healthz() -> Response {
     json_ok(serde_json::json!({"status": "ok"}))
 }
 
-/// The storage root and the control root answer; 503 with the reason when
-/// not, so a load balancer stops sending requests here.
+/// The storage root and the control root answered the latest check (one
+/// runs every few seconds); 503 with the reason when not, so a load
+/// balancer stops sending requests here.
 async fn readyz(State(gov): State<Arc<Governance>>) -> Response {
-    match gov.check_ready().await {
+    match gov.ready_now() {
         Ok(()) => json_ok(serde_json::json!({"status": "ready"})),
         Err(reason) => Problem::new(
             CatalogError::new(Code::SERVICE_UNAVAILABLE, format!("not ready: {reason}")),

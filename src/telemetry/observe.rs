@@ -129,31 +129,49 @@ pub async fn observe(req: Request, next: Next) -> Response {
             count: bytes_in.clone(),
         })
     });
-    let mut resp = REQUEST.scope(info.clone(), next.run(req)).await;
-    if let Ok(v) = HeaderValue::from_str(&info.id) {
-        resp.headers_mut().entry(REQUEST_ID).or_insert(v);
-    }
-    let finish = Finish {
-        status: resp.status().as_u16(),
-        grpc_status: resp
-            .headers()
-            .get("grpc-status")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|s| s.parse().ok()),
-        info,
+    // Recorded even when the request is dropped before it has an answer
+    // (the client went away, a gRPC deadline passed): as status 499.
+    let mut pending = Pending(Some(Finish {
+        status: 499,
+        grpc_status: None,
+        info: info.clone(),
         transport,
         path,
         probe,
         start,
         bytes_in,
         bytes_out: 0,
+    }));
+    let mut resp = REQUEST.scope(info.clone(), next.run(req)).await;
+    if let Ok(v) = HeaderValue::from_str(&info.id) {
+        resp.headers_mut().entry(REQUEST_ID).or_insert(v);
+    }
+    let Some(mut finish) = pending.0.take() else {
+        return resp;
     };
+    finish.status = resp.status().as_u16();
+    finish.grpc_status = resp
+        .headers()
+        .get("grpc-status")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|s| s.parse().ok());
     resp.map(|b| {
         Body::new(Observed {
             inner: b,
             finish: Some(finish),
         })
     })
+}
+
+/// A request's record until its answer takes it over.
+struct Pending(Option<Finish>);
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            f.record();
+        }
+    }
 }
 
 /// A caller's request id is kept only when it is short and plain: it is
@@ -299,7 +317,15 @@ impl http_body::Body for Observed {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        // A streamed answer's errors are made while it is polled, outside
+        // the handler: they are noted on this request all the same.
+        let this = &mut *self;
+        let polled = match this.finish.as_ref() {
+            Some(f) => {
+                REQUEST.sync_scope(f.info.clone(), || Pin::new(&mut this.inner).poll_frame(cx))
+            }
+            None => Pin::new(&mut this.inner).poll_frame(cx),
+        };
         if let Some(f) = self.finish.as_mut() {
             match &polled {
                 Poll::Ready(Some(Ok(frame))) => {

@@ -77,6 +77,16 @@ def grpc_health(url, service=""):
     return answer[1] if len(answer) >= 2 else 0
 
 
+def eventually(check, timeout=10.0):
+    """Poll `check` until it answers truthy; answer its last value."""
+    deadline = time.time() + timeout
+    while True:
+        got = check()
+        if got or time.time() > deadline:
+            return got
+        time.sleep(0.1)
+
+
 def test_healthz_readyz_and_grpc_health_agree():
     root = tempfile.mkdtemp(prefix="lance-catalog-ready-")
     srv = start_server(root)
@@ -88,25 +98,48 @@ def test_healthz_readyz_and_grpc_health_agree():
         assert grpc_health(url) == 1
         assert grpc_health(url, "lance.catalog.v1.LanceNamespaceService") == 1
 
-        # The storage root goes away: not ready, with the reason; alive still.
+        # The storage root goes away: within a check (every 2 s) not
+        # ready, with the reason, on both; alive still.
         moved = root + ".away"
         os.rename(root, moved)
+        assert eventually(lambda: call(url + "/readyz")[0] == 503)
         status, headers, body = call(url + "/readyz")
-        assert status == 503, body
         problem = json.loads(body)
         assert headers["content-type"] == "application/problem+json"
         assert problem["code"] == 17 and "storage root" in problem["detail"], problem
-        assert grpc_health(url) == 2
+        # The unauthenticated answer names no path.
+        assert root not in body.decode()
+        assert eventually(lambda: grpc_health(url) == 2)
         assert grpc_health(url, "lance.catalog.v1.CatalogControlService") == 2
         assert call(url + "/healthz")[0] == 200
 
         # It comes back: ready again, and so is gRPC health.
         os.rename(moved, root)
-        assert call(url + "/readyz")[0] == 200
-        assert grpc_health(url) == 1
+        assert eventually(lambda: call(url + "/readyz")[0] == 200)
+        assert eventually(lambda: grpc_health(url) == 1)
     finally:
         srv["proc"].terminate()
         srv["proc"].wait(timeout=30)
+
+
+def test_a_request_cut_off_is_no_longer_in_flight(server):
+    """A client that goes away mid-body: its request is counted and is not
+    left in flight."""
+    import socket
+
+    url = server["url"]
+    host, port = url.removeprefix("http://").split(":")
+    before = scrape(url)
+    s = socket.create_connection((host, int(port)))
+    s.sendall(b"POST /v1/table/a$b/insert HTTP/1.1\r\nHost: x\r\n"
+              b"Content-Type: application/vnd.apache.arrow.stream\r\nContent-Length: 1000\r\n\r\n0123456789")
+    time.sleep(0.3)
+    s.close()
+    # Only the scrape itself is in flight once the server has noticed.
+    assert eventually(lambda: scrape(url)['lance_catalog_requests_in_flight{transport="rest"}'] == 1)
+    after = scrape(url)
+    assert sample_value(after, "lance_catalog_requests_total", operation="InsertIntoTable") > \
+        sample_value(before, "lance_catalog_requests_total", operation="InsertIntoTable")
 
 
 def test_metrics_move_with_traffic_on_every_transport(server):
@@ -144,7 +177,7 @@ def test_metrics_move_with_traffic_on_every_transport(server):
     status, _, body = call(f"{url}/lance/oss/v1/table/{top}.t/compact?delimiter=.", "POST", {})
     assert status == 200, body
     task_id = json.loads(body)["task_id"]
-    for _ in range(200):
+    for _ in range(1200):
         s, _, b = call(f"{url}/lance/oss/v1/table/{top}.t/tasks/{task_id}?delimiter=.")
         if json.loads(b)["task_info"]["status"] in ("completed", "failed"):
             break

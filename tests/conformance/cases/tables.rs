@@ -113,9 +113,10 @@ pub async fn create_table_modes(ns: &dyn LanceNamespace) {
         .unwrap();
     assert_eq!(n, 0);
 
-    // A name beyond ASCII, at the root and in a namespace: every mode
-    // behaves as for any name (the engine looks for it percent-encoded).
-    for id in [&["Ä-t"][..], &["cm", "Ä"]] {
+    // Names beyond ASCII or with characters a storage path escapes, at the
+    // root and in a namespace: every mode behaves as for any name (the
+    // engine looks for them escaped).
+    for id in [&["Ä-t"][..], &["cm", "Ä"], &["cm", "a~b"], &["cm", "t[1]"]] {
         create(ns, id, rows(0, 3)).await.unwrap();
         let again = |mode: &str| {
             ns.create_table(
