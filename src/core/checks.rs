@@ -95,11 +95,15 @@ impl Catalog {
             id: Some(id.to_vec()),
             ..Default::default()
         };
-        match engine(self.inner.namespace_exists(req).await) {
-            Ok(()) => Ok(true),
-            Err(e) if e.code == Code::NAMESPACE_NOT_FOUND => Ok(false),
-            Err(e) => Err(e),
-        }
+        let key = super::meta_cache::key_of("namespace_present", &req);
+        let check = async {
+            match engine(self.inner.namespace_exists(req).await) {
+                Ok(()) => Ok(true),
+                Err(e) if e.code == Code::NAMESPACE_NOT_FOUND => Ok(false),
+                Err(e) => Err(e),
+            }
+        };
+        self.cached(key, check).await
     }
 
     /// Fail with NamespaceNotFound (1) unless the namespace exists.

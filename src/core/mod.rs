@@ -52,6 +52,7 @@ mod jobs;
 mod locations;
 pub mod maintenance;
 mod manifest_tx;
+mod meta_cache;
 mod metadata;
 mod namespace_impl;
 mod namespaces;
@@ -109,6 +110,8 @@ pub struct Catalog {
     /// Records in the root's own control directory (the default control
     /// root of the hierarchy's registries).
     control: crate::records::Records,
+    /// Metadata answers kept per manifest version (see `meta_cache.rs`).
+    meta: Arc<meta_cache::MetaCache>,
 }
 
 impl Catalog {
@@ -125,6 +128,7 @@ impl Catalog {
             session: opened.session,
             storage_options: config.storage_options.clone(),
             manifest_lock: Arc::new(tokio::sync::Mutex::new(())),
+            meta: Default::default(),
         })
     }
 

@@ -239,6 +239,14 @@ impl Catalog {
         check_limit(req.limit)?;
         self.require_namespace(&id).await?;
         req.id = Some(id);
+        // With declared tables included the page is the manifest's alone
+        // (without them, each table's data is looked at).
+        if req.include_declared != Some(false) {
+            let key = super::meta_cache::key_of("list_tables", &req);
+            return self
+                .cached(key, async { engine(self.inner.list_tables(req).await) })
+                .await;
+        }
         engine(self.inner.list_tables(req).await)
     }
 }

@@ -32,11 +32,24 @@ impl Catalog {
             id: Some(id.to_vec()),
             ..req
         };
-        engine(self.inner.describe_table(req).await).map_err(|e| match e.code {
-            Code::NAMESPACE_NOT_FOUND => missing_table(e, id),
-            Code::TABLE_NOT_FOUND => table_not_found(id),
-            _ => e,
-        })
+        // Without detailed metadata, a declared check or a version, the
+        // answer is the manifest row's alone: kept per manifest version.
+        let from_manifest = !req.load_detailed_metadata.unwrap_or(false)
+            && !req.check_declared.unwrap_or(false)
+            && req.version.is_none();
+        let describe = async {
+            engine(self.inner.describe_table(req.clone()).await).map_err(|e| match e.code {
+                Code::NAMESPACE_NOT_FOUND => missing_table(e, id),
+                Code::TABLE_NOT_FOUND => table_not_found(id),
+                _ => e,
+            })
+        };
+        if from_manifest {
+            self.cached(super::meta_cache::key_of("describe_table", &req), describe)
+                .await
+        } else {
+            describe.await
+        }
     }
 
     /// The table's location, as the catalog records it.

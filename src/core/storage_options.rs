@@ -24,6 +24,14 @@ impl Catalog {
         &self,
         id: &[String],
     ) -> CatalogResult<Option<HashMap<String, String>>> {
+        let key = super::meta_cache::key_of("table_storage_options", &id);
+        self.cached(key, self.storage_options_of(id)).await
+    }
+
+    async fn storage_options_of(
+        &self,
+        id: &[String],
+    ) -> CatalogResult<Option<HashMap<String, String>>> {
         let mut options = self.storage_options.clone();
         let ancestors: Vec<String> = (1..id.len()).map(|d| manifest_key(&id[..d])).collect();
         if !ancestors.is_empty() {
