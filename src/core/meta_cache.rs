@@ -134,6 +134,25 @@ impl Catalog {
     }
 }
 
+impl Catalog {
+    /// An existence check: a yes is kept per manifest version (under
+    /// `key`), a no is asked every time (its error is the engine's own).
+    pub(crate) async fn cached_yes(
+        &self,
+        key: String,
+        check: impl std::future::Future<Output = lance::Result<()>>,
+    ) -> lance::Result<()> {
+        let ticket = match self.cache_get::<()>(&key).await {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(ticket)) => ticket,
+            Err(e) => return Err(e.into_lance()),
+        };
+        check.await?;
+        self.cache_put(key, ticket, ());
+        Ok(())
+    }
+}
+
 /// A cache key: the operation and its request, less who is asking (the
 /// answers do not depend on it).
 pub(crate) fn key_of<R: serde::Serialize>(op: &str, request: &R) -> String {

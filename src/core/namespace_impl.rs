@@ -129,20 +129,13 @@ impl LanceNamespace for Catalog {
     }
 
     async fn namespace_exists(&self, request: NamespaceExistsRequest) -> Result<()> {
-        // A yes is kept per manifest version; a no is asked every time.
         let key = super::meta_cache::key_of("namespace_exists", &request);
-        let ticket = match out(self.cache_get::<()>(&key).await)? {
-            Ok(()) => return Ok(()),
-            Err(ticket) => ticket,
-        };
-        checked(
+        let check = checked(
             namespace_id(&request.id),
             Names::Namespace,
             self.inner.namespace_exists(request),
-        )
-        .await?;
-        self.cache_put(key, ticket, ());
-        Ok(())
+        );
+        self.cached_yes(key, check).await
     }
 
     async fn describe_table(&self, request: DescribeTableRequest) -> Result<DescribeTableResponse> {
@@ -150,20 +143,13 @@ impl LanceNamespace for Catalog {
     }
 
     async fn table_exists(&self, request: TableExistsRequest) -> Result<()> {
-        // A yes is kept per manifest version; a no is asked every time.
         let key = super::meta_cache::key_of("table_exists", &request);
-        let ticket = match out(self.cache_get::<()>(&key).await)? {
-            Ok(()) => return Ok(()),
-            Err(ticket) => ticket,
-        };
-        checked(
+        let check = checked(
             table_id(&request.id),
             Names::Table,
             self.inner.table_exists(request),
-        )
-        .await?;
-        self.cache_put(key, ticket, ());
-        Ok(())
+        );
+        self.cached_yes(key, check).await
     }
 
     async fn drop_table(&self, request: DropTableRequest) -> Result<DropTableResponse> {
