@@ -8,7 +8,7 @@ use lance::dataset::{MergeInsertBuilder, WhenMatched, WhenNotMatched, WhenNotMat
 use lance::index::DatasetIndexExt;
 use lance_namespace::models::{
     DescribeTableRequest, DescribeTableResponse, DropTableIndexRequest, DropTableIndexResponse,
-    InsertIntoTableResponse, MergeInsertIntoTableRequest, MergeInsertIntoTableResponse,
+    MergeInsertIntoTableRequest, MergeInsertIntoTableResponse,
 };
 
 use super::data::Stream;
@@ -16,30 +16,6 @@ use super::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 impl Catalog {
-    pub(crate) async fn insert_on_branch(
-        &self,
-        id: &[String],
-        branch: &str,
-        mode: &str,
-        stream: Stream,
-    ) -> CatalogResult<InsertIntoTableResponse> {
-        let rows: usize = stream.batches.iter().map(|b| b.num_rows()).sum();
-        let source = Box::pin(
-            datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
-                stream.schema,
-                futures::stream::iter(stream.batches.into_iter().map(Ok)),
-            ),
-        );
-        let version = self
-            .insert_stream(id, Some(branch), mode == "overwrite", source)
-            .await?;
-        Ok(InsertIntoTableResponse {
-            version: Some(version as i64),
-            num_inserted_rows: Some(rows as i64),
-            ..Default::default()
-        })
-    }
-
     pub(crate) async fn merge_insert_on_branch(
         &self,
         id: &[String],

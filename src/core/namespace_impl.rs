@@ -94,7 +94,8 @@ impl LanceNamespace for Catalog {
         request: CreateTableRequest,
         data: Bytes,
     ) -> Result<CreateTableResponse> {
-        out(self.create_table_op(request, data).await)
+        let rows = out(super::rows::Rows::from_bytes(data, "create_table").await)?;
+        out(self.create_table_op(request, rows).await)
     }
 
     async fn insert_into_table(
@@ -102,7 +103,8 @@ impl LanceNamespace for Catalog {
         request: InsertIntoTableRequest,
         data: Bytes,
     ) -> Result<InsertIntoTableResponse> {
-        out(self.insert_op(request, data).await)
+        let rows = out(super::rows::Rows::from_bytes(data, "insert_into_table").await)?;
+        out(self.insert_op(request, rows).await)
     }
 
     async fn merge_insert_into_table(
@@ -211,8 +213,8 @@ impl LanceNamespace for Catalog {
     }
 
     async fn query_table(&self, request: QueryTableRequest) -> Result<Bytes> {
-        out(super::sql_text::check_request(&request))?;
-        out(self.query_op(request).await)
+        let answer = out(self.query_answer(request).await)?;
+        out(super::rows::gather(answer).await)
     }
 
     async fn create_table_index(

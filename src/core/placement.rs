@@ -6,13 +6,11 @@
 
 use std::collections::HashMap;
 
-use bytes::Bytes;
-use lance::dataset::{WriteMode, WriteParams};
-use lance::Dataset;
+use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
 use lance_namespace::models::{CreateTableRequest, CreateTableResponse};
 use lance_namespace_impls::dir::manifest::{ManifestEntry, ObjectType};
 
-use super::data::decode_stream;
+use super::rows::Rows;
 use super::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -64,23 +62,20 @@ impl Catalog {
         id: &[String],
         mode: &str,
         rel: &str,
-        body: Bytes,
+        rows: Rows,
     ) -> CatalogResult<CreateTableResponse> {
         let uri = self.location_uri(rel);
         let version = match mode {
             "overwrite" => {
-                let stream = decode_stream(&body, "create_table")?;
-                let reader = arrow_array::RecordBatchIterator::new(
-                    stream.batches.into_iter().map(Ok),
-                    stream.schema.clone(),
-                );
                 let params = WriteParams {
                     mode: WriteMode::Overwrite,
                     session: Some(self.session.clone()),
                     store_params: self.store_params(req.storage_options.clone()),
                     ..Default::default()
                 };
-                Dataset::write(reader, &uri, Some(params))
+                InsertBuilder::new(uri.as_str())
+                    .with_params(&params)
+                    .execute_stream(rows.into_source())
                     .await?
                     .version()
                     .version
@@ -112,21 +107,17 @@ impl Catalog {
         &self,
         req: CreateTableRequest,
         placement: Placement,
-        body: Bytes,
+        rows: Rows,
     ) -> CatalogResult<CreateTableResponse> {
         let id = req.id.clone().unwrap_or_default();
         if let Placement::Chosen(rel) = &placement {
             self.check_unclaimed(&id, rel).await?;
             self.require_empty_location(rel).await?;
         }
-        let stream = decode_stream(&body, "create_table")?;
+        let source = rows.into_source();
         let catalog = self.clone();
         let task = async move {
             let rel = placement.relative().to_string();
-            let reader = arrow_array::RecordBatchIterator::new(
-                stream.batches.into_iter().map(Ok),
-                stream.schema.clone(),
-            );
             let params = WriteParams {
                 mode: WriteMode::Create,
                 session: Some(catalog.session.clone()),
@@ -134,7 +125,11 @@ impl Catalog {
                 ..Default::default()
             };
             let uri = catalog.location_uri(&rel);
-            let ds = match Dataset::write(reader, &uri, Some(params)).await {
+            let written = InsertBuilder::new(uri.as_str())
+                .with_params(&params)
+                .execute_stream(source)
+                .await;
+            let ds = match written {
                 Ok(ds) => ds,
                 Err(e) => {
                     catalog.undo_failed_write(&placement).await;

@@ -7,10 +7,8 @@
 
 use std::collections::HashMap;
 
-use arrow::ipc::writer::FileWriter;
 use arrow_array::{Float32Array, RecordBatch};
 use arrow_schema::SchemaRef;
-use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use lance_index::scalar::FullTextSearchQuery;
@@ -264,29 +262,5 @@ impl Catalog {
                 err
             }
         })
-    }
-
-    /// QueryTable: the engine reads the main line only, so a query on a
-    /// branch is run as a scan here; the answer is an Arrow IPC file.
-    pub(crate) async fn query_op(&self, mut req: QueryTableRequest) -> CatalogResult<Bytes> {
-        let id = table_id(&req.id)?;
-        if branch_of(&req.branch).is_none() {
-            req.id = Some(id.clone());
-            return super::engine(
-                lance_namespace::LanceNamespace::query_table(self.inner.as_ref(), req).await,
-            )
-            .map_err(|e| super::missing_table(e, &id));
-        }
-        let scan = self.scan(&ScanSpec::from_query(&req)?).await?;
-        let batches: Vec<RecordBatch> = scan.batches.try_collect().await?;
-        let mut out = Vec::new();
-        {
-            let mut w = FileWriter::try_new(&mut out, &scan.schema)?;
-            for b in &batches {
-                w.write(b)?;
-            }
-            w.finish()?;
-        }
-        Ok(Bytes::from(out))
     }
 }

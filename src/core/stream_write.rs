@@ -10,8 +10,6 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use datafusion::error::DataFusionError;
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::SendableRecordBatchStream;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
@@ -23,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::checks::{display_id, table_id, table_not_found};
 use super::data::parse_mode;
 use super::open::branch_of;
+use super::rows::Rows;
 use super::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -67,13 +66,11 @@ impl Catalog {
         let batches = batches.inspect_ok(move |b| {
             counter.fetch_add(b.num_rows() as u64, Ordering::Relaxed);
         });
-        let source: SendableRecordBatchStream = Box::pin(RecordBatchStreamAdapter::new(
+        let source = Rows {
             schema,
-            // Wrapped as a Lance error so Lance hands it back unchanged and
-            // its code (e.g. 13 for a corrupt stream) survives.
-            batches.map_err(|e| DataFusionError::External(Box::new(e.into_lance()))),
-        ));
-        let source = read_ahead(source);
+            batches: batches.boxed(),
+        }
+        .into_source();
         // Checked before anything is written, as for a REST merge-insert.
         let on = match &op {
             WriteOp::MergeInsert(req) => {
@@ -161,18 +158,6 @@ impl Catalog {
             num_rows: counted.load(Ordering::Relaxed),
             created,
         })
-    }
-
-    /// Append or overwrite a stream of batches as one commit.
-    pub(crate) async fn insert_stream(
-        &self,
-        id: &[String],
-        branch: Option<&str>,
-        overwrite: bool,
-        source: SendableRecordBatchStream,
-    ) -> CatalogResult<u64> {
-        let ds = self.open_table(id, branch).await?;
-        self.write_into(ds, overwrite, source).await
     }
 
     /// Append to or overwrite an opened table as one commit.
@@ -300,33 +285,6 @@ impl Target {
             _ => None,
         }
     }
-}
-
-/// How many decoded batches wait ahead of Lance's writer. Decoding the
-/// incoming stream (Flight messages into record batches) runs on its own task
-/// so that it overlaps with Lance's encoding; the bound keeps memory at a few
-/// batches however long the stream.
-pub(super) const READ_AHEAD_BATCHES: usize = 2;
-
-/// Pull `source` on its own task, at most [`READ_AHEAD_BATCHES`] ahead. When
-/// the writer stops (an error, a dropped request) the channel closes and the
-/// task drops the source, which cancels the upload.
-fn read_ahead(source: SendableRecordBatchStream) -> SendableRecordBatchStream {
-    let schema = source.schema();
-    let (tx, rx) = tokio::sync::mpsc::channel(READ_AHEAD_BATCHES);
-    tokio::spawn(async move {
-        let mut source = source;
-        while let Some(item) = source.next().await {
-            let failed = item.is_err();
-            if tx.send(item).await.is_err() || failed {
-                break;
-            }
-        }
-    });
-    let batches = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|item| (item, rx))
-    });
-    Box::pin(RecordBatchStreamAdapter::new(schema, batches))
 }
 
 /// Whether an insert `mode` (append or overwrite, any case) replaces rows.

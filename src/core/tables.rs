@@ -15,10 +15,11 @@ use lance_namespace::LanceNamespace;
 use lance_namespace_impls::dir::manifest::ManifestNamespace;
 
 use super::checks::{table_id, table_not_found};
-use super::data::{decode_stream, encode_stream, parse_mode};
+use super::data::{decode_stream, parse_mode};
 use super::open::branch_of;
 use super::placement::{lost_create, own_task, Placement};
-use super::stream_write::Target;
+use super::rows::Rows;
+use super::stream_write::{Target, WriteOp};
 use super::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -30,10 +31,10 @@ impl Catalog {
     pub(crate) async fn create_table_op(
         &self,
         req: CreateTableRequest,
-        body: Bytes,
+        rows: Rows,
     ) -> CatalogResult<CreateTableResponse> {
         let id = table_id(&req.id)?;
-        let mut created = self.create_table_inner(req, body).await?;
+        let mut created = self.create_table_inner(req, rows).await?;
         // The table exists now: a failure to read its namespaces' options
         // falls back to the root's rather than failing the create.
         created.storage_options = match self.table_storage_options(&id).await {
@@ -49,7 +50,7 @@ impl Catalog {
     async fn create_table_inner(
         &self,
         mut req: CreateTableRequest,
-        body: Bytes,
+        rows: Rows,
     ) -> CatalogResult<CreateTableResponse> {
         let id = table_id(&req.id)?;
         let mode = parse_mode(
@@ -70,13 +71,8 @@ impl Catalog {
                 .extend(props);
         }
         super::checks::check_properties(req.properties.as_ref())?;
-        let stream = decode_stream(&body, "create_table")?;
         self.require_parent(&id).await?;
-        let body = if stream.batches.is_empty() {
-            encode_stream(&stream)?
-        } else {
-            body
-        };
+        let rows = rows.or_empty_batch();
         req.id = Some(id.clone());
         req.mode = Some(mode.to_string());
         let location = ctx
@@ -94,11 +90,18 @@ impl Catalog {
                     &super::checks::manifest_key(&id),
                 )),
             };
-            return self.create_table_at(req, placement, body).await;
+            return self.create_table_at(req, placement, rows).await;
         }
         if let Target::Written(location) = &target {
             if let Some(rel) = self.engine_misreads(location) {
-                return self.create_over_nested(req, &id, mode, &rel, body).await;
+                return self.create_over_nested(req, &id, mode, &rel, rows).await;
+            }
+            if mode == "create" {
+                // Refused without reading the rest of the body.
+                return Err(CatalogError::new(
+                    Code::TABLE_ALREADY_EXISTS,
+                    format!("table {} already exists", super::checks::display_id(&id)),
+                ));
             }
             if mode == "overwrite" {
                 // The engine's overwrite replaces the record's properties
@@ -116,6 +119,9 @@ impl Catalog {
                 }
             }
         }
+        // An existing or declared table: the engine's own paths, which take
+        // the whole body.
+        let body = rows.into_bytes().await?;
         let mut created = engine(self.inner.create_table(req, body).await)?;
         super::checks::public_properties(&mut created.properties);
         Ok(created)
@@ -254,8 +260,8 @@ impl Catalog {
 
     pub(crate) async fn insert_op(
         &self,
-        mut req: InsertIntoTableRequest,
-        body: Bytes,
+        req: InsertIntoTableRequest,
+        rows: Rows,
     ) -> CatalogResult<InsertIntoTableResponse> {
         let id = table_id(&req.id)?;
         let mode = parse_mode(
@@ -264,17 +270,26 @@ impl Catalog {
             "append",
             "insert",
         )?;
-        let stream = decode_stream(&body, "insert_into_table")?;
         self.require_table(&id).await?;
-        if let Some(branch) = branch_of(&req.branch) {
-            return self
-                .insert_on_branch(&id, branch, mode, stream)
-                .await
-                .map_err(schema_error);
-        }
-        req.id = Some(id);
-        req.mode = Some(mode.to_string());
-        engine(self.inner.insert_into_table(req, body).await).map_err(schema_error)
+        // Batches flow into Lance's writer as they are decoded; a declared
+        // table gets its first version, as the engine's insert does.
+        let written = self
+            .write_stream(
+                &id,
+                req.branch.clone(),
+                WriteOp::Insert {
+                    overwrite: mode == "overwrite",
+                },
+                rows.schema,
+                rows.batches,
+            )
+            .await
+            .map_err(schema_error)?;
+        Ok(InsertIntoTableResponse {
+            version: Some(written.version as i64),
+            num_inserted_rows: Some(written.num_rows as i64),
+            ..Default::default()
+        })
     }
 
     pub(crate) async fn merge_insert_op(

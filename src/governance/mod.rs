@@ -20,6 +20,7 @@ mod audit;
 mod bindings;
 pub mod caller;
 mod control;
+mod data;
 mod grant_ops;
 mod grants;
 pub mod guard;

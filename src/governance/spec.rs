@@ -18,7 +18,7 @@ use crate::error::{CatalogError, CatalogResult};
 impl Governance {
     /// Route, check a door's shape and parent, authorize: the guards before
     /// the core's own conflict checks and write.
-    async fn admit<R: Serialize>(
+    pub(super) async fn admit<R: Serialize>(
         &self,
         op: &'static str,
         request: &R,
@@ -107,7 +107,7 @@ impl Governance {
 
     /// The hooks after a successful write: ownership of what was created,
     /// then the event.
-    async fn after(&self, access: &Access) {
+    pub(super) async fn after(&self, access: &Access) {
         if access.creates {
             self.own(access).await;
             self.hooks.created(access).await;

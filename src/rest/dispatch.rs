@@ -23,14 +23,16 @@ pub(crate) enum Reply {
     Empty,
     /// An Arrow IPC file (query).
     ArrowFile(Bytes),
+    /// An Arrow IPC file, chunk by chunk (a streamed query).
+    ArrowStream(crate::core::rows::Chunks),
 }
 
-fn model<T: DeserializeOwned>(obj: Map<String, Value>) -> Result<T, CatalogError> {
+pub(super) fn model<T: DeserializeOwned>(obj: Map<String, Value>) -> Result<T, CatalogError> {
     serde_json::from_value(Value::Object(obj))
         .map_err(|e| CatalogError::invalid(format!("invalid request: {e}")))
 }
 
-fn json<T: Serialize>(v: T) -> Result<Value, CatalogError> {
+pub(super) fn json<T: Serialize>(v: T) -> Result<Value, CatalogError> {
     serde_json::to_value(v)
         .map_err(|e| CatalogError::internal(format!("cannot render answer: {e}")))
 }

@@ -9,6 +9,7 @@ pub mod ops;
 mod probes;
 mod problem;
 mod request;
+mod streamed;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,6 +22,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodFilter, MethodRouter};
 use axum::Router;
 use bytes::Bytes;
+use futures::StreamExt;
 use lance_namespace::LanceNamespace;
 use serde_json::{Map, Value};
 
@@ -31,8 +33,8 @@ use dispatch::{dispatch, dispatch_control, Reply};
 pub use ops::{AnswerKind, BodyKind, Kind, OpDef, Plane, CONTROL_OPS, OPS};
 pub use problem::Problem;
 use request::{
-    apply_headers, apply_query, check_arrow_content_type, check_content_md5, json_body, set_id,
-    split_id, Query,
+    apply_headers, apply_query, check_arrow_content_type, check_content_md5, content_md5,
+    json_body, set_id, split_id, Query,
 };
 
 /// Settings of the REST gateway.
@@ -257,29 +259,24 @@ async fn run(
         BodyKind::Arrow => state.config.max_arrow_body,
         _ => state.config.max_json_body,
     };
-    let body = read_body(body, limit, instance).await?;
-    check_content_md5(&headers, &body, instance)?;
-
-    let (mut obj, data) = match op.body {
-        BodyKind::Json | BodyKind::Map => (json_body(&headers, &body, instance)?, Bytes::new()),
-        BodyKind::None => {
-            // Clients send bodiless POSTs, or `{}`; accept both.
-            let obj = if op.method == "POST" {
-                json_body(&headers, &body, instance)?
-            } else {
-                Map::new()
-            };
-            (obj, Bytes::new())
-        }
-        BodyKind::Arrow => {
+    // With the catalog's governance, create and insert stream their body
+    // into the core (`streamed.rs`); every other body is read whole.
+    let streaming = state.gate.as_ref().filter(|_| streamed::streams(op.name));
+    let mut body_failure = None;
+    let mut chunks = None;
+    let (mut obj, data) = match (op.body, streaming) {
+        (BodyKind::Arrow, Some(_)) => {
             check_arrow_content_type(&headers, instance)?;
-            (Map::new(), body)
+            let md5 = content_md5(&headers, instance)?;
+            let (body, failure) = streamed::body_chunks(body, limit, md5, instance);
+            chunks = Some(body);
+            body_failure = Some(failure);
+            (Map::new(), Bytes::new())
         }
-        BodyKind::Params => {
-            let params = json_body(&headers, &body, instance)?;
-            let mut obj = Map::new();
-            obj.insert("params".into(), Value::Object(params));
-            (obj, Bytes::new())
+        _ => {
+            let body = read_body(body, limit, instance).await?;
+            check_content_md5(&headers, &body, instance)?;
+            whole_body(op, &headers, body, instance)?
         }
     };
     // `{id}` is the object id, split by the delimiter; other path
@@ -319,9 +316,22 @@ async fn run(
             )
             .await
         }
-        _ => dispatch(state.ns.as_ref(), op.name, obj, data).await,
+        _ => match streaming {
+            Some(gov) => {
+                let body = chunks.unwrap_or_else(|| futures::stream::empty().boxed());
+                streamed::run(gov, op.name, obj, body).await
+            }
+            None => dispatch(state.ns.as_ref(), op.name, obj, data).await,
+        },
     }
-    .map_err(|e: CatalogError| Problem::new(e, instance))?;
+    .map_err(|e: CatalogError| {
+        // A body that could not be read explains the core's error, with
+        // its own status (408, 413).
+        match body_failure.as_ref().and_then(|f| f.take()) {
+            Some(problem) => problem,
+            None => Problem::new(e, instance),
+        }
+    })?;
     Ok(render(op, reply, &delimiter))
 }
 
@@ -337,26 +347,66 @@ fn path_problem(e: &PathRejection, instance: &str) -> Problem {
 }
 
 async fn read_body(body: Body, limit: usize, instance: &str) -> Result<Bytes, Problem> {
-    axum::body::to_bytes(body, limit).await.map_err(|e| {
-        let too_large = std::error::Error::source(&e)
-            .map(|s| s.is::<http_body_util::LengthLimitError>())
-            .unwrap_or(false)
-            || e.to_string().contains("length limit");
-        if guard::is_idle_timeout(&e) {
-            return Problem::invalid(
-                format!("the request body stalled: {e}; send the whole body without pausing"),
-                instance,
-            )
-            .with_status(StatusCode::REQUEST_TIMEOUT);
+    axum::body::to_bytes(body, limit)
+        .await
+        .map_err(|e| body_problem(&e, limit, instance))
+}
+
+/// Why a request body could not be read, with its status.
+fn body_problem(e: &axum::Error, limit: usize, instance: &str) -> Problem {
+    let too_large = std::error::Error::source(e)
+        .map(|s| s.is::<http_body_util::LengthLimitError>())
+        .unwrap_or(false)
+        || e.to_string().contains("length limit");
+    if guard::is_idle_timeout(e) {
+        return Problem::invalid(
+            format!("the request body stalled: {e}; send the whole body without pausing"),
+            instance,
+        )
+        .with_status(StatusCode::REQUEST_TIMEOUT);
+    }
+    match too_large {
+        true => too_large_problem(limit, instance),
+        false => Problem::invalid(format!("cannot read the request body: {e}"), instance),
+    }
+}
+
+fn too_large_problem(limit: usize, instance: &str) -> Problem {
+    Problem::invalid(
+        format!("the request body exceeds this operation's limit of {limit} bytes"),
+        instance,
+    )
+    .with_status(StatusCode::PAYLOAD_TOO_LARGE)
+}
+
+/// A body read whole, as the request object (JSON bodies) and the Arrow
+/// payload (data bodies).
+fn whole_body(
+    op: &OpDef,
+    headers: &HeaderMap,
+    body: Bytes,
+    instance: &str,
+) -> Result<(Map<String, Value>, Bytes), Problem> {
+    Ok(match op.body {
+        BodyKind::Json | BodyKind::Map => (json_body(headers, &body, instance)?, Bytes::new()),
+        BodyKind::None => {
+            // Clients send bodiless POSTs, or `{}`; accept both.
+            let obj = if op.method == "POST" {
+                json_body(headers, &body, instance)?
+            } else {
+                Map::new()
+            };
+            (obj, Bytes::new())
         }
-        if too_large {
-            Problem::invalid(
-                format!("the request body exceeds this operation's limit of {limit} bytes"),
-                instance,
-            )
-            .with_status(StatusCode::PAYLOAD_TOO_LARGE)
-        } else {
-            Problem::invalid(format!("cannot read the request body: {e}"), instance)
+        BodyKind::Arrow => {
+            check_arrow_content_type(headers, instance)?;
+            (Map::new(), body)
+        }
+        BodyKind::Params => {
+            let params = json_body(headers, &body, instance)?;
+            let mut obj = Map::new();
+            obj.insert("params".into(), Value::Object(params));
+            (obj, Bytes::new())
         }
     })
 }
@@ -372,15 +422,8 @@ fn render(op: &OpDef, reply: Reply, delimiter: &str) -> Response {
 fn render_reply(op: &OpDef, status: StatusCode, reply: Reply, delimiter: &str) -> Response {
     match reply {
         Reply::Empty => (status, Body::empty()).into_response(),
-        Reply::ArrowFile(bytes) => (
-            status,
-            [(
-                axum::http::header::CONTENT_TYPE,
-                "application/vnd.apache.arrow.file",
-            )],
-            bytes,
-        )
-            .into_response(),
+        Reply::ArrowFile(bytes) => arrow_file(status, Body::from(bytes)),
+        Reply::ArrowStream(chunks) => arrow_file(status, streamed::answer_body(chunks)),
         Reply::FullIds(mut value) => {
             // The core names tables by `$`-joined ids; answer in the
             // caller's delimiter.
@@ -405,6 +448,14 @@ fn render_reply(op: &OpDef, status: StatusCode, reply: Reply, delimiter: &str) -
             resp
         }
     }
+}
+
+fn arrow_file(status: StatusCode, body: Body) -> Response {
+    let content_type = (
+        axum::http::header::CONTENT_TYPE,
+        "application/vnd.apache.arrow.file",
+    );
+    (status, [content_type], body).into_response()
 }
 
 /// A maintenance-API answer: the table's real id in `x-oss-table-id`, the

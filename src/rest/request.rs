@@ -174,36 +174,47 @@ pub(super) fn json_body(
     }
 }
 
-/// Check a `Content-MD5` header (RFC 1864: the base64 MD5 of the body),
-/// when one is sent.
+/// The digest a `Content-MD5` header (RFC 1864: the base64 MD5 of the
+/// body) promises, when one is sent.
+pub(super) fn content_md5(headers: &HeaderMap, instance: &str) -> Result<Option<Vec<u8>>, Problem> {
+    use base64::Engine;
+    let Some(sent) = headers.get("content-md5") else {
+        return Ok(None);
+    };
+    let sent = sent.to_str().unwrap_or("").trim();
+    base64::engine::general_purpose::STANDARD
+        .decode(sent)
+        .ok()
+        .filter(|d| d.len() == 16)
+        .map(Some)
+        .ok_or_else(|| {
+            Problem::invalid(
+                format!("Content-MD5 {sent:?} is not the base64 of a 16-byte MD5 digest"),
+                instance,
+            )
+        })
+}
+
+pub(super) fn md5_mismatch(instance: &str) -> Problem {
+    Problem::invalid(
+        "Content-MD5 does not match the request body; the body was not accepted",
+        instance,
+    )
+}
+
+/// Check a `Content-MD5` header against a whole body, when one is sent.
 pub(super) fn check_content_md5(
     headers: &HeaderMap,
     body: &[u8],
     instance: &str,
 ) -> Result<(), Problem> {
-    use base64::Engine;
     use md5::Digest;
-    let Some(sent) = headers.get("content-md5") else {
-        return Ok(());
-    };
-    let sent = sent.to_str().unwrap_or("").trim();
-    let decoded = base64::engine::general_purpose::STANDARD
-        .decode(sent)
-        .ok()
-        .filter(|d| d.len() == 16);
-    let Some(decoded) = decoded else {
-        return Err(Problem::invalid(
-            format!("Content-MD5 {sent:?} is not the base64 of a 16-byte MD5 digest"),
-            instance,
-        ));
-    };
-    if md5::Md5::digest(body).as_slice() != decoded.as_slice() {
-        return Err(Problem::invalid(
-            "Content-MD5 does not match the request body; the body was not accepted",
-            instance,
-        ));
+    match content_md5(headers, instance)? {
+        Some(sent) if md5::Md5::digest(body).as_slice() != sent.as_slice() => {
+            Err(md5_mismatch(instance))
+        }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Check an Arrow body's content type: an IPC stream, octet-stream or none.

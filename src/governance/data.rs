@@ -1,0 +1,49 @@
+//! The data operations whose bodies stream (the REST gateway's create,
+//! insert and query): the same guards as every spec method (`spec.rs`),
+//! around the core's streamed calls, so an Arrow body flows into the
+//! writer, and an answer out of the scan, without being held whole.
+
+use lance_namespace::models::{
+    CreateTableRequest, CreateTableResponse, InsertIntoTableRequest, InsertIntoTableResponse,
+    QueryTableRequest,
+};
+
+use super::router::Governance;
+use crate::core::rows::{Chunks, Rows};
+use crate::error::CatalogResult;
+
+impl Governance {
+    /// CreateTable with its Arrow body as it arrives.
+    pub async fn create_table_streamed(
+        &self,
+        request: CreateTableRequest,
+        body: Chunks,
+    ) -> CatalogResult<CreateTableResponse> {
+        let (route, access) = self.admit("create_table", &request).await?;
+        let rows = Rows::decode(body, "create_table").await?;
+        let answer = route.catalog.create_table_op(request, rows).await?;
+        self.after(&access).await;
+        Ok(answer)
+    }
+
+    /// InsertIntoTable with its Arrow body as it arrives.
+    pub async fn insert_streamed(
+        &self,
+        request: InsertIntoTableRequest,
+        body: Chunks,
+    ) -> CatalogResult<InsertIntoTableResponse> {
+        let (route, access) = self.admit("insert_into_table", &request).await?;
+        let rows = Rows::decode(body, "insert_into_table").await?;
+        let answer = route.catalog.insert_op(request, rows).await?;
+        self.after(&access).await;
+        Ok(answer)
+    }
+
+    /// QueryTable's Arrow IPC file, chunk by chunk as the scan runs.
+    pub async fn query_streamed(&self, request: QueryTableRequest) -> CatalogResult<Chunks> {
+        let (route, access) = self.admit("query_table", &request).await?;
+        let answer = route.catalog.query_answer(request).await?;
+        self.after(&access).await;
+        Ok(answer)
+    }
+}
