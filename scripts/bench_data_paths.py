@@ -1,19 +1,26 @@
 #!/usr/bin/env python3
 """Benchmark the data paths side by side, in one run: N rows (int, float and
-string columns) written and then fully scanned
+string columns) written, appended and fully read back
 
-  - through the catalog's REST API (one Arrow IPC stream in, an IPC file out),
-  - through the catalog's Arrow Flight service (DoPut, DoGet),
-  - with pylance directly on the same local disk (write_dataset, to_table).
+  - with pylance directly on the same local disk (the anchor),
+  - through the catalog's REST API (create with one Arrow IPC stream body;
+    appends of --append-rows per insert request; query of every row as an
+    Arrow IPC file), over one raw keep-alive HTTP/1.1 connection,
+  - through the catalog's Arrow Flight service (DoPut, DoGet).
 
-It reports the median of --repeat runs for each path, the ratios to direct
-Lance, and the server's peak resident memory (VmHWM). Not a test: run it by
-hand, on a release build:
+Each catalog path runs against its own fresh server process, so each
+reports its own peak resident memory (VmHWM). REST bodies are encoded before
+the clock starts (a client holds its body before it sends it); the time it
+took pyarrow to encode them is printed apart. It reports the median of
+--repeat runs, the ratio of each path to direct Lance, the server's idle
+RSS and its cold start (spawn to the first answered /healthz). Not a test:
+run it by hand, on a release build:
 
   cargo build --release
-  python3 scripts/bench_data_paths.py --bin target/release/lance-catalog
+  python3 scripts/bench_data_paths.py --bin $CARGO_TARGET_DIR/release/lance-catalog
 """
 import argparse
+import http.client
 import json
 import os
 import re
@@ -21,25 +28,24 @@ import shutil
 import statistics
 import subprocess
 import tempfile
+import threading
 import time
 
 import lance
-import lance_namespace
 import numpy as np
 import pyarrow as pa
 import pyarrow.flight as flight
-from lance_namespace import CreateNamespaceRequest, CreateTableRequest
 
 
-def make_table(n):
-    rng = np.random.default_rng(7)
+def make_table(n, start=0):
+    rng = np.random.default_rng(7 + start)
     cities = np.array(["Lisbon", "Oslo", "Lima", "Osaka", "Quito", "Perth"])
     return pa.table({
-        "id": pa.array(np.arange(n, dtype=np.int64)),
+        "id": pa.array(np.arange(start, start + n, dtype=np.int64)),
         "qty": pa.array(rng.integers(0, 1000, n, dtype=np.int32)),
         "price": pa.array(rng.random(n) * 100.0),
         "score": pa.array(rng.random(n, dtype=np.float32)),
-        "name": pa.array([f"item-{i:08d}" for i in range(n)]),
+        "name": pa.array([f"item-{i:08d}" for i in range(start, start + n)]),
         "city": pa.array(cities[rng.integers(0, len(cities), n)]),
     })
 
@@ -57,94 +63,160 @@ def timed(fn):
     return time.perf_counter() - t0, out
 
 
-def peak_rss_mb(pid):
+def status_kb(pid, key):
     with open(f"/proc/{pid}/status") as f:
-        m = re.search(r"VmHWM:\s+(\d+) kB", f.read())
+        m = re.search(rf"{key}:\s+(\d+) kB", f.read())
     return int(m.group(1)) / 1024 if m else float("nan")
+
+
+class Server:
+    """One fresh lance-catalog process over its own root."""
+
+    def __init__(self, binary, work, name):
+        root = os.path.join(work, f"root-{name}")
+        t0 = time.perf_counter()
+        self.proc = subprocess.Popen([binary, "serve", "--root", root, "--listen", "127.0.0.1:0"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.url = None
+        for line in self.proc.stdout:
+            m = re.search(r"listening on (http://\S+)", line)
+            if m:
+                self.url = m.group(1)
+                break
+        threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
+        host, port = self.url.removeprefix("http://").split(":")
+        self.conn = http.client.HTTPConnection(host, int(port), timeout=300)
+        while True:
+            try:
+                if self.call("GET", "/healthz")[0] == 200:
+                    break
+            except OSError:
+                self.conn.close()
+            time.sleep(0.001)
+        self.cold_start = time.perf_counter() - t0
+        time.sleep(0.5)
+        self.idle_rss = status_kb(self.proc.pid, "VmRSS")
+        assert self.call("POST", "/v1/namespace/bench/create", b"{}")[0] == 200
+
+    def call(self, method, path, body=None, ctype="application/json"):
+        self.conn.request(method, path, body=body, headers={"Content-Type": ctype})
+        r = self.conn.getresponse()
+        return r.status, r.read()
+
+    def peak_rss(self):
+        return status_kb(self.proc.pid, "VmHWM")
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="target/release/lance-catalog")
     ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--paths", default="lance,flight,rest",
-                    help="a comma-separated subset of lance,flight,rest (lance is always run)")
+    ap.add_argument("--append-rows", type=int, default=50_000,
+                    help="rows per insert request (and per direct append) in the append run")
+    ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--chunk", type=int, default=65536,
                     help="rows per record batch sent over REST and Flight")
     a = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="lance-bench-")
-    root = os.path.join(work, "catalog")
-    proc = subprocess.Popen([a.bin, "serve", "--root", root, "--listen", "127.0.0.1:0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = None
-    for line in proc.stdout:
-        m = re.search(r"listening on (http://\S+)", line)
-        if m:
-            url = m.group(1)
-            break
+    tbl = make_table(a.rows)
+    parts = [make_table(a.append_rows, s) for s in range(0, a.rows, a.append_rows)]
+    enc_t, body = timed(lambda: ipc_stream(tbl, a.chunk))
+    part_bodies = [ipc_stream(p, a.chunk) for p in parts]
+    results = {k: {"write": [], "append": [], "scan": []} for k in ("lance", "rest", "flight")}
+    servers = {"rest": Server(a.bin, work, "rest"), "flight": Server(a.bin, work, "flight")}
     try:
-        ns = lance_namespace.connect("rest", {"uri": url})
-        ns.create_namespace(CreateNamespaceRequest(id=["bench"]))
-        fc = flight.FlightClient(url.replace("http://", "grpc+tcp://"))
-        tbl = make_table(a.rows)
-        paths = set(a.paths.split(",")) | {"lance"}
-        results = {k: ([], []) for k in ("rest", "flight", "lance") if k in paths}
-
-        def rest_run(r):
-            # One request with the whole IPC stream (encoding included).
-            t, _ = timed(lambda: ns.create_table(
-                CreateTableRequest(id=["bench", f"rest{r}"]), ipc_stream(tbl, a.chunk)))
-            results["rest"][0].append(t)
-            t, got = timed(lambda: pa.ipc.open_file(ns.query_table(
-                {"id": ["bench", f"rest{r}"], "k": a.rows, "vector": {}}).data).read_all())
-            assert got.num_rows == a.rows
-            results["rest"][1].append(t)
-
-        def flight_run(r):
-            def put():
-                w, rd = fc.do_put(flight.FlightDescriptor.for_path("bench", f"flight{r}"), tbl.schema)
-                w.write_table(tbl, max_chunksize=a.chunk)
-                w.done_writing()
-                out = json.loads(rd.read().to_pybytes())
-                w.close()
-                return out
-            t, out = timed(put)
-            assert out["num_rows"] == a.rows
-            results["flight"][0].append(t)
-            ticket = flight.Ticket(json.dumps({"id": ["bench", f"flight{r}"]}).encode())
-            t, got = timed(lambda: fc.do_get(ticket).read_all())
-            assert got.num_rows == a.rows
-            results["flight"][1].append(t)
+        rest = servers["rest"]
+        fc = flight.FlightClient(servers["flight"].url.replace("http://", "grpc+tcp://"))
 
         def lance_run(r):
             path = os.path.join(work, f"direct{r}.lance")
-            t, _ = timed(lambda: lance.write_dataset(tbl, path))
-            results["lance"][0].append(t)
+            results["lance"]["write"].append(timed(lambda: lance.write_dataset(tbl, path))[0])
+            apath = os.path.join(work, f"append{r}.lance")
+
+            def appends():
+                for i, p in enumerate(parts):
+                    lance.write_dataset(p, apath, mode="create" if i == 0 else "append")
+            results["lance"]["append"].append(timed(appends)[0])
             t, got = timed(lambda: lance.dataset(path).to_table())
             assert got.num_rows == a.rows
-            results["lance"][1].append(t)
+            results["lance"]["scan"].append(t)
+
+        def rest_run(r):
+            t, (status, _) = timed(lambda: rest.call(
+                "POST", f"/v1/table/bench$rest{r}/create", body, "application/vnd.apache.arrow.stream"))
+            assert status == 200
+            results["rest"]["write"].append(t)
+
+            def appends():
+                for i, b in enumerate(part_bodies):
+                    op = "create" if i == 0 else "insert"
+                    status, out = rest.call("POST", f"/v1/table/bench$app{r}/{op}", b,
+                                            "application/vnd.apache.arrow.stream")
+                    assert status == 200, out
+            results["rest"]["append"].append(timed(appends)[0])
+
+            def query():
+                status, out = rest.call("POST", f"/v1/table/bench$rest{r}/query",
+                                        json.dumps({"k": a.rows, "vector": {}}).encode())
+                assert status == 200
+                return pa.ipc.open_file(out).read_all()
+            t, got = timed(query)
+            assert got.num_rows == a.rows
+            results["rest"]["scan"].append(t)
+
+        def flight_put(name, t, op="create"):
+            desc = flight.FlightDescriptor.for_command(json.dumps({"op": op, "id": ["bench", name]}))
+            w, rd = fc.do_put(desc, t.schema)
+            w.write_table(t, max_chunksize=a.chunk)
+            w.done_writing()
+            out = json.loads(rd.read().to_pybytes())
+            w.close()
+            return out
+
+        def flight_run(r):
+            t, out = timed(lambda: flight_put(f"flight{r}", tbl))
+            assert out["num_rows"] == a.rows
+            results["flight"]["write"].append(t)
+
+            def appends():
+                for i, p in enumerate(parts):
+                    flight_put(f"app{r}", p, "create" if i == 0 else "insert")
+            results["flight"]["append"].append(timed(appends)[0])
+            ticket = flight.Ticket(json.dumps({"id": ["bench", f"flight{r}"]}).encode())
+            t, got = timed(lambda: fc.do_get(ticket).read_all())
+            assert got.num_rows == a.rows
+            results["flight"]["scan"].append(t)
 
         for r in range(a.repeat):
-            for name, run in (("rest", rest_run), ("flight", flight_run), ("lance", lance_run)):
-                if name in paths:
-                    run(r)
+            lance_run(r)
+            rest_run(r)
+            flight_run(r)
 
-        med = {k: (statistics.median(v[0]), statistics.median(v[1])) for k, v in results.items()}
-        base_w, base_r = med["lance"]
-        print(f"rows: {a.rows}, repeats: {a.repeat}, batches of {a.chunk} rows "
-              f"over REST and Flight, median seconds")
-        print(f"{'path':8} {'write':>8} {'scan':>8} {'write/lance':>12} {'scan/lance':>11}")
-        for k in ("lance", "flight", "rest"):
-            if k not in med:
-                continue
-            w, s = med[k]
-            print(f"{k:8} {w:8.3f} {s:8.3f} {w / base_w:12.2f} {s / base_r:11.2f}")
-        print(f"server peak RSS: {peak_rss_mb(proc.pid):.0f} MiB")
+        med = {k: {m: statistics.median(v) for m, v in ms.items()} for k, ms in results.items()}
+        base = med["lance"]
+        print(f"rows: {a.rows}, repeats: {a.repeat} (median seconds), batches of {a.chunk} rows, "
+              f"appends of {a.append_rows} rows ({len(parts)} requests)")
+        print(f"{'path':7} {'write':>7} {'append':>7} {'scan':>7} {'write/L':>8} {'append/L':>9} "
+              f"{'scan/L':>7} {'peak RSS':>9}")
+        for k in ("lance", "rest", "flight"):
+            m = med[k]
+            peak = f"{servers[k].peak_rss():.0f} MiB" if k in servers else "-"
+            print(f"{k:7} {m['write']:7.3f} {m['append']:7.3f} {m['scan']:7.3f} "
+                  f"{m['write'] / base['write']:8.2f} {m['append'] / base['append']:9.2f} "
+                  f"{m['scan'] / base['scan']:7.2f} {peak:>9}")
+        print(f"REST body: {len(body) / 1e6:.1f} MB, encoded by pyarrow in {enc_t:.3f} s (not timed above)")
+        starts = [s.cold_start * 1000 for s in servers.values()]
+        idle = [s.idle_rss for s in servers.values()]
+        print(f"server cold start (spawn to first /healthz answer): {min(starts):.0f}-{max(starts):.0f} ms; "
+              f"idle RSS {min(idle):.0f}-{max(idle):.0f} MiB")
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        for s in servers.values():
+            s.stop()
         shutil.rmtree(work, ignore_errors=True)
 
 

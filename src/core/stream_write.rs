@@ -88,7 +88,7 @@ impl Catalog {
             }
         };
         let (target, ()) = tokio::try_join!(self.write_target(&id), parent)?;
-        let created = !matches!(target, Target::Written(_));
+        let created = !matches!(target, Target::Written(..));
         if branch.is_some() && created {
             return Err(CatalogError::new(
                 Code::TABLE_NOT_FOUND,
@@ -105,19 +105,19 @@ impl Catalog {
                     "create",
                 )?;
                 match (target, mode) {
-                    (Target::Written(at), "overwrite") => {
-                        let ds = self.open_at(&id, &at, branch).await?;
+                    (Target::Written(at, main), "overwrite") => {
+                        let ds = self.head(&id, &at, main, branch).await?;
                         self.write_into(ds, true, source).await?
                     }
-                    (Target::Written(at), "exist_ok") => {
-                        let ds = self.open_at(&id, &at, branch).await?;
+                    (Target::Written(at, main), "exist_ok") => {
+                        let ds = self.head(&id, &at, main, branch).await?;
                         return Ok(WriteOutcome {
                             version: ds.version().version,
                             num_rows: 0,
                             created: false,
                         });
                     }
-                    (Target::Written(_), _) => {
+                    (Target::Written(..), _) => {
                         return Err(CatalogError::new(
                             Code::TABLE_ALREADY_EXISTS,
                             format!("table {} already exists", display_id(&id)),
@@ -132,16 +132,16 @@ impl Catalog {
             (WriteOp::Insert { .. } | WriteOp::MergeInsert(_), Target::Missing) => {
                 return Err(table_not_found(&id))
             }
-            (WriteOp::CreateOrAppend, Target::Written(at)) => {
-                let ds = self.open_at(&id, &at, branch).await?;
+            (WriteOp::CreateOrAppend, Target::Written(at, main)) => {
+                let ds = self.head(&id, &at, main, branch).await?;
                 self.write_into(ds, false, source).await?
             }
-            (WriteOp::Insert { overwrite }, Target::Written(at)) => {
-                let ds = self.open_at(&id, &at, branch).await?;
+            (WriteOp::Insert { overwrite }, Target::Written(at, main)) => {
+                let ds = self.head(&id, &at, main, branch).await?;
                 self.write_into(ds, overwrite, source).await?
             }
-            (WriteOp::MergeInsert(req), Target::Written(at)) => {
-                let ds = Arc::new(self.open_at(&id, &at, branch).await?);
+            (WriteOp::MergeInsert(req), Target::Written(at, main)) => {
+                let ds = Arc::new(self.head(&id, &at, main, branch).await?);
                 let job = super::branch_ops::merge_job(ds, &req, on)?;
                 let (ds, _stats) = job.execute(source).await?;
                 ds.version().version
@@ -240,17 +240,12 @@ impl Catalog {
     }
 
     /// Where a write to `id` lands: a new table, a declared one (written at
-    /// its declared location) or an existing one.
+    /// its declared location) or an existing one, opened at its head. A
+    /// declared table is one whose location holds no version yet: opening
+    /// it tells (Lance finds the latest version from its hint), where the
+    /// engine's declared check lists and stats every version file.
     pub(crate) async fn write_target(&self, id: &[String]) -> CatalogResult<Target> {
-        let described = self
-            .describe(
-                id,
-                DescribeTableRequest {
-                    check_declared: Some(true),
-                    ..Default::default()
-                },
-            )
-            .await;
+        let described = self.describe(id, DescribeTableRequest::default()).await;
         let d = match described {
             Ok(d) => d,
             Err(e) if matches!(e.code, Code::NAMESPACE_NOT_FOUND | Code::TABLE_NOT_FOUND) => {
@@ -261,12 +256,10 @@ impl Catalog {
         let location = d.location.ok_or_else(|| {
             CatalogError::internal(format!("table {} has no location", display_id(id)))
         })?;
-        // A written table at a nested location looks declared to the
-        // engine (see `Catalog::engine_misreads`).
-        if d.is_only_declared == Some(true) && !self.misread_with_data(Some(&location)).await? {
-            Ok(Target::Declared(location))
-        } else {
-            Ok(Target::Written(location))
+        match self.open_at(id, &location, None).await {
+            Ok(ds) => Ok(Target::Written(location, Box::new(ds))),
+            Err(e) if e.code == Code::TABLE_NOT_FOUND => Ok(Target::Declared(location)),
+            Err(e) => Err(e),
         }
     }
 }
@@ -274,8 +267,8 @@ impl Catalog {
 pub(crate) enum Target {
     Missing,
     Declared(String),
-    /// Written, at this location.
-    Written(String),
+    /// Written, at this location; its main line as opened.
+    Written(String, Box<lance::Dataset>),
 }
 
 impl Target {
@@ -283,6 +276,22 @@ impl Target {
         match self {
             Target::Declared(location) => Some(location),
             _ => None,
+        }
+    }
+}
+
+impl Catalog {
+    /// A written table's head: the main line already opened, or a branch.
+    async fn head(
+        &self,
+        id: &[String],
+        at: &str,
+        main: Box<lance::Dataset>,
+        branch: Option<&str>,
+    ) -> CatalogResult<lance::Dataset> {
+        match branch {
+            None => Ok(*main),
+            Some(_) => self.open_at(id, at, branch).await,
         }
     }
 }

@@ -92,7 +92,7 @@ impl Catalog {
             };
             return self.create_table_at(req, placement, rows).await;
         }
-        if let Target::Written(location) = &target {
+        if let Target::Written(location, _) = &target {
             if let Some(rel) = self.engine_misreads(location) {
                 return self.create_over_nested(req, &id, mode, &rel, rows).await;
             }
