@@ -12,8 +12,10 @@ then, over raw keep-alive HTTP/1.1:
   - throughput, --connections connections (spread over client processes,
     so the client's GIL is not the limit): describe_table and list_tables
     for --seconds each;
-  - optionally (--list-scale 1000,10000,...): a list_tables page of 100
-    at that many tables (declared, so no data is written).
+  - optionally (--list-scale 1000,10000,100000): pages of 100 of
+    list_tables and list_all_tables at that many tables in one namespace
+    (declared tables, appended to `__manifest` directly), first and middle
+    pages, repeated and right after a write.
 
 It prints one table with both servers and the ratio, and exits 0; it
 asserts nothing. Run it on a release build on a quiet machine:
@@ -159,18 +161,65 @@ def throughput(url, connections, seconds, procs):
     return out
 
 
-def list_at_scale(url, scale, have):
-    """Median ms of a 100-table page once the namespace holds `scale`
-    tables (declared: a record, no data)."""
-    c = Client(url)
-    for i in range(have, scale):
-        c.call("POST", f"/v1/table/bench$d{i:07d}/declare", b"{}")
+def grow_manifest(root, have, scale):
+    """Add declared tables bench$d<i> (have <= i < scale) to the root's
+    `__manifest` directly: the rows N declares would leave (a table record
+    with a location and no data), written in one append so 100,000 of them
+    take seconds. Both servers read `__manifest` as their source of truth."""
+    import lance
+
+    if scale <= have:
+        return
+    path = os.path.join(root, "__manifest")
+    schema = lance.dataset(path).schema
+    ids = [f"bench$d{i:07d}" for i in range(have, scale)]
+    rows = pa.table({
+        "object_id": pa.array(ids, pa.string()),
+        "object_type": pa.array(["table"] * len(ids), pa.string()),
+        "location": pa.array([f"{i:08x}_{t}" for i, t in enumerate(ids, have)], pa.string()),
+        "metadata": pa.nulls(len(ids), pa.string()),
+        "base_objects": pa.nulls(len(ids), schema.field("base_objects").type),
+    }).cast(schema)
+    lance.write_dataset(rows, path, mode="append")
+
+
+def median_ms(c, method, path, n=30, before=None):
+    """Median ms of `n` calls; NaN when the server does not serve the call."""
+    try:
+        c.call(method, path)
+    except RuntimeError:
+        return float("nan")
     times = []
-    for _ in range(50):
+    for _ in range(n):
+        if before:
+            before()
         t0 = time.perf_counter()
-        c.call("GET", "/v1/namespace/bench/table/list?limit=100")
+        c.call(method, path)
         times.append(time.perf_counter() - t0)
     return statistics.median(times) * 1e3
+
+
+def list_at_scale(url, root, scale, have):
+    """At `scale` declared tables in namespace `bench`: median ms of the
+    first 100-table page of list_tables (repeated, and right after a write,
+    which changes the manifest's version), of a page from the middle, and of
+    the first page of list_all_tables."""
+    grow_manifest(root, have, scale)
+    c = Client(url)
+    middle = f"d{scale // 2:07d}"
+    writes = iter(range(10**6))
+
+    def write():
+        # A namespace create: a new manifest version, no table added.
+        c.call("POST", f"/v1/namespace/w{next(writes)}_{scale}/create", b"{}")
+    first = "/v1/namespace/bench/table/list?limit=100"
+    median_ms(c, "GET", first, n=3)
+    return {
+        "first page": median_ms(c, "GET", first),
+        "first page after a write": median_ms(c, "GET", first, n=10, before=write),
+        "middle page": median_ms(c, "GET", f"{first}&page_token={middle}"),
+        "list_all_tables page": median_ms(c, "GET", "/v1/table?limit=100"),
+    }
 
 
 def rss_mb(pid):
@@ -203,6 +252,7 @@ def main():
         idle_rss = rss_mb(ours.pid)
         ref, ref_url = start([sys.executable, "-c", REFERENCE, f"{work}/ref", str(free_port())])
         servers = {"ours": (ours, ours_url), "reference": (ref, ref_url)}
+        roots = {"ours": f"{work}/ours", "reference": f"{work}/ref"}
         results = {}
         for name, (_, url) in servers.items():
             populate(url, a.tables)
@@ -214,7 +264,7 @@ def main():
         for name, (_, url) in servers.items():
             have, curve = 0, {}
             for s in scales:
-                curve[s] = list_at_scale(url, s, have)
+                curve[s] = list_at_scale(url, roots[name], s, have)
                 have = s
             results[name]["scale"] = curve
 
@@ -229,9 +279,14 @@ def main():
         for name in ("describe_table", "list_tables"):
             o, r = results["ours"]["throughput"][name], results["reference"]["throughput"][name]
             print(f"| {name}, {a.connections} connections | {o:,.0f} /s | {r:,.0f} /s | {o / r:.2f} (throughput) |")
+        if scales:
+            print("\nList pages of 100 (median ms) as the namespace grows (declared tables):\n")
+            print("| tables | measure | ours | reference | ours / reference |")
+            print("|---|---|---|---|---|")
         for s in scales:
-            o, r = results["ours"]["scale"][s], results["reference"]["scale"][s]
-            print(f"| list_tables page of 100 at {s:,} tables | {o:.2f} ms | {r:.2f} ms | {o / r:.2f} |")
+            for m in results["ours"]["scale"][s]:
+                o, r = results["ours"]["scale"][s][m], results["reference"]["scale"][s][m]
+                print(f"| {s:,} | {m} | {o:.2f} | {r:.2f} | {o / r:.2f} |")
         print(f"\nours: idle RSS at start {idle_rss:.0f} MiB, after the run {rss_mb(ours.pid):.0f} MiB")
     finally:
         for proc, _ in servers.values():

@@ -156,6 +156,16 @@ pub struct ServeArgs {
     )]
     pub storage_options: Vec<String>,
 
+    /// MiB of Lance's metadata cache (manifests, fragment metadata) per
+    /// warehouse: repeated reads of a table skip storage within it.
+    #[arg(long, env = "LANCE_CATALOG_METADATA_CACHE_MIB", default_value_t = 128)]
+    pub metadata_cache_mib: usize,
+
+    /// MiB of Lance's index cache per warehouse (vector and scalar index
+    /// pages that searches read).
+    #[arg(long, env = "LANCE_CATALOG_INDEX_CACHE_MIB", default_value_t = 1024)]
+    pub index_cache_mib: usize,
+
     /// Largest Arrow IPC request body, in bytes (create, insert, merge-insert).
     #[arg(long, env = "LANCE_CATALOG_MAX_ARROW_BODY", default_value_t = 2 * 1024 * 1024 * 1024)]
     pub max_arrow_body: usize,
@@ -180,6 +190,14 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
+    /// The cache bounds of each warehouse's Lance session.
+    pub fn cache_limits(&self) -> crate::core::CacheLimits {
+        crate::core::CacheLimits {
+            metadata_bytes: self.metadata_cache_mib.saturating_mul(1 << 20),
+            index_bytes: self.index_cache_mib.saturating_mul(1 << 20),
+        }
+    }
+
     pub fn storage(&self) -> Result<StorageConfig, String> {
         let mut options = HashMap::new();
         for kv in self.storage_options.iter().filter(|s| !s.is_empty()) {

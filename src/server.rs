@@ -14,6 +14,7 @@ use crate::rest::{self, RestConfig};
 
 /// Serve until SIGINT or SIGTERM; in-flight requests finish first.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
+    crate::core::set_cache_limits(args.cache_limits());
     let gov = Governance::open(&args.governance()?)
         .await
         .map_err(|e| e.message.clone())?;

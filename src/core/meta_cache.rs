@@ -62,7 +62,7 @@ pub(crate) struct Ticket(u64);
 impl Catalog {
     /// The manifest version now, after a successor probe (reloading when
     /// there is a newer one).
-    async fn current_manifest(&self) -> CatalogResult<Arc<Dataset>> {
+    pub(super) async fn current_manifest(&self) -> CatalogResult<Arc<Dataset>> {
         let held = self.meta.lock().manifest.clone();
         if let Some(ds) = &held {
             if !engine(ds.has_successor_version().await)? {

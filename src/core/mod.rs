@@ -70,6 +70,7 @@ mod sql_text;
 mod storage;
 mod storage_options;
 mod stream_write;
+mod table_index;
 mod tables;
 pub mod trash;
 pub mod undrop;
@@ -80,7 +81,9 @@ pub use jobs::{Job, JobState};
 pub use reconcile::{Orphan, Reconciliation, TableWithoutData};
 pub use reserved::UNSET_KEYS;
 pub use scan::{Scan, ScanSpec};
-pub use storage::{open_records, probe_root, resolve_root, StorageConfig};
+pub use storage::{
+    open_records, probe_root, resolve_root, set_cache_limits, CacheLimits, StorageConfig,
+};
 pub use stream_write::{insert_mode_is_overwrite, WriteOp, WriteOutcome};
 pub use tables::{LOCATION_KEY, PROPERTIES_KEY};
 

@@ -242,10 +242,12 @@ impl Catalog {
         // With declared tables included the page is the manifest's alone
         // (without them, each table's data is looked at).
         if req.include_declared != Some(false) {
-            let key = super::meta_cache::key_of("list_tables", &req);
-            return self
-                .cached(key, async { engine(self.inner.list_tables(req).await) })
-                .await;
+            let index = self.table_index().await?;
+            return Ok(index.tables_of(
+                req.id.as_deref().unwrap_or_default(),
+                req.page_token.as_deref(),
+                req.limit,
+            ));
         }
         engine(self.inner.list_tables(req).await)
     }
@@ -260,6 +262,10 @@ impl Catalog {
         req: ListTablesRequest,
     ) -> CatalogResult<ListTablesResponse> {
         check_limit(req.limit)?;
+        if req.include_declared != Some(false) {
+            let index = self.table_index().await?;
+            return Ok(index.all_tables(req.page_token.as_deref(), req.limit));
+        }
         let mut all = Vec::new();
         let mut pending = vec![Vec::<String>::new()];
         while let Some(ns) = pending.pop() {

@@ -38,12 +38,10 @@ impl Catalog {
         }
         let mut scanner = ds.scan();
         apply(&mut scanner, &req)?;
-        let schema = scanner.schema().await?;
-        let batches = scanner
-            .try_into_stream()
-            .await?
-            .map_err(|e| CatalogError::from_lance(&e))
-            .boxed();
+        let stream = scanner.try_into_stream().await?;
+        // The stream's own schema: what its batches carry.
+        let schema = lance::io::RecordBatchStream::schema(&stream);
+        let batches = stream.map_err(|e| CatalogError::from_lance(&e)).boxed();
         Ok(ipc_file(schema, batches))
     }
 }

@@ -12,6 +12,44 @@ use lance_namespace_impls::{DirectoryNamespace, DirectoryNamespaceBuilder};
 use super::jobs::Jobs;
 use crate::error::{CatalogError, CatalogResult};
 
+/// The bounds of Lance's caches in each catalog's session, in bytes: the
+/// metadata cache (manifests, fragment metadata) and the index cache.
+/// Lance's own defaults (1 GiB and 6 GiB) suit one process reading a few
+/// tables; a catalog opens every table it serves, so it bounds them lower,
+/// as the operator sets (`--metadata-cache-mib`, `--index-cache-mib`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheLimits {
+    pub metadata_bytes: usize,
+    pub index_bytes: usize,
+}
+
+impl Default for CacheLimits {
+    fn default() -> Self {
+        Self {
+            metadata_bytes: 128 << 20,
+            index_bytes: 1 << 30,
+        }
+    }
+}
+
+static CACHE_LIMITS: std::sync::OnceLock<CacheLimits> = std::sync::OnceLock::new();
+
+/// Set the cache bounds for every catalog this process opens from now on
+/// (the server sets them once from its configuration); the first call wins.
+pub fn set_cache_limits(limits: CacheLimits) {
+    let _ = CACHE_LIMITS.set(limits);
+}
+
+/// A fresh session within the configured cache bounds.
+fn bounded_session() -> Session {
+    let limits = CACHE_LIMITS.get().copied().unwrap_or_default();
+    Session::new(
+        limits.index_bytes,
+        limits.metadata_bytes,
+        Arc::new(lance::io::ObjectStoreRegistry::default()),
+    )
+}
+
 /// Where the catalog keeps its tables.
 #[derive(Debug, Clone, Default)]
 pub struct StorageConfig {
@@ -28,7 +66,7 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
     let root = resolve_root(&config.root)?;
     // One session for the namespace and every dataset it opens: it shares
     // caches, and `memory://` needs it so all of them see one in-memory store.
-    let session = Arc::new(Session::default());
+    let session = Arc::new(bounded_session());
     let unavailable = |e: lance::Error| {
         CatalogError::new(
             crate::error::Code::SERVICE_UNAVAILABLE,

@@ -53,11 +53,16 @@ def test_a_write_on_one_replica_is_read_at_once_on_the_other():
             assert call(f"{B}/v1/table/{top}$t/exists")[0] == 404
             assert call(f"{B}/v1/table/{top}$t/describe")[0] == 404
             assert call(f"{B}/v1/table/{top}$u/exists")[0] == 200
+            status, body = call(f"{B}/v1/table?limit=1000", "GET", None)
+            listed = json.loads(body)["tables"]
+            assert f"{top}$u" in listed and f"{top}$t" not in listed, body
 
             assert call(f"{A}/v1/table/{top}$u/drop", body=None)[0] == 200
             assert call(f"{B}/v1/table/{top}$u/exists")[0] == 404
             status, body = call(f"{B}/v1/namespace/{top}/table/list", "GET", None)
             assert json.loads(body)["tables"] == []
+            status, body = call(f"{B}/v1/table?limit=1000", "GET", None)
+            assert f"{top}$u" not in json.loads(body)["tables"], body
     finally:
         for s in (a, b):
             s["proc"].terminate()
