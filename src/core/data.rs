@@ -2,9 +2,6 @@
 //! the engine sees it, so a bad body is a clear InvalidInput (13) and never
 //! reaches storage half-read.
 
-use std::io::Cursor;
-
-use arrow::ipc::reader::StreamReader;
 use arrow::ipc::writer::StreamWriter;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -16,34 +13,6 @@ use crate::error::{CatalogError, CatalogResult};
 pub(crate) struct Stream {
     pub schema: SchemaRef,
     pub batches: Vec<RecordBatch>,
-}
-
-/// Decode an Arrow IPC stream body, naming what is wrong when it is not one.
-pub(crate) fn decode_stream(body: &Bytes, op: &str) -> CatalogResult<Stream> {
-    if body.is_empty() {
-        return Err(CatalogError::invalid(format!(
-            "{op} needs an Arrow IPC stream body (Content-Type: application/vnd.apache.arrow.stream); the body is empty"
-        )));
-    }
-    let reader = StreamReader::try_new(Cursor::new(body.as_ref()), None).map_err(|e| {
-        CatalogError::invalid(format!("{op}: the body is not an Arrow IPC stream ({e})"))
-    })?;
-    let schema = reader.schema();
-    if schema.fields().is_empty() {
-        return Err(CatalogError::invalid(format!(
-            "{op}: the Arrow stream's schema has no columns"
-        )));
-    }
-    let mut batches = Vec::new();
-    for batch in reader {
-        let batch = batch.map_err(|e| {
-            CatalogError::invalid(format!(
-                "{op}: the Arrow IPC stream is truncated or corrupt ({e})"
-            ))
-        })?;
-        batches.push(batch);
-    }
-    Ok(Stream { schema, batches })
 }
 
 /// Encode batches as an Arrow IPC stream. A stream with no batches gets one
@@ -109,15 +78,5 @@ mod tests {
         }
         assert_eq!(parse_mode(None, &allowed, "create", "x").unwrap(), "create");
         assert!(parse_mode(Some("bogus"), &allowed, "create", "x").is_err());
-    }
-
-    #[test]
-    fn garbage_is_invalid_input() {
-        let e = decode_stream(&Bytes::from_static(b"not arrow"), "insert")
-            .err()
-            .unwrap();
-        assert_eq!(e.code.0, 13);
-        let e = decode_stream(&Bytes::new(), "insert").err().unwrap();
-        assert_eq!(e.code.0, 13);
     }
 }

@@ -353,9 +353,8 @@ impl LanceNamespace for Catalog {
             let mut query = (*request.query).clone();
             query.id = request.id.clone();
             query.branch = request.branch.clone();
-            let spec = out(super::ScanSpec::from_query(&query))?;
             return out(self
-                .plan(&spec, false, request.verbose.unwrap_or(false))
+                .query_plan(&query, false, request.verbose.unwrap_or(false))
                 .await);
         }
         checked(
@@ -378,8 +377,7 @@ impl LanceNamespace for Catalog {
                 .map_err(|e| {
                     CatalogError::invalid(format!("the query to analyse: {e}")).into_lance()
                 })?;
-            let spec = out(super::ScanSpec::from_query(&query))?;
-            return out(self.plan(&spec, true, false).await);
+            return out(self.query_plan(&query, true, false).await);
         }
         checked(
             table_id(&request.id),

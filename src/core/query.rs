@@ -26,6 +26,18 @@ impl Catalog {
     /// first chunk, so they keep their status.
     pub async fn query_answer(&self, req: QueryTableRequest) -> CatalogResult<Chunks> {
         super::sql_text::check_request(&req)?;
+        let stream = self.query_scanner(&req).await?.try_into_stream().await?;
+        // The stream's own schema: what its batches carry.
+        let schema = lance::io::RecordBatchStream::schema(&stream);
+        let batches = stream.map_err(|e| CatalogError::from_lance(&e)).boxed();
+        Ok(ipc_file(schema, batches))
+    }
+}
+
+impl Catalog {
+    /// The scanner of a query: its table (branch, version) set up as the
+    /// engine sets it up. Queries and the plans of queries on branches.
+    pub(crate) async fn query_scanner(&self, req: &QueryTableRequest) -> CatalogResult<Scanner> {
         let id = table_id(&req.id)?;
         if req.k < 0 || req.offset.is_some_and(|o| o < 0) {
             return Err(CatalogError::invalid("k and offset must not be negative"));
@@ -37,12 +49,23 @@ impl Catalog {
             ds = self.checkout(ds, v, &id).await?;
         }
         let mut scanner = ds.scan();
-        apply(&mut scanner, &req)?;
-        let stream = scanner.try_into_stream().await?;
-        // The stream's own schema: what its batches carry.
-        let schema = lance::io::RecordBatchStream::schema(&stream);
-        let batches = stream.map_err(|e| CatalogError::from_lance(&e)).boxed();
-        Ok(ipc_file(schema, batches))
+        apply(&mut scanner, req)?;
+        Ok(scanner)
+    }
+
+    /// The plan of a query: explained, or run and analysed (for queries on
+    /// a branch, which the engine would answer from the main line).
+    pub(crate) async fn query_plan(
+        &self,
+        req: &QueryTableRequest,
+        analyze: bool,
+        verbose: bool,
+    ) -> CatalogResult<String> {
+        let scanner = self.query_scanner(req).await?;
+        Ok(match analyze {
+            true => scanner.analyze_plan().await?,
+            false => scanner.explain_plan(verbose).await?,
+        })
     }
 }
 

@@ -2,8 +2,8 @@
 //! says what to read (table, branch, version, filter, columns, vector or
 //! full-text search, offset / limit); [`Catalog::scan`] answers a stream of
 //! record batches straight from the Lance scanner, never the whole result.
-//! Arrow Flight tickets are ScanSpecs in JSON; a spec QueryTable on a branch
-//! is turned into one too.
+//! Arrow Flight tickets are ScanSpecs in JSON (spec queries have their own
+//! setup, `query.rs`).
 
 use std::collections::HashMap;
 
@@ -13,7 +13,6 @@ use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use lance_index::scalar::FullTextSearchQuery;
 use lance_linalg::distance::MetricType;
-use lance_namespace::models::QueryTableRequest;
 use serde::{Deserialize, Serialize};
 
 use super::checks::table_id;
@@ -66,52 +65,6 @@ pub struct ScanSpec {
     pub with_row_id: Option<bool>,
 }
 
-impl ScanSpec {
-    /// The spec's QueryTable as a scan: `k` is the row limit (10 by
-    /// default), as the reference reads it.
-    pub fn from_query(req: &QueryTableRequest) -> CatalogResult<Self> {
-        if req.k < 0 || req.offset.is_some_and(|o| o < 0) {
-            return Err(CatalogError::invalid("k and offset must not be negative"));
-        }
-        let k = if req.k > 0 { req.k as usize } else { 10 };
-        let vector = req
-            .vector
-            .single_vector
-            .clone()
-            .or_else(|| {
-                req.vector
-                    .multi_vector
-                    .as_ref()
-                    .and_then(|m| m.first().cloned())
-            })
-            .filter(|v| !v.is_empty());
-        let fts = req
-            .full_text_query
-            .as_ref()
-            .and_then(|f| f.string_query.as_ref());
-        Ok(Self {
-            id: req.id.clone().unwrap_or_default(),
-            branch: req.branch.clone(),
-            version: req.version.map(|v| v as u64),
-            filter: req.filter.clone(),
-            columns: req.columns.as_ref().and_then(|c| c.column_names.clone()),
-            column_aliases: req.columns.as_ref().and_then(|c| c.column_aliases.clone()),
-            vector_column: req.vector_column.clone(),
-            distance_type: req.distance_type.clone(),
-            nprobes: req.nprobes.filter(|n| *n > 0).map(|n| n as usize),
-            refine_factor: req.refine_factor.filter(|r| *r > 0).map(|r| r as u32),
-            prefilter: req.prefilter,
-            full_text_query: fts.map(|f| f.query.clone()),
-            full_text_columns: fts.and_then(|f| f.columns.clone()),
-            offset: req.offset.map(i64::from),
-            limit: vector.is_none().then_some(k as i64),
-            k: Some(k),
-            vector,
-            with_row_id: req.with_row_id,
-        })
-    }
-}
-
 /// A stream of record batches with its schema.
 pub struct Scan {
     pub schema: SchemaRef,
@@ -144,21 +97,6 @@ impl Catalog {
             schema,
             exact_rows,
             batches,
-        })
-    }
-
-    /// The plan of a scan: explained, or run and analysed. For queries on a
-    /// branch, which the engine would answer from the main line.
-    pub(crate) async fn plan(
-        &self,
-        spec: &ScanSpec,
-        analyze: bool,
-        verbose: bool,
-    ) -> CatalogResult<String> {
-        let (scan, _) = self.scanner(spec).await?;
-        Ok(match analyze {
-            true => scan.analyze_plan().await?,
-            false => scan.explain_plan(verbose).await?,
         })
     }
 

@@ -15,7 +15,7 @@ use lance_namespace::LanceNamespace;
 use lance_namespace_impls::dir::manifest::ManifestNamespace;
 
 use super::checks::{table_id, table_not_found};
-use super::data::{decode_stream, parse_mode};
+use super::data::parse_mode;
 use super::open::branch_of;
 use super::placement::{lost_create, own_task, Placement};
 use super::rows::Rows;
@@ -298,7 +298,10 @@ impl Catalog {
         body: Bytes,
     ) -> CatalogResult<MergeInsertIntoTableResponse> {
         let id = table_id(&req.id)?;
-        let stream = decode_stream(&body, "merge_insert_into_table")?;
+        let stream = Rows::from_bytes(body.clone(), "merge_insert_into_table")
+            .await?
+            .collect()
+            .await?;
         let on = merge_on_columns(req.on.take(), &stream.schema)?;
         self.require_table(&id).await?;
         if let Some(branch) = branch_of(&req.branch) {
