@@ -199,7 +199,10 @@ impl Records {
             .await
         {
             Ok(_) => {
-                self.prune(kind, id, version).await;
+                // Only a third version has one to prune (see `prune`).
+                if version > 2 {
+                    self.prune(kind, id, version).await;
+                }
                 Ok(true)
             }
             Err(object_store::Error::AlreadyExists { .. }) => {
@@ -270,6 +273,28 @@ impl Records {
             }
         }
         Err(lost_too_often(kind, id))
+    }
+
+    /// Create a record whose id its writer made unique (an audit event:
+    /// a timestamp and random bits), which therefore has no earlier
+    /// versions: its first version is written without reading first. A
+    /// taken id falls back to [`Records::create`], which reads and answers
+    /// 409 for a live record.
+    pub async fn create_unique<T: Serialize + DeserializeOwned + Clone>(
+        &self,
+        kind: &str,
+        id: &str,
+        value: &T,
+        exists: Code,
+    ) -> CatalogResult<Versioned<T>> {
+        check_id(kind, id)?;
+        match self.put_version(kind, id, 1, Some(value)).await? {
+            true => Ok(Versioned {
+                version: 1,
+                value: value.clone(),
+            }),
+            false => self.create(kind, id, value, exists).await,
+        }
     }
 
     /// A record, if it exists.

@@ -213,12 +213,27 @@ impl Rows {
 /// batches however long the stream.
 pub(crate) const READ_AHEAD_BATCHES: usize = 2;
 
-/// Pull `source` on its own task, at most [`READ_AHEAD_BATCHES`] ahead. When
-/// the writer stops (an error, a dropped request) the channel closes and the
-/// task drops the source, which cancels the upload.
+/// Pull `source` on its own task, at most [`READ_AHEAD_BATCHES`] ahead.
 fn read_ahead(source: SendableRecordBatchStream) -> SendableRecordBatchStream {
     let schema = source.schema();
-    let (tx, rx) = tokio::sync::mpsc::channel(READ_AHEAD_BATCHES);
+    let batches = run_ahead(source.boxed(), READ_AHEAD_BATCHES);
+    Box::pin(RecordBatchStreamAdapter::new(schema, batches))
+}
+
+/// Pull `source` on its own task, at most `ahead` items before the
+/// consumer, so that producing (decoding a body, scanning and encoding an
+/// answer) overlaps with consuming (Lance's writer, the socket). The first
+/// error ends the stream. When the consumer goes away the channel closes
+/// and the task drops the source, which cancels it (an upload, a scan).
+pub fn run_ahead<T, E>(
+    source: BoxStream<'static, Result<T, E>>,
+    ahead: usize,
+) -> BoxStream<'static, Result<T, E>>
+where
+    T: Send + 'static,
+    E: Send + 'static,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel(ahead.max(1));
     tokio::spawn(async move {
         let mut source = source;
         while let Some(item) = source.next().await {
@@ -228,10 +243,10 @@ fn read_ahead(source: SendableRecordBatchStream) -> SendableRecordBatchStream {
             }
         }
     });
-    let batches = futures::stream::unfold(rx, |mut rx| async move {
+    futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|item| (item, rx))
-    });
-    Box::pin(RecordBatchStreamAdapter::new(schema, batches))
+    })
+    .boxed()
 }
 
 /// Encode batches as an Arrow IPC file, one chunk per batch as it comes:

@@ -100,7 +100,7 @@ impl Registry {
         tracing::info!(target: "lance_catalog::audit", event = %json, "audit");
         if let Err(e) = self
             .records
-            .create(
+            .create_unique(
                 EVENT,
                 &event.event_id,
                 &event,

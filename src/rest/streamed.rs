@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::dispatch::{json, model, Reply};
 use super::problem::Problem;
 use super::request::md5_mismatch;
-use crate::core::rows::Chunks;
+use crate::core::rows::{run_ahead, Chunks};
 use crate::error::CatalogError;
 use crate::governance::Governance;
 
@@ -137,10 +137,18 @@ pub(super) async fn run(
     })
 }
 
-/// An answer body from chunks. A failure after the first byte can only
-/// cut the answer short (the client's reader then reports a truncated
-/// file); it is logged and counted.
+/// How many answer chunks (one record batch each) the scan runs ahead of
+/// the socket.
+const ANSWER_CHUNKS_AHEAD: usize = 4;
+
+/// An answer body from chunks, produced on their own task: an HTTP/1
+/// connection polls its body and writes its socket on one task, so without
+/// it the scan and the encoding would wait for each write (HTTP/2, as
+/// Flight's, already polls bodies apart). A failure after the first byte
+/// can only cut the answer short (the client's reader then reports a
+/// truncated file); it is logged and counted.
 pub(super) fn answer_body(chunks: Chunks) -> Body {
+    let chunks = run_ahead(chunks, ANSWER_CHUNKS_AHEAD);
     Body::from_stream(chunks.map(|chunk| {
         chunk.map_err(|e| {
             crate::telemetry::note_error(e.code);
