@@ -22,7 +22,6 @@ use std::sync::{Arc, Mutex};
 
 use lance::Dataset;
 
-use super::table_index::Indexed;
 use super::{engine, Catalog};
 use crate::error::CatalogResult;
 
@@ -37,9 +36,6 @@ pub(crate) struct MetaCache {
     state: Mutex<State>,
     /// One reload at a time; the others wait for it and use its result.
     reload: tokio::sync::Mutex<()>,
-    /// The latest table index and its rows, which the next follows by
-    /// the manifest's delta (`table_index.rs`); kept across reloads.
-    indexed: Mutex<Option<Arc<Indexed>>>,
 }
 
 #[derive(Default)]
@@ -57,21 +53,6 @@ impl std::fmt::Debug for MetaCache {
 impl MetaCache {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(crate) fn indexed(&self) -> Option<Arc<Indexed>> {
-        self.indexed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
-    /// Keep `next` unless the one held is newer (`replaces` says).
-    pub(crate) fn keep_indexed(&self, next: Arc<Indexed>, replaces: impl Fn(&Indexed) -> bool) {
-        let mut held = self.indexed.lock().unwrap_or_else(|e| e.into_inner());
-        if held.as_deref().is_none_or(replaces) {
-            *held = Some(next);
-        }
     }
 }
 
