@@ -384,10 +384,9 @@ impl Catalog {
             id: Some(id.to_vec()),
             ..Default::default()
         };
-        // The same cached check as the spec's table_exists (a yes is kept
-        // per manifest version), not a scan of the manifest per write.
-        let key = super::meta_cache::key_of("table_exists", &req);
-        match engine(self.cached_yes(key, self.inner.table_exists(req)).await) {
+        // The spec's table_exists, whose yes is kept per manifest version
+        // (not a scan of the manifest per write).
+        match engine(LanceNamespace::table_exists(self, req).await) {
             Ok(()) => Ok(true),
             Err(e) if e.code == Code::TABLE_NOT_FOUND || e.code == Code::NAMESPACE_NOT_FOUND => {
                 Ok(false)
