@@ -2,7 +2,10 @@
 """Benchmark the data paths side by side, in one run: N rows (int, float and
 string columns) written, appended and fully read back
 
-  - with pylance directly on the same local disk (the anchor),
+  - with pylance directly on the same local disk (the anchor), and, as a
+    second anchor, pylance writing the same rows as a stream of --chunk-row
+    batches, each in its own buffers (what a Flight or REST writer hands
+    Lance: batches decoded off the wire one by one),
   - through the catalog's REST API (create with one Arrow IPC stream body;
     appends of --append-rows per insert request; query of every row as an
     Arrow IPC file), over one raw keep-alive HTTP/1.1 connection,
@@ -127,7 +130,7 @@ def main():
     parts = [make_table(a.append_rows, s) for s in range(0, a.rows, a.append_rows)]
     enc_t, body = timed(lambda: ipc_stream(tbl, a.chunk))
     part_bodies = [ipc_stream(p, a.chunk) for p in parts]
-    results = {k: {"write": [], "append": [], "scan": []} for k in ("lance", "rest", "flight")}
+    results = {k: {"write": [], "append": [], "scan": []} for k in ("lance", "lance-stream", "rest", "flight")}
     servers = {"rest": Server(a.bin, work, "rest"), "flight": Server(a.bin, work, "flight")}
     try:
         rest = servers["rest"]
@@ -145,6 +148,14 @@ def main():
             t, got = timed(lambda: lance.dataset(path).to_table())
             assert got.num_rows == a.rows
             results["lance"]["scan"].append(t)
+
+            # Batches copied apart before the clock starts, as if decoded.
+            chunks = [pa.RecordBatch.from_arrays([pa.concat_arrays([c]) for c in b.columns],
+                                                 schema=b.schema)
+                      for b in tbl.to_batches(max_chunksize=a.chunk)]
+            spath = os.path.join(work, f"stream{r}.lance")
+            results["lance-stream"]["write"].append(timed(lambda: lance.write_dataset(
+                pa.RecordBatchReader.from_batches(tbl.schema, chunks), spath))[0])
 
         def rest_run(r):
             t, (status, _) = timed(lambda: rest.call(
@@ -197,18 +208,24 @@ def main():
             rest_run(r)
             flight_run(r)
 
-        med = {k: {m: statistics.median(v) for m, v in ms.items()} for k, ms in results.items()}
+        med = {k: {m: statistics.median(v) for m, v in ms.items() if v} for k, ms in results.items()}
         base = med["lance"]
         print(f"rows: {a.rows}, repeats: {a.repeat} (median seconds), batches of {a.chunk} rows, "
               f"appends of {a.append_rows} rows ({len(parts)} requests)")
-        print(f"{'path':7} {'write':>7} {'append':>7} {'scan':>7} {'write/L':>8} {'append/L':>9} "
+        print(f"{'path':12} {'write':>7} {'append':>7} {'scan':>7} {'write/L':>8} {'append/L':>9} "
               f"{'scan/L':>7} {'peak RSS':>9}")
-        for k in ("lance", "rest", "flight"):
+        for k in ("lance", "lance-stream", "rest", "flight"):
             m = med[k]
+            if k == "lance-stream":
+                print(f"{k:12} {m['write']:7.3f} {'-':>7} {'-':>7} {m['write'] / base['write']:8.2f}")
+                continue
             peak = f"{servers[k].peak_rss():.0f} MiB" if k in servers else "-"
-            print(f"{k:7} {m['write']:7.3f} {m['append']:7.3f} {m['scan']:7.3f} "
+            print(f"{k:12} {m['write']:7.3f} {m['append']:7.3f} {m['scan']:7.3f} "
                   f"{m['write'] / base['write']:8.2f} {m['append'] / base['append']:9.2f} "
                   f"{m['scan'] / base['scan']:7.2f} {peak:>9}")
+        stream = med["lance-stream"]["write"]
+        print(f"write against Lance writing the same stream of batches: REST "
+              f"{med['rest']['write'] / stream:.2f}, Flight {med['flight']['write'] / stream:.2f}")
         print(f"REST body: {len(body) / 1e6:.1f} MB, encoded by pyarrow in {enc_t:.3f} s (not timed above)")
         starts = [s.cold_start * 1000 for s in servers.values()]
         idle = [s.idle_rss for s in servers.values()]
