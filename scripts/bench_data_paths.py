@@ -9,7 +9,10 @@ string columns) written, appended and fully read back
   - through the catalog's REST API (create with one Arrow IPC stream body;
     appends of --append-rows per insert request; query of every row as an
     Arrow IPC file), over one raw keep-alive HTTP/1.1 connection,
-  - through the catalog's Arrow Flight service (DoPut, DoGet).
+  - through the catalog's Arrow Flight service (DoPut, DoGet),
+
+and, apart, the fixed cost of a small write: --small 100-row creates (each a
+new table) and inserts per path.
 
 Each catalog path runs against its own fresh server process, so each
 reports its own peak resident memory (VmHWM). REST bodies are encoded before
@@ -114,6 +117,31 @@ class Server:
         self.proc.wait(timeout=30)
 
 
+def small_writes(n, work, rest, flight_put):
+    """Median milliseconds of n 100-row creates (each a new table, so each
+    one moves the catalog's manifest) and n 100-row inserts, per path."""
+    tbl = make_table(100)
+    body = ipc_stream(tbl, 100)
+    ctype = "application/vnd.apache.arrow.stream"
+    ms = {k: {"create": [], "insert": []} for k in ("lance", "rest", "flight")}
+
+    def rest_write(path):
+        status, out = rest.call("POST", path, body, ctype)
+        assert status == 200, out
+
+    for i in range(n):
+        ms["lance"]["create"].append(timed(lambda: lance.write_dataset(
+            tbl, os.path.join(work, f"small{i}.lance")))[0])
+        ms["rest"]["create"].append(timed(lambda: rest_write(f"/v1/table/bench$small{i}/create"))[0])
+        ms["flight"]["create"].append(timed(lambda: flight_put(f"small{i}", tbl))[0])
+    for i in range(n):
+        ms["lance"]["insert"].append(timed(lambda: lance.write_dataset(
+            tbl, os.path.join(work, "small0.lance"), mode="append"))[0])
+        ms["rest"]["insert"].append(timed(lambda: rest_write("/v1/table/bench$small0/insert"))[0])
+        ms["flight"]["insert"].append(timed(lambda: flight_put("small0", tbl, "insert"))[0])
+    return {k: {op: statistics.median(v) * 1000 for op, v in ops.items()} for k, ops in ms.items()}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="target/release/lance-catalog")
@@ -123,6 +151,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--chunk", type=int, default=65536,
                     help="rows per record batch sent over REST and Flight")
+    ap.add_argument("--small", type=int, default=30,
+                    help="100-row creates and inserts per path for the small-write figures (0: skip)")
     a = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="lance-bench-")
@@ -208,6 +238,8 @@ def main():
             rest_run(r)
             flight_run(r)
 
+        small = small_writes(a.small, work, rest, flight_put) if a.small else None
+
         med = {k: {m: statistics.median(v) for m, v in ms.items() if v} for k, ms in results.items()}
         base = med["lance"]
         print(f"rows: {a.rows}, repeats: {a.repeat} (median seconds), batches of {a.chunk} rows, "
@@ -227,6 +259,12 @@ def main():
         print(f"write against Lance writing the same stream of batches: REST "
               f"{med['rest']['write'] / stream:.2f}, Flight {med['flight']['write'] / stream:.2f}")
         print(f"REST body: {len(body) / 1e6:.1f} MB, encoded by pyarrow in {enc_t:.3f} s (not timed above)")
+        if small:
+            for op in ("create", "insert"):
+                base_ms = small["lance"][op]
+                print(f"small {op} (100 rows, median of {a.small}): Lance {base_ms:.2f} ms, "
+                      f"REST {small['rest'][op]:.2f} ms ({small['rest'][op] / base_ms:.2f}), "
+                      f"Flight {small['flight'][op]:.2f} ms ({small['flight'][op] / base_ms:.2f})")
         starts = [s.cold_start * 1000 for s in servers.values()]
         idle = [s.idle_rss for s in servers.values()]
         print(f"server cold start (spawn to first /healthz answer): {min(starts):.0f}-{max(starts):.0f} ms; "

@@ -14,7 +14,8 @@
 //! at least as new as the probed version, and kept under that version only
 //! if the cache still holds it. It is served only after a probe finds no
 //! successor of that version, when the manifest is exactly that version.
-//! Only successes are kept; errors are always computed afresh.
+//! Successes are kept, and an existence check's "not there"; other
+//! errors are always computed afresh.
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -23,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use lance::Dataset;
 
 use super::{engine, Catalog};
-use crate::error::CatalogResult;
+use crate::error::{CatalogError, CatalogResult, Code};
 
 /// Kept answers at most; past it the cache starts over (distinct keys of
 /// one manifest version: tables described, pages listed).
@@ -135,21 +136,33 @@ impl Catalog {
 }
 
 impl Catalog {
-    /// An existence check: a yes is kept per manifest version (under
-    /// `key`), a no is asked every time (its error is the engine's own).
-    pub(crate) async fn cached_yes(
+    /// An existence check, its answer kept per manifest version (under
+    /// `key`): a yes, and a no that says the object is not there (the
+    /// manifest alone decides both). Other failures are asked every time.
+    pub(crate) async fn cached_exists(
         &self,
         key: String,
         check: impl std::future::Future<Output = lance::Result<()>>,
     ) -> lance::Result<()> {
-        let ticket = match self.cache_get::<()>(&key).await {
-            Ok(Ok(())) => return Ok(()),
+        let ticket = match self.cache_get::<Result<(), CatalogError>>(&key).await {
+            Ok(Ok(kept)) => return kept.map_err(CatalogError::into_lance),
             Ok(Err(ticket)) => ticket,
             Err(e) => return Err(e.into_lance()),
         };
-        check.await?;
-        self.cache_put(key, ticket, ());
-        Ok(())
+        match check.await {
+            Ok(()) => {
+                self.cache_put(key, ticket, Ok::<(), CatalogError>(()));
+                Ok(())
+            }
+            Err(e) => {
+                let no = CatalogError::from_lance(&e);
+                if !matches!(no.code, Code::TABLE_NOT_FOUND | Code::NAMESPACE_NOT_FOUND) {
+                    return Err(e);
+                }
+                self.cache_put(key, ticket, Err::<(), CatalogError>(no.clone()));
+                Err(no.into_lance())
+            }
+        }
     }
 }
 

@@ -137,7 +137,7 @@ impl LanceNamespace for Catalog {
             Names::Namespace,
             self.inner.namespace_exists(request),
         );
-        self.cached_yes(key, check).await
+        self.cached_exists(key, check).await
     }
 
     async fn describe_table(&self, request: DescribeTableRequest) -> Result<DescribeTableResponse> {
@@ -151,7 +151,7 @@ impl LanceNamespace for Catalog {
             Names::Table,
             self.inner.table_exists(request),
         );
-        self.cached_yes(key, check).await
+        self.cached_exists(key, check).await
     }
 
     async fn drop_table(&self, request: DropTableRequest) -> Result<DropTableResponse> {

@@ -245,6 +245,11 @@ impl Catalog {
     /// it tells (Lance finds the latest version from its hint), where the
     /// engine's declared check lists and stats every version file.
     pub(crate) async fn write_target(&self, id: &[String]) -> CatalogResult<Target> {
+        // The existence check's answer is kept per manifest version (the
+        // router has just asked it): a new table costs no second lookup.
+        if !self.table_present(id).await? {
+            return Ok(Target::Missing);
+        }
         let described = self.describe(id, DescribeTableRequest::default()).await;
         let d = match described {
             Ok(d) => d,

@@ -33,6 +33,8 @@ def test_a_write_on_one_replica_is_read_at_once_on_the_other():
 
             status, body = call(f"{B}/v1/namespace/{top}/table/list", "GET", None)
             assert status == 200 and json.loads(body)["tables"] == []
+            # B's "no" is kept only while the manifest stays as it is.
+            assert call(f"{B}/v1/table/{top}$t/exists")[0] == 404
             status, _ = call(f"{A}/v1/table/{top}$t/create", body=ipc(sample(0, 3)),
                              ctype="application/vnd.apache.arrow.stream")
             assert status == 200
