@@ -139,6 +139,7 @@ impl Catalog {
     /// An existence check, its answer kept per manifest version (under
     /// `key`): a yes, and a no that says the object is not there (the
     /// manifest alone decides both). Other failures are asked every time.
+    /// (A namespace's check is `namespace_present`, kept as a bool.)
     pub(crate) async fn cached_exists(
         &self,
         key: String,

@@ -131,13 +131,9 @@ impl LanceNamespace for Catalog {
     }
 
     async fn namespace_exists(&self, request: NamespaceExistsRequest) -> Result<()> {
-        let key = super::meta_cache::key_of("namespace_exists", &request);
-        let check = checked(
-            namespace_id(&request.id),
-            Names::Namespace,
-            self.inner.namespace_exists(request),
-        );
-        self.cached_exists(key, check).await
+        // The catalog's own check: one kept answer for both.
+        let id = out(namespace_id(&request.id))?;
+        out(self.require_namespace(&id).await)
     }
 
     async fn describe_table(&self, request: DescribeTableRequest) -> Result<DescribeTableResponse> {
