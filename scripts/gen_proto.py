@@ -350,6 +350,8 @@ message TrashEntry {
   bool expired = 12;
   optional string warehouse = 13;
   optional string project = 14;
+  // The real id of the namespace it was dropped from.
+  optional string parent_object_id = 15;
 }
 
 message UndropTableRequest {
@@ -549,6 +551,8 @@ message GrantResource {
   string kind = 1;
   repeated string id = 2;
   optional string warehouse = 3;
+  // A namespace's or table's real id, set by the server: the object the grant is bound to.
+  optional string object_id = 4;
 }
 
 message Grant {
@@ -591,6 +595,8 @@ message EventResource {
   string kind = 1;
   repeated string id = 2;
   optional string warehouse = 3;
+  // The real id of the namespace or table, when known.
+  optional string object_id = 4;
 }
 
 message Event {

@@ -156,6 +156,19 @@ pub struct ServeArgs {
     )]
     pub storage_options: Vec<String>,
 
+    /// Hand secret-like storage options (keys, tokens, passwords: the
+    /// root's own, a warehouse's and namespaces' `lance.storage.*`) to
+    /// clients in create, declare and describe answers. Off: they never
+    /// leave the server, and clients bring their own credentials. Every
+    /// caller allowed to describe one table then holds the bucket's
+    /// credentials: opt in only where that is meant.
+    #[arg(
+        long,
+        env = "LANCE_CATALOG_FORWARD_STORAGE_SECRETS",
+        default_value_t = false
+    )]
+    pub forward_storage_secrets: bool,
+
     /// MiB of Lance's metadata cache (manifests, fragment metadata) per
     /// warehouse: repeated reads of a table skip storage within it.
     #[arg(long, env = "LANCE_CATALOG_METADATA_CACHE_MIB", default_value_t = 128)]
@@ -209,6 +222,7 @@ impl ServeArgs {
         Ok(StorageConfig {
             root: self.root.clone(),
             storage_options: options,
+            forward_secrets: self.forward_storage_secrets,
         })
     }
 

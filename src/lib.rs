@@ -1,4 +1,5 @@
 #![forbid(unsafe_code)]
+#![recursion_limit = "256"]
 #![deny(unreachable_pub, missing_debug_implementations)]
 //! lance-catalog: the catalog and governance layer for Lance tables.
 //!

@@ -27,6 +27,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
             "serving on {addr} with --auth none: anyone who reaches this port may read, write and drop every table; use --auth required"
         );
     }
+    if args.forward_storage_secrets {
+        tracing::warn!(
+            "--forward-storage-secrets: secret-like storage options (keys, tokens, passwords) are handed to every caller allowed to describe a table; such a caller reaches every table those credentials reach, past every grant"
+        );
+    }
     let rest_config = args.rest();
     let header_timeout = rest_config.header_read_timeout;
     let prefix = rest_config.prefix.clone().unwrap_or_default();

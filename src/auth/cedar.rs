@@ -25,7 +25,16 @@ pub const GROUPS: &[&str] = &[
     "drop",
     "manage_grants",
     "administer",
+    "register",
 ];
+
+/// The action a registration also needs, on its warehouse: recording
+/// bytes no table owns (a deregistered dataset's, say) as a table is a
+/// privilege of its own, not a side effect of writing to a namespace.
+pub const REGISTER_LOCATION: &str = "register_location";
+
+/// Actions beyond the inventory's operations.
+pub const EXTRA_ACTIONS: &[&str] = &[REGISTER_LOCATION];
 
 /// The group of an operation (named as its method). An operation missing
 /// here is an administrative one, so forgetting it fails closed.
@@ -43,6 +52,7 @@ pub fn group_of(action: &str) -> &'static str {
         "drop_namespace" | "drop_table" | "deregister_table" | "delete_project"
         | "delete_warehouse" | "undrop_table" | "undrop_namespace" | "purge_trash" => "drop",
         "sweep_trash" => "administer",
+        REGISTER_LOCATION => "register",
         "create_grant" | "revoke_grant" | "list_grants" => "manage_grants",
         "create_api_key"
         | "list_api_keys"
@@ -100,6 +110,10 @@ when { context.relations.containsAny(["writer", "admin"]) };
 @id("admins manage grants and administer")
 permit (principal, action in [Action::"manage_grants", Action::"administer"], resource)
 when { context.relations.contains("admin") };
+
+@id("admins and registrars register existing bytes")
+permit (principal, action in [Action::"register"], resource)
+when { context.relations.containsAny(["admin", "registrar"]) };
 "#;
 
 /// The Cedar schema: the hierarchy's entities and one action per

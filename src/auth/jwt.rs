@@ -2,7 +2,7 @@
 //! asymmetric algorithms) from a JWKS: a file, a URL, or an OIDC issuer's
 //! discovery document. The key set is cached and fetched again when a
 //! token names an unknown `kid` (at most once a minute). `exp` and `nbf`
-//! are checked, `iss` and `aud` when configured.
+//! are checked; `iss` and `aud`, when configured, are required and checked.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -154,13 +154,22 @@ impl JwtVerifier {
         let mut validation = Validation::new(header.alg);
         validation.leeway = 30;
         validation.validate_nbf = true;
+        // A configured issuer or audience is required, not only checked
+        // when present: a token signed for another use that leaves the
+        // claim out must not pass.
+        let mut required = vec!["exp"];
         match &self.config.audience {
-            Some(aud) => validation.set_audience(&[aud]),
+            Some(aud) => {
+                validation.set_audience(&[aud]);
+                required.push("aud");
+            }
             None => validation.validate_aud = false,
         }
         if let Some(iss) = &self.config.issuer {
             validation.set_issuer(&[iss]);
+            required.push("iss");
         }
+        validation.set_required_spec_claims(&required);
         let claims = decode::<Value>(token, &key, &validation)
             .map_err(|e| bad(e.to_string()))?
             .claims;

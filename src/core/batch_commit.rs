@@ -104,7 +104,10 @@ impl Catalog {
                 };
                 let location = self.location_uri(&dir);
                 super::checks::check_properties(d.properties.as_ref())?;
-                let props = d.properties.clone().unwrap_or_default();
+                let mut props = d.properties.clone();
+                let real = super::identity::new_object_id(d.context.as_ref());
+                super::identity::stamp(&mut props, "table", real);
+                let props = props.unwrap_or_default();
                 rows.insert(key.clone(), table_row(schema.clone(), &key, &dir, &props)?);
                 fresh.insert(key.clone());
                 removed.remove(&key);

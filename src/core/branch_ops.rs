@@ -118,9 +118,12 @@ impl Catalog {
         }
         let mut base = self.describe(&id, plain).await?;
         super::checks::public_properties(&mut base.properties);
-        if req.vend_credentials != Some(false) {
-            base.storage_options = self.table_storage_options(&id).await?;
-        }
+        // Always the catalog's own answer, never the engine's (which
+        // would hand out the root's options as they are).
+        base.storage_options = match req.vend_credentials {
+            Some(false) => None,
+            _ => self.table_storage_options(&id).await?,
+        };
         // A written table at a nested location looks declared to the
         // engine (see `Catalog::engine_misreads`): read its details here.
         let nested_written = base.is_only_declared == Some(true)

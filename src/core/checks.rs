@@ -78,10 +78,14 @@ pub(crate) fn check_properties(
     }
 }
 
-/// Remove internal bookkeeping from properties shown to callers.
+/// Remove internal bookkeeping from properties shown to callers: the
+/// committed version, and the real id (a client that copies a table's
+/// properties into another create must not be refused for it).
 pub(crate) fn public_properties(props: &mut Option<std::collections::HashMap<String, String>>) {
     if let Some(p) = props.as_mut() {
         p.remove(PENDING);
+        p.remove(super::reserved::TABLE_ID);
+        p.remove(super::reserved::NAMESPACE_ID);
     }
 }
 

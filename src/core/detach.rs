@@ -48,13 +48,23 @@ impl Catalog {
             _ => None,
         };
         let trash_id = new_trash_id(times.0);
+        let id = manifest_id(&row_object_id(row).unwrap_or_default());
+        let parent_object_id = match id.len() {
+            0 | 1 => None,
+            n => self
+                .object_ids(&[("namespace", id[..n - 1].to_vec())])
+                .await
+                .ok()
+                .and_then(|mut found| found.remove(0)),
+        };
         TrashEntry {
+            parent_object_id,
             group: group
                 .map(str::to_string)
                 .unwrap_or_else(|| trash_id.clone()),
             trash_id,
             kind,
-            id: manifest_id(&row_object_id(row).unwrap_or_default()),
+            id,
             location,
             version,
             properties: row_properties(row).unwrap_or_default(),

@@ -58,6 +58,7 @@ impl MetaCache {
 }
 
 /// A kept answer's ticket: the manifest version it belongs to.
+#[derive(Clone, Copy)]
 pub(crate) struct Ticket(u64);
 
 impl Catalog {

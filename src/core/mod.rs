@@ -36,6 +36,7 @@
 //! | the control plane's trait and models (served by `governance/`) | `control.rs` |
 //! | table maintenance tasks: submit, list, workers, running them | `maintenance/` |
 //! | the reconciler | `reconcile.rs` |
+//! | object identity: real ids of tables and namespaces | `identity.rs` |
 //! | id and property checks, manifest keys | `checks.rs`, `reserved.rs` |
 //! | Arrow bodies | `data.rs` |
 //! | opening the storage root | `storage.rs` |
@@ -48,6 +49,7 @@ mod computed;
 pub mod control;
 mod data;
 mod detach;
+pub mod identity;
 mod jobs;
 mod locations;
 pub mod maintenance;
@@ -84,6 +86,7 @@ pub use scan::{Scan, ScanSpec};
 pub use storage::{
     open_records, probe_root, resolve_root, set_cache_limits, CacheLimits, StorageConfig,
 };
+pub use storage_options::{is_secret, REDACTED};
 pub use stream_write::{insert_mode_is_overwrite, WriteOp, WriteOutcome};
 pub use tables::{LOCATION_KEY, PROPERTIES_KEY};
 
@@ -97,6 +100,7 @@ use lance_namespace_impls::DirectoryNamespace;
 
 use crate::error::{CatalogError, CatalogResult};
 pub(crate) use checks::missing_table;
+pub(crate) use checks::table_id as checked_table_id;
 pub use checks::{manifest_id, manifest_key};
 
 /// The catalog: the single implementation of every spec operation.
@@ -107,6 +111,8 @@ pub struct Catalog {
     root: String,
     session: Arc<Session>,
     storage_options: HashMap<String, String>,
+    /// `--forward-storage-secrets`: see `storage_options.rs`.
+    forward_secrets: bool,
     jobs: jobs::Jobs,
     /// The storage root's object store (version manifests, job records).
     store: Arc<ObjectStore>,
@@ -132,6 +138,7 @@ impl Catalog {
             root: opened.root,
             session: opened.session,
             storage_options: config.storage_options.clone(),
+            forward_secrets: config.forward_secrets,
             manifest_lock: Arc::new(tokio::sync::Mutex::new(())),
             meta: Default::default(),
         })
@@ -256,9 +263,15 @@ impl Catalog {
         }
     }
 
-    /// The storage options a client needs to reach the root's tables.
+    /// The storage options a client gets to reach the root's tables
+    /// (secret-like ones only where the operator opted in).
     pub(crate) fn vended_storage_options(&self) -> Option<HashMap<String, String>> {
-        (!self.storage_options.is_empty()).then(|| self.storage_options.clone())
+        self.handed(self.storage_options.clone())
+    }
+
+    /// Whether secret-like storage options are handed to clients.
+    pub fn forwards_secrets(&self) -> bool {
+        self.forward_secrets
     }
 }
 

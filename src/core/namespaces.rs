@@ -32,6 +32,9 @@ impl Catalog {
             "create_namespace",
         )?;
         self.require_namespace(&id[..id.len() - 1]).await?;
+        // The new namespace's real id (an overwritten one keeps its own:
+        // it is the same namespace with new properties).
+        let mut real = super::identity::new_object_id(req.context.as_ref());
         if self.namespace_present(&id).await? {
             match mode {
                 "exist_ok" => {
@@ -46,6 +49,10 @@ impl Catalog {
                     // Overwrite replaces the namespace's properties. It only
                     // applies to an empty namespace: replacing one that holds
                     // tables would silently orphan them.
+                    let kind_id = [("namespace", id.clone())];
+                    if let Some(kept) = self.object_ids(&kind_id).await?.remove(0) {
+                        real = kept;
+                    }
                     self.drop_namespace_op(DropNamespaceRequest {
                         id: Some(id.clone()),
                         ..Default::default()
@@ -62,6 +69,7 @@ impl Catalog {
         }
         req.id = Some(id);
         req.mode = None;
+        super::identity::stamp(&mut req.properties, "namespace", real);
         let mut created = engine(self.inner.create_namespace(req).await)?;
         super::storage_options::redact_namespace_properties(&mut created.properties);
         Ok(created)

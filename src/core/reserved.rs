@@ -33,6 +33,20 @@ pub const PURGE: &str = "lance-catalog.purge";
 /// Set by the governance layer; a caller's value is replaced.
 pub const PRINCIPAL: &str = "lance-catalog.principal";
 
+/// Table property: the table's real id, given when it is created and kept
+/// through renames, trash and undrop. Grants and maintenance tasks are
+/// bound to it, never to a name another table can take.
+pub const TABLE_ID: &str = "lance-catalog.table_id";
+
+/// Namespace property: the namespace's real id (as [`TABLE_ID`]).
+pub const NAMESPACE_ID: &str = "lance-catalog.namespace_id";
+
+/// Request-context key: the real id the object a create makes is to get.
+/// Minted by the governance layer before authorization (so that the
+/// creator's ownership names that very object); a caller's value is
+/// removed. Without it the core mints one itself.
+pub const OBJECT_ID: &str = "lance-catalog.object_id";
+
 /// Table property holding the last version the catalog committed.
 pub const PENDING: &str = "lance-catalog.committed_version";
 

@@ -58,6 +58,9 @@ pub struct StorageConfig {
     /// Object-store options (e.g. `aws_endpoint`, `aws_region`,
     /// `aws_access_key_id`, `allow_http`), passed to Lance unchanged.
     pub storage_options: HashMap<String, String>,
+    /// Whether secret-like options (see [`is_secret`](crate::core::is_secret))
+    /// may be handed to clients with a table (`--forward-storage-secrets`).
+    pub forward_secrets: bool,
 }
 
 /// Resolve the root to what Lance expects and open the namespace over it.

@@ -6,6 +6,11 @@
 //! namespace. The values travel only in the answers that hand a table to a
 //! client (create, declare, describe), never in list answers or logs, and
 //! not when the caller asks for no credentials (`vend_credentials: false`).
+//!
+//! Secret-like options ([`is_secret`]: keys, tokens, passwords) never leave
+//! the server unless the operator opts in (`--forward-storage-secrets`):
+//! a bucket-wide secret handed with one table would let its reader read,
+//! overwrite and delete every table in the bucket, past every grant.
 
 use std::collections::HashMap;
 
@@ -16,6 +21,39 @@ use crate::error::CatalogResult;
 
 /// Namespace properties under this prefix are storage options.
 pub(crate) const NAMESPACE_OPTION_PREFIX: &str = "lance.storage.";
+
+/// Shown instead of a secret's value.
+pub const REDACTED: &str = "********";
+
+/// Whether a storage option holds a secret (credentials, tokens, keys).
+pub fn is_secret(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    [
+        "secret",
+        "password",
+        "token",
+        "credential",
+        "session",
+        "private",
+    ]
+    .iter()
+    .any(|s| k.contains(s))
+        || (k.contains("key") && !k.contains("key_id") && !k.ends_with("region"))
+}
+
+impl Catalog {
+    /// Storage options as a client may get them: without secret-like ones
+    /// unless the operator opted in. `None` when nothing is left.
+    pub(crate) fn handed(
+        &self,
+        mut options: HashMap<String, String>,
+    ) -> Option<HashMap<String, String>> {
+        if !self.forward_secrets {
+            options.retain(|k, _| !is_secret(k));
+        }
+        (!options.is_empty()).then_some(options)
+    }
+}
 
 impl Catalog {
     /// The effective storage options of table `id` (None when there are
@@ -57,7 +95,7 @@ impl Catalog {
                 }
             }
         }
-        Ok((!options.is_empty()).then_some(options))
+        Ok(self.handed(options))
     }
 }
 
@@ -65,12 +103,13 @@ impl Catalog {
 /// storage options (`lance.storage.*` credentials, tokens, keys) hidden.
 /// Tables get them, through `storage_options`, where a client needs them.
 pub(crate) fn redact_namespace_properties(props: &mut Option<HashMap<String, String>>) {
+    super::checks::public_properties(props);
     for (k, v) in props.iter_mut().flatten() {
         let secret = k
             .strip_prefix(NAMESPACE_OPTION_PREFIX)
-            .is_some_and(crate::governance::models::is_secret);
+            .is_some_and(is_secret);
         if secret {
-            *v = crate::governance::models::REDACTED.to_string();
+            *v = REDACTED.to_string();
         }
     }
 }

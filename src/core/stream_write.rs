@@ -50,7 +50,9 @@ pub struct WriteOutcome {
 }
 
 impl Catalog {
-    /// Write `batches` (with `schema`) to table `id` as one commit.
+    /// Write `batches` (with `schema`) to table `id` as one commit. A
+    /// table it creates gets the real id `new_id` (minted by the governance
+    /// layer; a fresh one without it).
     pub async fn write_stream(
         &self,
         id: &[String],
@@ -58,6 +60,7 @@ impl Catalog {
         op: WriteOp,
         schema: SchemaRef,
         batches: BoxStream<'static, CatalogResult<RecordBatch>>,
+        new_id: Option<String>,
     ) -> CatalogResult<WriteOutcome> {
         let id = table_id(&Some(id.to_vec()))?;
         let branch = branch_of(&branch).map(str::to_string);
@@ -124,7 +127,7 @@ impl Catalog {
                         ))
                     }
                     (fresh, _) => {
-                        self.create_from_stream(&id, fresh.declared(), properties, source)
+                        self.create_from_stream(&id, fresh.declared(), properties, source, new_id)
                             .await?
                     }
                 }
@@ -149,7 +152,7 @@ impl Catalog {
             // A new table, or the first data of a declared one (as the
             // engine's insert and merge-insert do): written as its first version.
             (_, fresh) => {
-                self.create_from_stream(&id, fresh.declared(), None, source)
+                self.create_from_stream(&id, fresh.declared(), None, source, new_id)
                     .await?
             }
         };
@@ -194,8 +197,12 @@ impl Catalog {
         declared: Option<String>,
         properties: Option<HashMap<String, String>>,
         source: SendableRecordBatchStream,
+        new_id: Option<String>,
     ) -> CatalogResult<u64> {
         super::checks::check_properties(properties.as_ref())?;
+        let mut properties = properties;
+        let real = new_id.unwrap_or_else(super::identity::fresh_object_id);
+        super::identity::stamp(&mut properties, "table", real);
         let params = WriteParams {
             mode: WriteMode::Create,
             session: Some(self.session.clone()),

@@ -35,6 +35,7 @@ impl Catalog {
     ) -> CatalogResult<CreateTableResponse> {
         let id = table_id(&req.id)?;
         let mut created = self.create_table_inner(req, rows).await?;
+        super::checks::public_properties(&mut created.properties);
         // The table exists now: a failure to read its namespaces' options
         // falls back to the root's rather than failing the create.
         created.storage_options = match self.table_storage_options(&id).await {
@@ -90,6 +91,8 @@ impl Catalog {
                     &super::checks::manifest_key(&id),
                 )),
             };
+            let real = super::identity::new_object_id(req.context.as_ref());
+            super::identity::stamp(&mut req.properties, "table", real);
             return self.create_table_at(req, placement, rows).await;
         }
         if let Target::Written(location, _) = &target {
@@ -162,6 +165,8 @@ impl Catalog {
         let id = table_id(&req.id)?;
         super::checks::check_properties(req.properties.as_ref())?;
         self.require_parent(&id).await?;
+        let real = super::identity::new_object_id(req.context.as_ref());
+        super::identity::stamp(&mut req.properties, "table", real);
         let vend = req.vend_credentials != Some(false);
         let mut declared = match req.location.as_deref().filter(|l| !l.trim().is_empty()) {
             Some(location) => {
@@ -173,6 +178,7 @@ impl Catalog {
                 engine(self.inner.declare_table(req).await)?
             }
         };
+        super::checks::public_properties(&mut declared.properties);
         declared.storage_options = match vend {
             true => self.table_storage_options(&id).await?,
             false => None,
@@ -239,6 +245,12 @@ impl Catalog {
         // check: inside the root, overlapping no other table.
         let rel = self.relative_location(&req.location, true)?;
         self.require_parent(&id).await?;
+        // A registration over a table (mode overwrite) keeps its real id.
+        let real = match self.object_ids(&[("table", id.clone())]).await?.remove(0) {
+            Some(kept) => kept,
+            None => super::identity::new_object_id(req.context.as_ref()),
+        };
+        super::identity::stamp(&mut req.properties, "table", real);
         req.id = Some(id.clone());
         req.location = rel.clone();
         // Check, record and settle on its own task: a caller that goes away
@@ -250,6 +262,7 @@ impl Catalog {
             let mut registered = engine(catalog.inner.register_table(req).await)?;
             // The full location, as create, declare and describe answer it.
             registered.location = Some(catalog.location_uri(&rel));
+            super::checks::public_properties(&mut registered.properties);
             match catalog.settle_claim(&id, &rel).await? {
                 None => Ok(registered),
                 Some(err) => Err(err),
@@ -282,6 +295,7 @@ impl Catalog {
                 },
                 rows.schema,
                 rows.batches,
+                None,
             )
             .await
             .map_err(schema_error)?;

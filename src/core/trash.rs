@@ -50,9 +50,14 @@ pub struct TrashEntry {
     /// A table's last version; none for a table declared but never written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<u64>,
-    /// The object's properties, restored with it.
+    /// The object's properties, restored with it (its real id among them).
     #[serde(default)]
     pub properties: HashMap<String, String>,
+    /// The real id of the namespace it was dropped from: an undrop into a
+    /// namespace made since under that name needs the right to create
+    /// there, as a rename into it would.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_object_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped_by: Option<String>,
     pub dropped_at_ms: u64,
@@ -76,6 +81,24 @@ pub struct TrashEntry {
 impl TrashEntry {
     pub fn is_table(&self) -> bool {
         self.kind == "table"
+    }
+
+    /// The real id of the object it was (none for an entry filed before
+    /// real ids existed).
+    pub fn object_id(&self) -> Option<&str> {
+        self.properties
+            .get(super::identity::id_property(&self.kind))
+            .map(String::as_str)
+    }
+
+    /// Its properties as restored: with a real id, given now to an object
+    /// dropped before real ids existed.
+    pub(crate) fn restored_properties(&self) -> HashMap<String, String> {
+        let mut props = self.properties.clone();
+        props
+            .entry(super::identity::id_property(&self.kind).to_string())
+            .or_insert_with(super::identity::fresh_object_id);
+        props
     }
 
     /// Whether the entry is `id` or lies below it.

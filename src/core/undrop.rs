@@ -13,8 +13,11 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::checks::{display_id, manifest_key, namespace_id, table_id};
+use super::identity::id_property;
 use super::locations::{canonical, find_overlap};
-use super::manifest_tx::{object_row, row_location, row_object_id, row_type, single_rows};
+use super::manifest_tx::{
+    object_row, row_location, row_object_id, row_properties, row_type, single_rows,
+};
 use super::trash::{placed_name, TrashEntry};
 use super::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -98,16 +101,17 @@ impl Catalog {
                 .chain(tables)
                 .map(|e| manifest_key(&e.id))
                 .collect();
-            let standing: HashMap<String, (String, Option<String>)> =
-                single_rows(&self.manifest_rows(&ds, &keys).await?)
-                    .filter_map(|r| {
-                        let key = row_object_id(&r)?;
-                        Some((
-                            key,
-                            (row_type(&r)?, row_location(&r).map(|l| canonical(&l))),
-                        ))
-                    })
-                    .collect();
+            let mut standing: HashMap<String, (String, Option<String>)> = HashMap::new();
+            let mut real_ids: HashMap<String, String> = HashMap::new();
+            for r in single_rows(&self.manifest_rows(&ds, &keys).await?) {
+                let (Some(key), Some(kind)) = (row_object_id(&r), row_type(&r)) else {
+                    continue;
+                };
+                if let Some(real) = row_properties(&r)?.get(id_property(&kind)) {
+                    real_ids.insert(key.clone(), real.clone());
+                }
+                standing.insert(key, (kind, row_location(&r).map(|l| canonical(&l))));
+            }
             let in_trash = self.trash_entries().await?;
             let mut claimed = Self::placed_in(&ds).await?;
             claimed.extend(
@@ -123,8 +127,19 @@ impl Catalog {
             let mut outcomes = Vec::new();
             for ns in &namespaces {
                 let key = manifest_key(&ns.id);
+                // The same namespace (restored by a first call that
+                // stopped), or one made since under its name: its tables
+                // must not come back under another namespace's grants.
+                let same = match (ns.object_id(), real_ids.get(&key)) {
+                    (Some(mine), Some(there)) => mine == there,
+                    _ => true,
+                };
                 let outcome = match standing.get(&key) {
-                    Some((kind, _)) if kind == "namespace" => Outcome::Already,
+                    Some((kind, _)) if kind == "namespace" && same => Outcome::Already,
+                    Some((kind, _)) if kind == "namespace" => Outcome::Taken(format!(
+                        "namespace {} was created again since the drop: it is another namespace now",
+                        display_id(&ns.id)
+                    )),
                     Some(_) => {
                         Outcome::Taken(format!("table {} holds its name", display_id(&ns.id)))
                     }
@@ -134,7 +149,7 @@ impl Catalog {
                             "namespace",
                             &key,
                             None,
-                            &ns.properties,
+                            &ns.restored_properties(),
                         )?);
                         Outcome::Restored
                     }
@@ -188,7 +203,7 @@ impl Catalog {
                                 "table",
                                 &key,
                                 Some(&loc),
-                                &t.properties,
+                                &t.restored_properties(),
                             )?);
                             Outcome::Restored
                         }
@@ -229,18 +244,30 @@ impl Catalog {
         Ok(())
     }
 
+    /// The trashed table an undrop of `id` restores: the newest copy, or
+    /// the one `trash_id` names.
+    pub async fn undrop_entry(
+        &self,
+        id: &[String],
+        trash_id: Option<&str>,
+    ) -> CatalogResult<Option<TrashEntry>> {
+        Ok(self
+            .trash_entries()
+            .await?
+            .into_iter()
+            .rev()
+            .filter(|e| e.is_table() && e.id == id)
+            .find(|e| trash_id.is_none_or(|t| t == e.trash_id)))
+    }
+
     pub async fn undrop_table(
         &self,
         req: UndropTableRequest,
     ) -> CatalogResult<UndropTableResponse> {
         let id = table_id(&Some(req.id.clone()))?;
-        let entries = self.trash_entries().await?;
-        let entry = entries
-            .iter()
-            .rev()
-            .filter(|e| e.is_table() && e.id == id)
-            .find(|e| req.trash_id.as_ref().is_none_or(|t| *t == e.trash_id))
-            .cloned()
+        let entry = self
+            .undrop_entry(&id, req.trash_id.as_deref())
+            .await?
             .ok_or_else(|| {
                 CatalogError::new(
                     Code::TABLE_NOT_FOUND,

@@ -146,6 +146,8 @@ impl Catalog {
                 })?
             }
         };
+        let real = super::identity::new_object_id(req.context.as_ref());
+        properties.insert(super::reserved::TABLE_ID.to_string(), real);
         let empty = Stream {
             schema: Arc::new(schema),
             batches: Vec::new(),

@@ -333,7 +333,7 @@ impl FlightService for CatalogFlight {
             .map_err(to_status)?;
         let outcome = route
             .catalog
-            .write_stream(&id, branch, write, schema, batches)
+            .write_stream(&id, branch, write, schema, batches, access.new_object())
             .await
             .map_err(to_status)?;
         self.gov.finished(&access).await;

@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use super::grants::{key, relations};
-use super::guard::Access;
+use super::grants::{key, object_key, relations};
+use super::guard::{Access, ObjectRef};
 use super::models::GrantResource;
 use super::router::{Governance, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
 use crate::auth::cedar::{denied, Chain};
@@ -52,7 +52,10 @@ impl Governance {
     }
 
     /// The resource of `access` and everything above it, nearest first, as
-    /// Cedar entities and as grant keys.
+    /// Cedar entities and as grant keys. Namespaces and tables are keyed by
+    /// their real ids (the object the access is about, see [`ObjectRef`],
+    /// and the namespaces standing above it now): a level with no object,
+    /// or one not given an id yet, holds no grants.
     pub(super) async fn chain(&self, access: &Access) -> CatalogResult<(Chain, Vec<String>)> {
         let mut chain: Vec<(&'static str, String)> = Vec::new();
         let mut keys = Vec::new();
@@ -64,16 +67,16 @@ impl Governance {
         let warehouse_level =
             |chain: &mut Vec<(&'static str, String)>, keys: &mut Vec<String>, w: &str, p: &str| {
                 chain.push(("Warehouse", w.to_string()));
-                keys.push(key("warehouse", None, &[w.to_string()]));
+                keys.push(key("warehouse", &[w.to_string()]));
                 chain.push(("Project", p.to_string()));
-                keys.push(key("project", None, &[p.to_string()]));
+                keys.push(key("project", &[p.to_string()]));
             };
         match access.kind {
             "server" => {}
             "project" => {
                 let p = id.first().cloned().unwrap_or_default();
                 chain.push(("Project", p.clone()));
-                keys.push(key("project", None, &[p]));
+                keys.push(key("project", &[p]));
             }
             "warehouse" => {
                 let w = id.first().cloned().unwrap_or_default();
@@ -81,25 +84,67 @@ impl Governance {
                 warehouse_level(&mut chain, &mut keys, &w, &p);
             }
             kind => {
+                // Nearest first: the object itself, then each namespace.
+                let mut levels: Vec<(&'static str, Vec<String>)> = Vec::new();
                 let namespaces = match kind {
                     "table" => {
-                        chain.push(("Table", id.join("/")));
-                        keys.push(key("table", Some(&warehouse), id));
+                        levels.push(("table", id.clone()));
                         &id[..id.len().saturating_sub(1)]
                     }
                     _ => &id[..],
                 };
                 for n in (1..=namespaces.len()).rev() {
-                    chain.push(("Namespace", namespaces[..n].join("/")));
-                    keys.push(key("namespace", Some(&warehouse), &namespaces[..n]));
+                    levels.push(("namespace", namespaces[..n].to_vec()));
+                }
+                let reals = self.reals(&warehouse, access, &levels).await?;
+                for ((level_kind, level_id), real) in levels.iter().zip(reals) {
+                    let entity = match *level_kind {
+                        "table" => "Table",
+                        _ => "Namespace",
+                    };
+                    chain.push((entity, level_id.join("/")));
+                    if let Some(real) = real {
+                        keys.push(object_key(level_kind, Some(&warehouse), &real));
+                    }
                 }
                 let p = self.project_of(&warehouse).await?;
                 warehouse_level(&mut chain, &mut keys, &warehouse, &p);
             }
         }
         chain.push(("Server", "server".to_string()));
-        keys.push(key("server", None, &[]));
+        keys.push(key("server", &[]));
         Ok((Chain(chain), keys))
+    }
+
+    /// The real ids of a chain's levels (the access's own object first):
+    /// what the access names for its own object, the namespaces standing
+    /// now for the rest.
+    async fn reals(
+        &self,
+        warehouse: &str,
+        access: &Access,
+        levels: &[(&'static str, Vec<String>)],
+    ) -> CatalogResult<Vec<Option<String>>> {
+        let own = match &access.object {
+            ObjectRef::Known(real) => Some(Some(real.clone())),
+            ObjectRef::Absent => Some(None),
+            ObjectRef::Standing => None,
+        };
+        let lookup: Vec<(&str, Vec<String>)> = levels
+            .iter()
+            .skip(usize::from(own.is_some()))
+            .map(|(k, id)| (*k, id.clone()))
+            .collect();
+        let mut found = match lookup.is_empty() {
+            true => Vec::new(),
+            false => self.catalog(warehouse).await?.object_ids(&lookup).await?,
+        };
+        if let Some(own) = own {
+            if !levels.is_empty() {
+                found.insert(0, own);
+            }
+        }
+        Ok(found)
     }
 
     /// Whether the caller may: Cedar decides when authentication is
@@ -189,30 +234,21 @@ impl Governance {
         self.hooks.event(access).await;
     }
 
-    /// Grants follow what a write did to their object: a drop takes them
-    /// away, a rename moves them.
+    /// Grants follow what a write did to their object: a drop that
+    /// destroys it (no trash) ends them, a rename renames them. A drop
+    /// into trash keeps them bound to the trashed object, for its undrop.
     pub(super) async fn grants_follow(&self, access: &Access) {
+        self.forget_objects(&access.ended).await;
         let done = match (access.action, &access.moved_to) {
-            ("drop_table" | "deregister_table", _) => self
-                .registry
-                .forget_grants("table", access.warehouse.as_deref(), &access.id)
-                .await
-                .map(|_| ()),
-            ("drop_namespace", _) => self
-                .registry
-                .forget_grants("namespace", access.warehouse.as_deref(), &access.id)
-                .await
-                .map(|_| ()),
             ("delete_project" | "delete_warehouse", _) => self
                 .registry
-                .forget_grants(access.kind, None, &access.id)
+                .forget_grants_of(access.kind, &access.id)
                 .await
                 .map(|_| ()),
-            ("rename_table", Some(to)) => {
-                self.registry
-                    .move_grants(access.warehouse.as_deref(), &access.id, to)
-                    .await
-            }
+            ("rename_table", Some(to)) => match access.object.known() {
+                Some(real) => self.registry.rename_grants(real, to).await,
+                None => return,
+            },
             _ => return,
         };
         if let Err(e) = done {
@@ -221,44 +257,52 @@ impl Governance {
         self.grants.invalidate().await;
     }
 
-    /// Ownership on create: the creator becomes admin of what it created
-    /// (and of nothing above it).
-    pub(super) async fn own(&self, access: &Access) {
-        // Grants still on a new object's name were kept for a trashed one
-        // (a grant must name something that stands): they must not reach
-        // what is created there now.
-        if self.auth.required() && matches!(access.kind, "table" | "namespace") {
-            match self
-                .registry
-                .forget_grants(access.kind, access.warehouse.as_deref(), &access.id)
-                .await
-            {
-                Ok(0) => {}
-                Ok(_) => self.grants.invalidate().await,
-                Err(e) => {
-                    tracing::warn!(id = ?access.id, error = %e.message, "grants kept for a trashed object stay on a new one")
-                }
-            }
+    /// The grants of destroyed objects (a namespace dropped with what was
+    /// in it, purged trash) end.
+    pub(super) async fn forget_objects(&self, reals: &[String]) {
+        if reals.is_empty() {
+            return;
         }
+        if let Err(e) = self.registry.forget_object_grants(reals).await {
+            tracing::warn!(error = %e.message, "grants of destroyed objects stay (they reach nothing)");
+        }
+        self.grants.invalidate().await;
+    }
+
+    /// Ownership on create: the creator becomes admin of what it created
+    /// (and of nothing above it). A namespace's or table's grant names the
+    /// real id minted for it, so it reaches that object and no other.
+    pub(super) async fn own(&self, access: &Access) {
         let Some(p) = access.principal.as_ref().filter(|_| self.auth.required()) else {
             return;
         };
-        let resource = GrantResource {
-            kind: access.kind.to_string(),
-            id: access.id.clone(),
-            warehouse: match access.kind {
-                "namespace" | "table" => access.warehouse.clone(),
-                _ => None,
-            },
+        let resources: Vec<GrantResource> = match access.kind {
+            "namespace" | "table" => access
+                .minted
+                .iter()
+                .map(|(id, real)| GrantResource {
+                    kind: access.kind.to_string(),
+                    id: id.clone(),
+                    warehouse: access.warehouse.clone(),
+                    object_id: Some(real.clone()),
+                })
+                .collect(),
+            kind => vec![GrantResource {
+                kind: kind.to_string(),
+                id: access.id.clone(),
+                ..Default::default()
+            }],
         };
-        match self
-            .registry
-            .grant(resource, &p.id, "admin", Some(p.id.clone()))
-            .await
-        {
-            Ok(_) => self.grants.invalidate().await,
-            Err(e) => {
-                tracing::warn!(principal = %p.id, error = %e.message, "the creator's ownership grant was not recorded")
+        for resource in resources {
+            match self
+                .registry
+                .grant(resource, &p.id, "admin", Some(p.id.clone()))
+                .await
+            {
+                Ok(_) => self.grants.invalidate().await,
+                Err(e) => {
+                    tracing::warn!(principal = %p.id, error = %e.message, "the creator's ownership grant was not recorded")
+                }
             }
         }
     }

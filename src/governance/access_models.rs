@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::auth::ApiKeyInfo;
 
 /// What a grant is on: `server` (id `[]`), `project` or `warehouse` (one
-/// segment), `namespace` or `table` (the spec id).
+/// segment), `namespace` or `table` (the spec id of the object it names).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GrantResource {
     pub kind: String,
@@ -15,6 +15,13 @@ pub struct GrantResource {
     /// A namespace's or table's warehouse; found from the id when left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warehouse: Option<String>,
+    /// A namespace's or table's real id: the object the grant is bound to,
+    /// set by the server when the grant is made (a caller's value is
+    /// ignored). The grant follows that object through renames, into
+    /// trash and back out by undrop, and never reaches another object that
+    /// takes its name; `id` is the name it had when last seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_id: Option<String>,
 }
 
 /// A principal's relation to a resource, inherited by everything below it.

@@ -19,6 +19,10 @@ pub struct EventResource {
     pub id: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warehouse: Option<String>,
+    /// The real id of the namespace or table, when it is known: which
+    /// object it was, whatever its name is now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_id: Option<String>,
 }
 
 /// One audited act.
@@ -91,6 +95,11 @@ impl Registry {
                 kind: access.kind.to_string(),
                 id: access.id.clone(),
                 warehouse: access.warehouse.clone(),
+                object_id: access
+                    .object
+                    .known()
+                    .map(str::to_string)
+                    .or_else(|| access.minted.first().map(|(_, real)| real.clone())),
             },
             outcome: outcome.to_string(),
             code: code.map(|c| c.0),

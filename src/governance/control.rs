@@ -64,9 +64,15 @@ impl Governance {
     pub(super) async fn create_bound(
         &self,
         warehouse: &str,
-        request: CreateNamespaceRequest,
+        mut request: CreateNamespaceRequest,
         principal: Option<crate::auth::Principal>,
     ) -> CatalogResult<lance_namespace::models::CreateNamespaceResponse> {
+        // The new namespace's real id, minted here (a caller's is dropped).
+        let real = crate::core::identity::fresh_object_id();
+        request
+            .context
+            .get_or_insert_with(Default::default)
+            .insert(crate::core::reserved::OBJECT_ID.to_string(), real.clone());
         // Shape.
         let id = request.id.clone().unwrap_or_default();
         if id.len() != 1 {
@@ -76,17 +82,24 @@ impl Governance {
         }
         let name = id[0].clone();
         crate::core::Catalog::check_namespace_name(&name)?;
-        // Parent.
-        let record = self.warehouse(warehouse).await?;
-        // Authorization.
+        // Parent, then authorization.
+        let record = self.warehouse(warehouse).await;
         let access = Access {
             principal,
             creates: true,
-            moved_to: None,
             action: "create_namespace",
             warehouse: Some(warehouse.to_string()),
             kind: "namespace",
             id: id.clone(),
+            minted: vec![(id.clone(), real)],
+            ..Default::default()
+        };
+        let record = match record {
+            Ok(r) => r,
+            Err(e) => {
+                let w = vec![warehouse.to_string()];
+                return Err(self.hidden(e, &access, "warehouse", w).await);
+            }
         };
         self.authorize(&access).await?;
         // Conflict.

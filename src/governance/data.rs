@@ -16,10 +16,10 @@ impl Governance {
     /// CreateTable with its Arrow body as it arrives.
     pub async fn create_table_streamed(
         &self,
-        request: CreateTableRequest,
+        mut request: CreateTableRequest,
         body: Chunks,
     ) -> CatalogResult<CreateTableResponse> {
-        let (route, access) = self.admit("create_table", &request).await?;
+        let (route, access) = self.admit("create_table", &mut request).await?;
         let rows = Rows::decode(body, "create_table").await?;
         let answer = route.catalog.create_table_op(request, rows).await?;
         self.after(&access).await;
@@ -29,10 +29,10 @@ impl Governance {
     /// InsertIntoTable with its Arrow body as it arrives.
     pub async fn insert_streamed(
         &self,
-        request: InsertIntoTableRequest,
+        mut request: InsertIntoTableRequest,
         body: Chunks,
     ) -> CatalogResult<InsertIntoTableResponse> {
-        let (route, access) = self.admit("insert_into_table", &request).await?;
+        let (route, access) = self.admit("insert_into_table", &mut request).await?;
         let rows = Rows::decode(body, "insert_into_table").await?;
         let answer = route.catalog.insert_op(request, rows).await?;
         self.after(&access).await;
@@ -40,8 +40,8 @@ impl Governance {
     }
 
     /// QueryTable's Arrow IPC file, chunk by chunk as the scan runs.
-    pub async fn query_streamed(&self, request: QueryTableRequest) -> CatalogResult<Chunks> {
-        let (route, access) = self.admit("query_table", &request).await?;
+    pub async fn query_streamed(&self, mut request: QueryTableRequest) -> CatalogResult<Chunks> {
+        let (route, access) = self.admit("query_table", &mut request).await?;
         let answer = route.catalog.query_answer(request).await?;
         self.after(&access).await;
         Ok(answer)

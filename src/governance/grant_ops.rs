@@ -1,48 +1,32 @@
 //! Grant management (create, list, revoke), each authorized on the
 //! resource the grant names, in that resource's own warehouse.
 
-use lance_namespace::LanceNamespace;
-
+use super::guard::{Access, ObjectRef};
 use super::models::*;
 use super::registry::page_items;
-use super::router::{Governance, DEFAULT_PROJECT};
-use crate::error::{CatalogError, CatalogResult};
+use super::router::{Governance, Route, DEFAULT_PROJECT};
+use crate::error::{CatalogError, CatalogResult, Code};
 
 impl Governance {
-    /// What a grant is on: its kind as the authorizer names it and, for a
-    /// namespace or table, its warehouse (from its binding when the
-    /// request leaves it out). `must_exist`: a grant names something that
-    /// stands (a grant made in advance would reach whatever is created
-    /// under that name later).
+    /// What a grant is on: its kind as the authorizer names it, its
+    /// warehouse (a namespace's or table's: from its binding when the
+    /// request leaves it out) and, for a namespace or table, the object
+    /// standing under that id now (the grant binds to it). A caller's own
+    /// `object_id` is ignored.
     pub(super) async fn grant_target(
         &self,
         resource: &mut GrantResource,
-        must_exist: bool,
-    ) -> CatalogResult<(&'static str, Option<String>)> {
+    ) -> CatalogResult<(&'static str, Option<Route>, ObjectRef)> {
         let kind = grant_kind(&resource.kind)?;
-        let missing =
-            |what: String| CatalogError::invalid(format!("a grant's {what} does not exist"));
+        resource.object_id = None;
         match kind {
             "server" => {
                 resource.id.clear();
-                Ok((kind, None))
+                Ok((kind, None, ObjectRef::Standing))
             }
             "project" | "warehouse" => {
-                let id = resource.id.first().cloned().unwrap_or_default();
-                if must_exist {
-                    let found = match kind {
-                        "project" => match id.as_str() {
-                            DEFAULT_PROJECT => true,
-                            _ => self.registry.project(&id).await.is_ok(),
-                        },
-                        _ => self.warehouse(&id).await.is_ok(),
-                    };
-                    if !found {
-                        return Err(missing(format!("{kind} {id:?}")));
-                    }
-                }
                 resource.warehouse = None;
-                Ok((kind, None))
+                Ok((kind, None, ObjectRef::Standing))
             }
             _ => {
                 let op = if kind == "namespace" {
@@ -55,25 +39,33 @@ impl Governance {
                     value["context"] = serde_json::json!({ crate::core::reserved::WAREHOUSE: w });
                 }
                 let route = self.route(op, &value).await?;
-                if must_exist {
-                    let found = match kind {
-                        "namespace" => route.catalog.namespace_present(&resource.id).await?,
-                        _ => route
-                            .catalog
-                            .table_exists(lance_namespace::models::TableExistsRequest {
-                                id: Some(resource.id.clone()),
-                                ..Default::default()
-                            })
-                            .await
-                            .is_ok(),
-                    };
-                    if !found {
-                        return Err(missing(format!("{kind} {:?}", resource.id)));
-                    }
-                }
                 resource.warehouse = Some(route.warehouse.clone());
-                Ok((kind, Some(route.warehouse)))
+                let present = match kind {
+                    "namespace" => route.catalog.namespace_present(&resource.id).await?,
+                    _ => route.catalog.table_present(&resource.id).await?,
+                };
+                let object = match present {
+                    false => ObjectRef::Absent,
+                    true => match route
+                        .catalog
+                        .object_ids(&[(kind, resource.id.clone())])
+                        .await?
+                        .remove(0)
+                    {
+                        Some(real) => ObjectRef::Known(real),
+                        None => ObjectRef::Standing,
+                    },
+                };
+                Ok((kind, Some(route), object))
             }
+        }
+    }
+
+    /// Whether a project or warehouse grant's resource stands.
+    async fn registry_object_stands(&self, kind: &str, id: &str) -> bool {
+        match kind {
+            "project" => id == DEFAULT_PROJECT || self.registry.project(id).await.is_ok(),
+            _ => self.warehouse(id).await.is_ok(),
         }
     }
 
@@ -81,12 +73,57 @@ impl Governance {
         &self,
         request: CreateGrantRequest,
     ) -> CatalogResult<Grant> {
-        self.caller().await?;
+        let principal = self.caller().await?;
         let mut resource = request.resource;
-        let (kind, warehouse) = self.grant_target(&mut resource, true).await?;
-        let access = self
-            .control_at("create_grant", kind, resource.id.clone(), warehouse)
-            .await?;
+        let (kind, route, object) = self.grant_target(&mut resource).await?;
+        let access = Access {
+            principal,
+            action: "create_grant",
+            warehouse: match kind {
+                "warehouse" => resource.id.first().cloned(),
+                _ => resource.warehouse.clone(),
+            },
+            kind,
+            id: resource.id.clone(),
+            object: object.clone(),
+            ..Default::default()
+        };
+        // A grant names something that stands (one made in advance would
+        // reach whatever is created under that name later); whether it
+        // stands is told only to whoever could grant on it.
+        let missing =
+            || CatalogError::invalid(format!("a grant's {kind} {:?} does not exist", resource.id));
+        let stands = match kind {
+            "server" => true,
+            "project" | "warehouse" => {
+                let id = resource.id.first().cloned().unwrap_or_default();
+                resource.id.len() == 1 && self.registry_object_stands(kind, &id).await
+            }
+            _ => object != ObjectRef::Absent,
+        };
+        if !stands {
+            return Err(match self.authorize(&access).await {
+                Err(e) => e,
+                Ok(()) => missing(),
+            });
+        }
+        self.authorize(&access).await?;
+        if let Some(route) = route {
+            // Bound to the object itself: given its real id now if it has
+            // none yet (an object from before real ids).
+            let real = match object {
+                ObjectRef::Known(real) => real,
+                _ => route
+                    .catalog
+                    .assign_object_id(kind, &resource.id)
+                    .await
+                    .map_err(|e| match e.code {
+                        Code::TABLE_NOT_FOUND | Code::NAMESPACE_NOT_FOUND => missing(),
+                        _ => e,
+                    })?,
+            };
+            resource.object_id = Some(real);
+        }
         let made = self
             .registry
             .grant(
@@ -97,6 +134,15 @@ impl Governance {
             )
             .await?;
         self.grants.invalidate().await;
+        let access = Access {
+            object: made
+                .resource
+                .object_id
+                .clone()
+                .map(ObjectRef::Known)
+                .unwrap_or(ObjectRef::Standing),
+            ..access
+        };
         self.succeeded(&access).await;
         Ok(made)
     }
@@ -112,13 +158,26 @@ impl Governance {
             let mut resource = GrantResource {
                 kind: kind.to_string(),
                 id: request.resource_id.clone().unwrap_or_default(),
-                warehouse: None,
+                ..Default::default()
             };
-            let (kind, warehouse) = self.grant_target(&mut resource, false).await?;
+            let (kind, _, object) = self.grant_target(&mut resource).await?;
             if !own {
-                self.control_at("list_grants", kind, resource.id.clone(), warehouse)
-                    .await?;
+                self.authorize(&Access {
+                    principal: caller.clone(),
+                    action: "list_grants",
+                    warehouse: match kind {
+                        "warehouse" => resource.id.first().cloned(),
+                        _ => resource.warehouse.clone(),
+                    },
+                    kind,
+                    id: resource.id.clone(),
+                    object: object.clone(),
+                    ..Default::default()
+                })
+                .await?;
             }
+            // The grants on the object standing under that id now.
+            resource.object_id = object.known().map(str::to_string);
             wanted = Some(super::grants::key_of(&resource));
         } else if !own {
             self.control("list_grants", "server", vec![]).await?;
@@ -157,16 +216,26 @@ impl Governance {
                 return Err(e);
             }
         };
-        let _ = caller;
         let kind = grant_kind(&grant.resource.kind)?;
-        let access = self
-            .control_at(
-                "revoke_grant",
-                kind,
-                grant.resource.id.clone(),
-                grant.resource.warehouse.clone(),
-            )
-            .await?;
+        // Authorized on the object the grant is bound to, wherever (and
+        // whatever its name) it is now.
+        let access = Access {
+            principal: caller,
+            action: "revoke_grant",
+            warehouse: match kind {
+                "warehouse" => grant.resource.id.first().cloned(),
+                _ => grant.resource.warehouse.clone(),
+            },
+            kind,
+            id: grant.resource.id.clone(),
+            object: match (kind, &grant.resource.object_id) {
+                ("namespace" | "table", Some(real)) => ObjectRef::Known(real.clone()),
+                ("namespace" | "table", None) => ObjectRef::Absent,
+                _ => ObjectRef::Standing,
+            },
+            ..Default::default()
+        };
+        self.authorize(&access).await?;
         self.registry.revoke_grant(&request.grant_id).await?;
         self.grants.invalidate().await;
         self.succeeded(&access).await;

@@ -15,23 +15,37 @@ use crate::auth::Principal;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 const GRANT: &str = "grant";
-pub(super) const RELATIONS: &[&str] = &["admin", "writer", "reader"];
+pub(super) const RELATIONS: &[&str] = &["admin", "writer", "reader", REGISTRAR];
+/// The relation that lets its holder register bytes no table owns (besides
+/// admins): see `register.rs`.
+pub(super) const REGISTRAR: &str = "registrar";
 pub(super) const KINDS: &[&str] = &["server", "project", "warehouse", "namespace", "table"];
 const FRESH_FOR: Duration = Duration::from_secs(2);
 
-/// A resource's key: its kind, its warehouse (namespaces and tables: the
-/// same id names different objects in different warehouses) and its id.
-pub(super) fn key(kind: &str, warehouse: Option<&str>, id: &[String]) -> String {
-    let w = match kind {
-        "namespace" | "table" => warehouse.unwrap_or(super::router::DEFAULT_WAREHOUSE),
-        _ => "",
-    };
-    format!("{kind}:{w}:{}", id.join("\u{1f}"))
+/// The key of a server, project or warehouse: its kind and id.
+pub(super) fn key(kind: &str, id: &[String]) -> String {
+    format!("{kind}::{}", id.join("\u{1f}"))
 }
 
-/// A grant's resource's key.
+/// The key of a namespace or table by its real id: a grant binds to the
+/// object itself, never to a name another object can take. (Real ids are
+/// unique; the warehouse only keeps keys apart for a reader.)
+pub(super) fn object_key(kind: &str, warehouse: Option<&str>, real: &str) -> String {
+    let w = warehouse.unwrap_or(super::router::DEFAULT_WAREHOUSE);
+    format!("{kind}:{w}:@{real}")
+}
+
+/// A grant's resource's key. A namespace or table grant without a real id
+/// (recorded before ids existed and bound to nothing since) matches no
+/// chain: it fails closed.
 pub(super) fn key_of(r: &GrantResource) -> String {
-    key(&r.kind, r.warehouse.as_deref(), &r.id)
+    match r.kind.as_str() {
+        "namespace" | "table" => match &r.object_id {
+            Some(real) => object_key(&r.kind, r.warehouse.as_deref(), real),
+            None => format!("{}:unbound:{}", r.kind, r.id.join("\u{1f}")),
+        },
+        kind => key(kind, &r.id),
+    }
 }
 
 /// Grants, cached.
@@ -67,6 +81,17 @@ fn check(g: &GrantResource, relation: &str, principal: &str) -> CatalogResult<()
             "a {} grant's resource id {:?} has the wrong shape",
             g.kind, g.id
         )));
+    }
+    if matches!(g.kind.as_str(), "namespace" | "table") && g.object_id.is_none() {
+        return Err(CatalogError::internal(format!(
+            "a {} grant must name its object's real id",
+            g.kind
+        )));
+    }
+    if relation == REGISTRAR && matches!(g.kind.as_str(), "namespace" | "table") {
+        return Err(CatalogError::invalid(
+            "relation \"registrar\" is held on a server, a project or a warehouse: registering existing bytes is decided there",
+        ));
     }
     if !RELATIONS.contains(&relation) {
         return Err(CatalogError::invalid(format!(
@@ -172,35 +197,19 @@ impl Registry {
 }
 
 impl Registry {
-    /// Grants die with what they are on: a dropped table's, or everything
-    /// under a dropped namespace. A table made later under the same name
-    /// starts with none of them.
-    pub(super) async fn forget_grants(
-        &self,
-        kind: &str,
-        warehouse: Option<&str>,
-        id: &[String],
-    ) -> CatalogResult<usize> {
+    /// Grants die with what they are on: every grant on one of the
+    /// objects `reals` (real ids of destroyed namespaces and tables).
+    pub(super) async fn forget_object_grants(&self, reals: &[String]) -> CatalogResult<usize> {
+        if reals.is_empty() {
+            return Ok(0);
+        }
         let mut n = 0;
-        let here = |r: &GrantResource| {
-            r.warehouse
-                .as_deref()
-                .unwrap_or(super::router::DEFAULT_WAREHOUSE)
-                == warehouse.unwrap_or(super::router::DEFAULT_WAREHOUSE)
-        };
         for g in self.all_grants().await? {
-            let r = &g.resource;
-            let hit = match kind {
-                "table" => r.kind == "table" && r.id == id && here(r),
-                "namespace" => {
-                    matches!(r.kind.as_str(), "namespace" | "table")
-                        && !id.is_empty()
-                        && r.id.starts_with(id)
-                        && here(r)
-                }
-                // A project or warehouse: its own grants.
-                other => r.kind == other && r.id == id,
-            };
+            let hit = g
+                .resource
+                .object_id
+                .as_ref()
+                .is_some_and(|r| reals.contains(r));
             if hit && self.revoke_grant(&g.grant_id).await.is_ok() {
                 n += 1;
             }
@@ -208,27 +217,63 @@ impl Registry {
         Ok(n)
     }
 
-    /// A renamed table keeps its grants under its new id.
-    pub(super) async fn move_grants(
-        &self,
-        warehouse: Option<&str>,
-        from: &[String],
-        to: &[String],
-    ) -> CatalogResult<()> {
-        let key_from = key("table", warehouse, from);
+    /// A deleted project's or warehouse's own grants.
+    pub(super) async fn forget_grants_of(&self, kind: &str, id: &[String]) -> CatalogResult<usize> {
+        let mut n = 0;
         for g in self.all_grants().await? {
-            if key_of(&g.resource) == key_from {
-                let resource = GrantResource {
-                    kind: "table".into(),
-                    id: to.to_vec(),
-                    warehouse: g.resource.warehouse.clone(),
-                };
-                self.grant(resource, &g.principal, &g.relation, g.granted_by.clone())
-                    .await?;
-                self.revoke_grant(&g.grant_id).await?;
+            if g.resource.kind == kind
+                && g.resource.id == id
+                && self.revoke_grant(&g.grant_id).await.is_ok()
+            {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    /// A renamed table's grants name it by its new id (they are bound to
+    /// its real id, so they applied already; this keeps answers readable).
+    pub(super) async fn rename_grants(&self, real: &str, to: &[String]) -> CatalogResult<()> {
+        for g in self.all_grants().await? {
+            if g.resource.object_id.as_deref() != Some(real) || g.resource.id == to {
+                continue;
+            }
+            let to = to.to_vec();
+            let renamed = self
+                .records
+                .update(GRANT, &g.grant_id, Code::GRANT_NOT_FOUND, |mut g: Grant| {
+                    g.resource.id = to.clone();
+                    Ok(g)
+                })
+                .await;
+            match renamed {
+                Ok(_) => {}
+                Err(e) if e.code == Code::GRANT_NOT_FOUND => {}
+                Err(e) => return Err(e),
             }
         }
         Ok(())
+    }
+
+    /// Replace a grant recorded under another id by the same grant under
+    /// `resource` (binding a grant made before real ids existed).
+    pub(super) async fn rebind_grant(
+        &self,
+        old: &Grant,
+        resource: GrantResource,
+    ) -> CatalogResult<Grant> {
+        let made = self
+            .grant(
+                resource,
+                &old.principal,
+                &old.relation,
+                old.granted_by.clone(),
+            )
+            .await?;
+        if made.grant_id != old.grant_id {
+            self.revoke_grant(&old.grant_id).await?;
+        }
+        Ok(made)
     }
 }
 

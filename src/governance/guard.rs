@@ -11,8 +11,33 @@ use serde::Serialize;
 
 use crate::error::CatalogResult;
 
+/// Which object an access is about, beyond its name. Grants bind to an
+/// object's real id, so what decides is which object this is, not which
+/// name it has.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub enum ObjectRef {
+    /// Whatever stands at the access's id now (looked up when needed).
+    #[default]
+    Standing,
+    /// This very object: a trashed one being restored, purged or shown,
+    /// or one whose real id was looked up already.
+    Known(String),
+    /// No object: only what lies above the id decides.
+    Absent,
+}
+
+impl ObjectRef {
+    /// The real id, when it is known.
+    pub fn known(&self) -> Option<&str> {
+        match self {
+            ObjectRef::Known(id) => Some(id),
+            _ => None,
+        }
+    }
+}
+
 /// What a caller asks to do, to what.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Access {
     /// Who asks: `None` when authentication is off.
     pub principal: Option<crate::auth::Principal>,
@@ -27,8 +52,27 @@ pub struct Access {
     /// Whether the operation creates this object (its caller becomes its
     /// owner once the write succeeded).
     pub creates: bool,
-    /// A rename's new id (grants on the table move with it).
+    /// A rename's new id.
     pub moved_to: Option<Vec<String>>,
+    /// Which object of that kind and id (namespaces and tables).
+    pub object: ObjectRef,
+    /// The objects this access creates, by id, with the real ids minted
+    /// for them: its caller owns these once the write succeeded.
+    pub minted: Vec<(Vec<String>, String)>,
+    /// The real ids of the objects this access destroys if it succeeds
+    /// (a drop without trash, a deregister): their grants end with them.
+    pub ended: Vec<String>,
+}
+
+impl Access {
+    /// The real id minted for the object this access creates at its own
+    /// id (a Flight create hands it to the core's write).
+    pub fn new_object(&self) -> Option<String> {
+        self.minted
+            .iter()
+            .find(|(id, _)| *id == self.id)
+            .map(|(_, real)| real.clone())
+    }
 }
 
 /// Decides whether an access is allowed: an error (403, code 15) refuses it.

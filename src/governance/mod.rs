@@ -9,6 +9,7 @@
 //! | the control plane; the door for top-level namespaces | `plane.rs`, `targets.rs`, `control.rs` |
 //! | grant management: create, list, revoke | `grant_ops.rs` |
 //! | the guard order's slots; grants, Cedar, ownership | `guard.rs`, `grants.rs`, `access.rs` |
+//! | which object a request is about: minted and looked-up real ids | `objects.rs` |
 //! | the audit trail; the caller of a control-plane call | `audit.rs`, `caller.rs` |
 //! | recoverable drops: grace, undrop, trash listing, purge, sweep | `trash.rs` |
 //! | maintenance tasks: the governed API and the worker pool | `maintenance.rs` |
@@ -27,6 +28,7 @@ pub mod guard;
 mod health;
 mod maintenance;
 pub mod models;
+mod objects;
 mod ops;
 mod plane;
 mod registry;

@@ -63,24 +63,7 @@ pub struct Warehouse {
     pub updated_at_ms: u64,
 }
 
-/// Shown instead of a secret's value.
-pub const REDACTED: &str = "********";
-
-/// Whether a storage option holds a secret (credentials, tokens, keys).
-pub fn is_secret(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    [
-        "secret",
-        "password",
-        "token",
-        "credential",
-        "session",
-        "private",
-    ]
-    .iter()
-    .any(|s| k.contains(s))
-        || (k.contains("key") && !k.contains("key_id") && !k.ends_with("region"))
-}
+pub use crate::core::{is_secret, REDACTED};
 
 impl Warehouse {
     /// The warehouse as answered to callers: secret option values hidden.

@@ -10,8 +10,6 @@ use super::guard::Access;
 pub(super) fn access(op: &'static str, warehouse: &str, request: &Value) -> Access {
     Access {
         principal: None,
-        creates: false,
-        moved_to: None,
         action: op,
         warehouse: Some(warehouse.to_string()),
         kind: if id_is_namespace(op) {
@@ -27,6 +25,7 @@ pub(super) fn access(op: &'static str, warehouse: &str, request: &Value) -> Acce
             }
             id
         },
+        ..Default::default()
     }
 }
 

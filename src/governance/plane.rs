@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use lance_namespace::models::CreateNamespaceRequest;
 use lance_namespace::LanceNamespace;
 
+use super::guard::Access;
 use super::models::*;
 use super::registry::page_items;
 use super::router::{Governance, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
@@ -207,7 +208,18 @@ impl ControlPlane for Governance {
                 "warehouse \"default\" is built in: it is the server's --root",
             ));
         }
-        self.registry.project(&request.project_id).await?;
+        if let Err(e) = self.registry.project(&request.project_id).await {
+            let access = Access {
+                principal: principal.clone(),
+                action: "create_warehouse",
+                kind: "project",
+                id: one(&request.project_id),
+                ..Default::default()
+            };
+            return Err(self
+                .hidden(e, &access, "project", one(&request.project_id))
+                .await);
+        }
         self.control("create_warehouse", "project", one(&request.project_id))
             .await?;
         request.root = self.check_root(&request.root).await?;

@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lance_namespace::LanceNamespace;
 use serde_json::Value;
 
 use super::guard::{Access, AllowAll, Authorizer, Hooks, LogHooks};
@@ -141,6 +140,7 @@ impl Governance {
                 .iter()
                 .chain(crate::rest::CONTROL_OPS)
                 .map(|op| op.action)
+                .chain(crate::auth::cedar::EXTRA_ACTIONS.iter().copied())
                 .collect();
             let cedar =
                 crate::auth::cedar::CedarAuthorizer::new(&actions, auth.policy_dir.as_deref())
@@ -159,6 +159,12 @@ impl Governance {
                     Some("--bootstrap-admin".into()),
                 )
                 .await?;
+        }
+        // Objects and grants from before real ids: every standing object
+        // gets its id, then old grants are bound to the objects they name.
+        identify(&gov.home, DEFAULT_WAREHOUSE).await;
+        if let Err(e) = gov.bind_unbound_grants().await {
+            tracing::warn!(error = %e.message, "grants from before real ids were not bound");
         }
         Ok(gov)
     }
@@ -276,9 +282,13 @@ impl Governance {
             Catalog::open(&StorageConfig {
                 root: record.root.clone(),
                 storage_options: record.storage_options.clone(),
+                forward_secrets: self.home.forwards_secrets(),
             })
             .await?,
         );
+        if record.status == ACTIVE {
+            identify(&opened, &record.warehouse_id).await;
+        }
         let mut open = self.catalogs.lock().await;
         match open.get(&record.warehouse_id) {
             // Another request opened it meanwhile: share that one.
@@ -448,22 +458,27 @@ impl Governance {
         let principal = self.auth.authenticate(credentials).await?;
         let request = serde_json::json!({ "id": id });
         let route = self.route(op, &request).await?;
-        let mut creates = false;
-        if is_door(op) {
-            route.catalog.check_door(true, &Some(id.to_vec())).await?;
-            creates = route
-                .catalog
-                .table_exists(lance_namespace::models::TableExistsRequest {
-                    id: Some(id.to_vec()),
-                    ..Default::default()
-                })
-                .await
-                .is_err();
-        }
         let mut access = access(op, &route.warehouse, &request);
         access.principal = principal;
-        access.creates = creates;
+        let mut creates = false;
+        if is_door(op) {
+            if let Err(e) = route.catalog.check_door(true, &Some(id.to_vec())).await {
+                return Err(match e.code {
+                    Code::NAMESPACE_NOT_FOUND => {
+                        let parent = id[..id.len().saturating_sub(1)].to_vec();
+                        self.hidden(e, &access, "namespace", parent).await
+                    }
+                    _ => e,
+                });
+            }
+            creates = !route.catalog.table_present(id).await?;
+        }
+        access.object = self.standing(&route, &access).await?;
         self.authorize(&access).await?;
+        access.creates = creates;
+        if creates {
+            access.minted = vec![(id.to_vec(), crate::core::identity::fresh_object_id())];
+        }
         Ok((self.for_write(op, route).await?, access))
     }
 
@@ -475,5 +490,21 @@ impl Governance {
             self.hooks.created(access).await;
         }
         self.succeeded(access).await;
+    }
+}
+
+/// Give a warehouse's objects from before real ids theirs (best effort:
+/// a grant names an object's id, and one without gets it then).
+async fn identify(catalog: &Catalog, warehouse: &str) {
+    match catalog.ensure_identities().await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(
+            warehouse,
+            objects = n,
+            "gave objects from before real ids theirs"
+        ),
+        Err(e) => {
+            tracing::warn!(warehouse, error = %e.message, "objects from before real ids were not given theirs")
+        }
     }
 }

@@ -7,47 +7,101 @@
 use bytes::Bytes;
 use lance_namespace::models;
 use lance_namespace::LanceNamespace;
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::guard::Access;
+use super::guard::{Access, ObjectRef};
+use super::objects::{batch_parts, is_batch, mint};
 use super::ops::string_list;
 use super::router::{access, is_door, is_read, Governance, Route, DEFAULT_WAREHOUSE};
-use crate::error::{CatalogError, CatalogResult};
+use crate::error::{CatalogError, CatalogResult, Code};
 
 impl Governance {
     /// Route, check a door's shape and parent, authorize: the guards before
-    /// the core's own conflict checks and write.
-    pub(super) async fn admit<R: Serialize>(
+    /// the core's own conflict checks and write. The request may change:
+    /// the real ids of what it creates are minted into it.
+    pub(super) async fn admit<R: Serialize + DeserializeOwned>(
         &self,
         op: &'static str,
-        request: &R,
+        request: &mut R,
     ) -> CatalogResult<(Route, Access)> {
-        let value = serde_json::to_value(request)
+        let mut value = serde_json::to_value(&*request)
             .map_err(|e| CatalogError::invalid(format!("cannot read the request: {e}")))?;
         // Identity, then shape and parent, then authorization.
         let principal = self.principal_of(&value).await?;
         let route = self.route(op, &value).await?;
+        let (minted, changed) = mint(op, &mut value);
+        if changed {
+            *request = serde_json::from_value(value.clone())
+                .map_err(|e| CatalogError::invalid(format!("cannot read the request: {e}")))?;
+        }
+        let mut access = access(op, &route.warehouse, &value);
+        access.principal = principal;
         if op == "rename_table" {
             // The source is the "parent" a rename needs first.
-            route
+            let source = string_list(value.get("id"));
+            let found = route
                 .catalog
                 .table_exists(models::TableExistsRequest {
-                    id: string_list(value.get("id")),
+                    id: source.clone(),
                     ..Default::default()
                 })
-                .await?;
+                .await;
+            if let Err(e) = found {
+                let e = CatalogError::from_lance(&e);
+                if e.code == Code::TABLE_NOT_FOUND || e.code == Code::NAMESPACE_NOT_FOUND {
+                    return Err(self
+                        .hidden(e, &access, "table", source.unwrap_or_default())
+                        .await);
+                }
+                return Err(e);
+            }
         }
         let mut creates = false;
         if is_door(op) {
             let table = !op.contains("namespace");
             let id = door_id(op, &value)?;
-            route.catalog.check_door(table, &id).await?;
+            if let Err(e) = route.catalog.check_door(table, &id).await {
+                let parent = id.clone().unwrap_or_default();
+                let parent = parent[..parent.len().saturating_sub(1)].to_vec();
+                return Err(match e.code {
+                    Code::NAMESPACE_NOT_FOUND => {
+                        let door = Access {
+                            id: id.unwrap_or_default(),
+                            ..access.clone()
+                        };
+                        self.hidden(e, &door, "namespace", parent).await
+                    }
+                    _ => e,
+                });
+            }
             creates = op != "rename_table" && !self.exists_before(op, &route, &value, &id).await?;
         }
-        let mut access = access(op, &route.warehouse, &value);
-        access.principal = principal;
-        self.authorize(&access).await?;
+        access.object = self.standing(&route, &access).await?;
+        if is_batch(op) {
+            // A batch is allowed exactly when each of its parts would be.
+            let parts = batch_parts(op, &value);
+            if parts.is_empty() {
+                self.authorize(&access).await?;
+            }
+            for (action, id) in parts {
+                let mut part = Access {
+                    action,
+                    kind: "table",
+                    id,
+                    object: ObjectRef::Standing,
+                    ..access.clone()
+                };
+                part.object = self.standing(&route, &part).await?;
+                self.authorize(&part).await?;
+                if action == "deregister_table" {
+                    access.ended.extend(part.object.known().map(str::to_string));
+                }
+            }
+        } else {
+            self.authorize(&access).await?;
+        }
         if op.contains("materialized_view") {
             // A view's SQL may read any table of its warehouse: whoever
             // makes or refreshes one must be able to read them all.
@@ -55,6 +109,19 @@ impl Governance {
                 action: "query_table",
                 kind: "namespace",
                 id: vec![],
+                object: ObjectRef::Standing,
+                ..access.clone()
+            })
+            .await?;
+        }
+        if op == "register_table" {
+            // Registering bytes no table owns is a privilege of its own,
+            // held on the warehouse: writing to a namespace is not enough.
+            self.authorize(&Access {
+                action: crate::auth::cedar::REGISTER_LOCATION,
+                kind: "warehouse",
+                id: vec![route.warehouse.clone()],
+                object: ObjectRef::Standing,
                 ..access.clone()
             })
             .await?;
@@ -63,14 +130,23 @@ impl Governance {
             self.authorize(&Access {
                 kind: other.0,
                 id: other.1,
+                object: ObjectRef::Standing,
                 ..access.clone()
             })
             .await?;
         }
         let route = self.for_write(op, route).await?;
         access.creates = creates;
+        if creates || is_batch(op) {
+            access.minted = minted;
+        }
         if op == "rename_table" {
             access.moved_to = door_id(op, &value)?;
+        }
+        if matches!(op, "drop_table" | "deregister_table") {
+            access
+                .ended
+                .extend(access.object.known().map(str::to_string));
         }
         Ok((route, access))
     }
@@ -108,7 +184,7 @@ impl Governance {
     /// The hooks after a successful write: ownership of what was created,
     /// then the event.
     pub(super) async fn after(&self, access: &Access) {
-        if access.creates {
+        if access.creates || !access.minted.is_empty() {
             self.own(access).await;
             self.hooks.created(access).await;
         }
@@ -136,7 +212,8 @@ impl Governance {
             let principal = self.principal_of(&value).await?;
             return self.create_bound(&scope, request, principal).await;
         }
-        let (route, access) = self.admit("create_namespace", &request).await?;
+        let mut request = request;
+        let (route, access) = self.admit("create_namespace", &mut request).await?;
         let answer = route.catalog.create_namespace(request).await?;
         self.after(&access).await;
         Ok(answer)
@@ -148,7 +225,7 @@ impl Governance {
         &self,
         mut request: models::DropTableRequest,
     ) -> CatalogResult<models::DropTableResponse> {
-        let (route, access) = self.admit("drop_table", &request).await?;
+        let (route, access) = self.admit("drop_table", &mut request).await?;
         self.stamp_drop(&mut request.context, &route, &access)
             .await?;
         let answer = route.catalog.drop_table(request).await?;
@@ -170,9 +247,12 @@ impl Governance {
         mut request: models::DropNamespaceRequest,
     ) -> CatalogResult<models::DropNamespaceResponse> {
         let id = request.id.clone().unwrap_or_default();
-        let (route, access) = self.admit("drop_namespace", &request).await?;
+        let (route, mut access) = self.admit("drop_namespace", &mut request).await?;
         self.stamp_drop(&mut request.context, &route, &access)
             .await?;
+        // What a drop that destroys takes with it (one into trash keeps
+        // every grant bound to its trashed objects).
+        access.ended = route.catalog.subtree_object_ids(&id).await?;
         let answer = route.catalog.drop_namespace(request).await?;
         // Unbound once gone; a door's exist_ok create may have made it again
         // meanwhile, and then the binding is its.
@@ -305,8 +385,7 @@ impl Governance {
                         warehouse: Some(w.clone()),
                         kind: "namespace",
                         id: vec![],
-                        creates: false,
-                        moved_to: None,
+                        ..Default::default()
                     })
                     .await?;
             match all_here {
@@ -361,7 +440,8 @@ pub(super) async fn root_namespaces(catalog: &crate::core::Catalog) -> CatalogRe
 }
 
 /// The other objects an operation acts on, each authorized as well: a
-/// rename's destination namespace, and every table a batch names.
+/// rename's destination namespace (a batch's parts are authorized each as
+/// its own operation, see `objects.rs`).
 fn others(op: &str, request: &Value) -> Vec<(&'static str, Vec<String>)> {
     if op == "rename_table" {
         if let Ok(Some(mut dest)) = door_id(op, request) {
@@ -369,30 +449,7 @@ fn others(op: &str, request: &Value) -> Vec<(&'static str, Vec<String>)> {
             return vec![("namespace", dest)];
         }
     }
-    if !op.starts_with("batch_") {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    fn walk(v: &Value, out: &mut Vec<(&'static str, Vec<String>)>) {
-        match v {
-            Value::Array(items) => items.iter().for_each(|i| walk(i, out)),
-            Value::Object(obj) => {
-                for (k, v) in obj {
-                    match (k.as_str(), string_list(Some(v))) {
-                        ("id", Some(id)) if !id.is_empty() => out.push(("table", id)),
-                        _ => walk(v, out),
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    for (k, v) in request.as_object().into_iter().flatten() {
-        if !matches!(k.as_str(), "id" | "context" | "identity") {
-            walk(v, &mut out);
-        }
-    }
-    out
+    Vec::new()
 }
 
 /// The id a door creates: the request's id, or a rename's destination.
@@ -463,8 +520,8 @@ macro_rules! governed {
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
         $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
-            async fn $method(&self, request: models::$Req, data: Bytes) -> lance::Result<models::$Resp> {
-                let (route, access) = lance(self.admit(stringify!($method), &request).await)?;
+            async fn $method(&self, mut request: models::$Req, data: Bytes) -> lance::Result<models::$Resp> {
+                let (route, access) = lance(self.admit(stringify!($method), &mut request).await)?;
                 let answer = route.catalog.$method(request, data).await?;
                 self.after(&access).await;
                 Ok(answer)
@@ -489,8 +546,8 @@ macro_rules! governed {
     (@plain [$($done:tt)*] $method:ident $Req:ident $Ret:ty;
         , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
-            async fn $method(&self, request: models::$Req) -> lance::Result<$Ret> {
-                let (route, access) = lance(self.admit(stringify!($method), &request).await)?;
+            async fn $method(&self, mut request: models::$Req) -> lance::Result<$Ret> {
+                let (route, access) = lance(self.admit(stringify!($method), &mut request).await)?;
                 let answer = route.catalog.$method(request).await?;
                 self.after(&access).await;
                 Ok(answer)

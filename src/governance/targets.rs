@@ -37,8 +37,7 @@ impl Governance {
             warehouse,
             kind,
             id,
-            creates: false,
-            moved_to: None,
+            ..Default::default()
         };
         self.authorize(&access).await?;
         Ok(access)
@@ -60,8 +59,7 @@ impl Governance {
             warehouse,
             kind,
             id,
-            creates: false,
-            moved_to: None,
+            ..Default::default()
         };
         self.allowed(&access).await.unwrap_or(false)
     }
@@ -81,7 +79,7 @@ impl Governance {
             kind,
             id: vec![id.to_string()],
             creates: true,
-            moved_to: None,
+            ..Default::default()
         };
         self.own(&access).await;
         self.hooks.created(&access).await;
@@ -120,6 +118,7 @@ impl Governance {
         let route = self.route(op, &value).await?;
         let mut access = super::router::access(op, &route.warehouse, &value);
         access.principal = principal;
+        access.object = self.standing(&route, &access).await?;
         self.authorize(&access).await?;
         Ok((self.for_write(op, route).await?, access))
     }

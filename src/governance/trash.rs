@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::guard::Access;
+use super::guard::{Access, ObjectRef};
 use super::registry::page_items;
 use super::router::{Governance, Route, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
 use crate::core::reserved::{PRINCIPAL, TRASH_GRACE};
@@ -148,12 +148,58 @@ impl Governance {
         Ok(())
     }
 
+    /// Undrop is authorized on the trashed table itself (its grants are
+    /// bound to it, not to whatever holds its name now), and, when the
+    /// namespace it would come back into is not the one it was dropped
+    /// from, on that namespace too: coming back there puts it under that
+    /// namespace's grants, as a rename into it would.
     pub(super) async fn undrop_table_governed(
         &self,
         request: UndropTableRequest,
     ) -> CatalogResult<UndropTableResponse> {
-        let (route, access) = self.object_route("undrop_table", &request.id).await?;
+        let principal = self.caller().await?;
+        let value = serde_json::json!({ "id": request.id });
+        let route = self.route("undrop_table", &value).await?;
+        let mut access = super::router::access("undrop_table", &route.warehouse, &value);
+        access.principal = principal;
+        let entry = match crate::core::checked_table_id(&Some(request.id.clone())) {
+            Ok(id) => {
+                route
+                    .catalog
+                    .undrop_entry(&id, request.trash_id.as_deref())
+                    .await?
+            }
+            Err(_) => None,
+        };
+        access.object = entry
+            .as_ref()
+            .and_then(|e| e.object_id())
+            .map(|real| ObjectRef::Known(real.to_string()))
+            .unwrap_or(ObjectRef::Absent);
+        self.authorize(&access).await?;
+        if let Some(e) = &entry {
+            let parent = request.id[..request.id.len() - 1].to_vec();
+            let now = match parent.is_empty() {
+                true => None,
+                false => route
+                    .catalog
+                    .object_ids(&[("namespace", parent.clone())])
+                    .await?
+                    .remove(0),
+            };
+            if e.parent_object_id.is_some() && now != e.parent_object_id {
+                self.authorize(&Access {
+                    kind: "namespace",
+                    id: parent,
+                    object: ObjectRef::Standing,
+                    ..access.clone()
+                })
+                .await?;
+            }
+        }
+        let route = self.for_write("undrop_table", route).await?;
         let done = route.catalog.undrop_table(request).await?;
+        self.grants.invalidate().await;
         self.succeeded(&access).await;
         Ok(done)
     }
@@ -163,7 +209,14 @@ impl Governance {
         request: UndropNamespaceRequest,
     ) -> CatalogResult<UndropNamespaceResponse> {
         if !(self.warehouses && request.id.len() == 1) {
-            let (route, access) = self.object_route("undrop_namespace", &request.id).await?;
+            let principal = self.caller().await?;
+            let value = serde_json::json!({ "id": request.id });
+            let route = self.route("undrop_namespace", &value).await?;
+            let mut access = super::router::access("undrop_namespace", &route.warehouse, &value);
+            access.principal = principal;
+            access.object = self.trashed_namespace(&route.catalog, &request).await?;
+            self.authorize(&access).await?;
+            let route = self.for_write("undrop_namespace", route).await?;
             let done = route.catalog.undrop_namespace(request).await?;
             self.succeeded(&access).await;
             return Ok(done);
@@ -184,14 +237,18 @@ impl Governance {
             (None, Some(b)) => b,
             (None, None) => self.trash_home(&request).await?,
         };
+        let object = match self.catalog(&warehouse).await {
+            Ok(catalog) => self.trashed_namespace(&catalog, &request).await?,
+            Err(_) => ObjectRef::Absent,
+        };
         let access = Access {
             principal,
             action: "undrop_namespace",
             warehouse: Some(warehouse.clone()),
             kind: "namespace",
             id: request.id.clone(),
-            creates: false,
-            moved_to: None,
+            object,
+            ..Default::default()
         };
         self.authorize(&access).await?;
         let catalog = self.writable(&warehouse).await?;
@@ -213,6 +270,28 @@ impl Governance {
                 Err(e)
             }
         }
+    }
+
+    /// The trashed namespace an undrop restores (the entry its group was
+    /// filed under), as the object its authorization is about.
+    async fn trashed_namespace(
+        &self,
+        catalog: &crate::Catalog,
+        request: &UndropNamespaceRequest,
+    ) -> CatalogResult<ObjectRef> {
+        let Some(group) = catalog
+            .undrop_group(&request.id, request.trash_id.as_deref())
+            .await?
+        else {
+            return Ok(ObjectRef::Absent);
+        };
+        let real = catalog
+            .trash_entries()
+            .await?
+            .into_iter()
+            .find(|e| e.trash_id == group && !e.is_table())
+            .and_then(|e| e.object_id().map(str::to_string));
+        Ok(real.map(ObjectRef::Known).unwrap_or(ObjectRef::Absent))
     }
 
     /// The one warehouse whose trash holds top-level namespace `id`.
@@ -301,8 +380,11 @@ impl Governance {
             warehouse: e.warehouse.clone(),
             kind: if e.is_table() { "table" } else { "namespace" },
             id: e.id.clone(),
-            creates: false,
-            moved_to: None,
+            object: e
+                .object_id()
+                .map(|real| ObjectRef::Known(real.to_string()))
+                .unwrap_or(ObjectRef::Absent),
+            ..Default::default()
         }
     }
 
@@ -379,29 +461,19 @@ impl Governance {
         Ok(PurgeTrashResponse { purged })
     }
 
-    /// Purge an entry of `warehouse`; the grants of what it was die with
-    /// it, unless an object of the same name stands again.
+    /// Purge an entry of `warehouse`; the grants of what it was (bound to
+    /// its real id) die with it.
     async fn purge_in(&self, warehouse: &str, trash_id: &str) -> CatalogResult<Vec<TrashEntry>> {
         let catalog = self.writable(warehouse).await?;
         let mut purged = catalog.purge_trash(trash_id).await?;
         for e in &mut purged {
             e.warehouse = Some(warehouse.to_string());
-            let standing = match e.is_table() {
-                true => catalog.table_present(&e.id).await.unwrap_or(true),
-                false => catalog.namespace_present(&e.id).await.unwrap_or(true),
-            };
-            if !standing {
-                let kind = if e.is_table() { "table" } else { "namespace" };
-                if let Err(err) = self
-                    .registry
-                    .forget_grants(kind, Some(warehouse), &e.id)
-                    .await
-                {
-                    tracing::warn!(id = ?e.id, error = %err.message, "a purged object's grants stay");
-                }
-            }
         }
-        self.grants.invalidate().await;
+        let reals: Vec<String> = purged
+            .iter()
+            .filter_map(|e| e.object_id().map(str::to_string))
+            .collect();
+        self.forget_objects(&reals).await;
         Ok(purged)
     }
 

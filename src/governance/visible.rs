@@ -26,8 +26,7 @@ impl Governance {
             warehouse: Some(warehouse.to_string()),
             kind,
             id,
-            creates: false,
-            moved_to: None,
+            ..Default::default()
         }
     }
 
@@ -82,7 +81,20 @@ impl Governance {
         };
         let mut names = Vec::new();
         loop {
-            let answer = route.catalog.list_namespaces(page.clone()).await?;
+            let answer = self
+                .hidden_list(
+                    route.catalog.list_namespaces(page.clone()).await,
+                    principal,
+                    &route.warehouse,
+                    &parent,
+                    "list_namespaces",
+                )
+                .await?;
+            let ids = answer
+                .namespaces
+                .iter()
+                .map(|name| ("namespace", child(&parent, name)));
+            route.catalog.object_ids(&ids.collect::<Vec<_>>()).await?;
             for name in answer.namespaces {
                 let id: Vec<String> = parent.iter().cloned().chain([name.clone()]).collect();
                 if self
@@ -97,7 +109,11 @@ impl Governance {
                 break;
             }
         }
-        self.refuse_if_nothing(&names, principal, "list_namespaces")?;
+        if names.is_empty() {
+            return Err(self
+                .refusal(principal, "list_namespaces", &route.warehouse, &parent)
+                .await);
+        }
         let (namespaces, page_token) =
             super::registry::page(names, request.page_token.as_deref(), request.limit)?;
         Ok(models::ListNamespacesResponse {
@@ -122,7 +138,21 @@ impl Governance {
         };
         let mut names = Vec::new();
         loop {
-            let answer = route.catalog.list_tables(page.clone()).await?;
+            let answer = self
+                .hidden_list(
+                    route.catalog.list_tables(page.clone()).await,
+                    principal,
+                    &route.warehouse,
+                    &parent,
+                    "list_tables",
+                )
+                .await?;
+            // Every child's real id in one lookup, not one per check.
+            let ids = answer
+                .tables
+                .iter()
+                .map(|name| ("table", child(&parent, name)));
+            route.catalog.object_ids(&ids.collect::<Vec<_>>()).await?;
             for name in answer.tables {
                 let id: Vec<String> = parent.iter().cloned().chain([name.clone()]).collect();
                 if self
@@ -137,7 +167,11 @@ impl Governance {
                 break;
             }
         }
-        self.refuse_if_nothing(&names, principal, "list_tables")?;
+        if names.is_empty() {
+            return Err(self
+                .refusal(principal, "list_tables", &route.warehouse, &parent)
+                .await);
+        }
         let (tables, page_token) =
             super::registry::page(names, request.page_token.as_deref(), request.limit)?;
         Ok(models::ListTablesResponse {
@@ -156,6 +190,12 @@ impl Governance {
         warehouse: &str,
     ) -> CatalogResult<Vec<String>> {
         let mut out = Vec::new();
+        let ids: Vec<(&str, Vec<String>)> = keys
+            .iter()
+            .map(|k| ("table", crate::core::manifest_id(k)))
+            .collect();
+        // Every table's real id in one lookup, not one per check.
+        self.catalog(warehouse).await?.object_ids(&ids).await?;
         for key in keys {
             let id = crate::core::manifest_id(&key);
             if self.may_see(principal, "table", warehouse, id).await? {
@@ -165,21 +205,55 @@ impl Governance {
         Ok(out)
     }
 
-    /// Nothing visible under a parent the caller may not list: that is a
-    /// refusal, not an empty answer.
-    fn refuse_if_nothing(
+    /// A listing of a namespace that is not there, for a caller who may
+    /// not list where it would be: refused as if it were (what a caller
+    /// may not see it learns nothing of, not even whether it exists).
+    async fn hidden_list<T>(
         &self,
-        names: &[String],
+        listed: lance::Result<T>,
         principal: &Option<Principal>,
-        action: &str,
-    ) -> CatalogResult<()> {
-        if names.is_empty() {
-            let who = principal.as_ref().map(|p| p.id.as_str()).unwrap_or("");
-            return Err(CatalogError::new(
-                Code::PERMISSION_DENIED,
-                format!("{who:?} may not {action} here"),
-            ));
+        warehouse: &str,
+        parent: &[String],
+        action: &'static str,
+    ) -> CatalogResult<T> {
+        let e = match listed {
+            Ok(answer) => return Ok(answer),
+            Err(e) => CatalogError::from_lance(&e),
+        };
+        if e.code != Code::NAMESPACE_NOT_FOUND
+            || self
+                .may_see(principal, "namespace", warehouse, parent.to_vec())
+                .await?
+        {
+            return Err(e);
         }
-        Ok(())
+        Err(self.refusal(principal, action, warehouse, parent).await)
     }
+
+    /// Nothing visible under a parent the caller may not list: that is a
+    /// refusal (audited as any), not an empty answer.
+    async fn refusal(
+        &self,
+        principal: &Option<Principal>,
+        action: &'static str,
+        warehouse: &str,
+        parent: &[String],
+    ) -> CatalogError {
+        let access = Self::probe(principal, action, "namespace", warehouse, parent.to_vec());
+        match self.authorize(&access).await {
+            Err(e) => e,
+            Ok(()) => {
+                let who = principal.as_ref().map(|p| p.id.as_str()).unwrap_or("");
+                CatalogError::new(
+                    Code::PERMISSION_DENIED,
+                    format!("{who:?} may not {action} here"),
+                )
+            }
+        }
+    }
+}
+
+/// A child's id: its parent's and its name.
+fn child(parent: &[String], name: &str) -> Vec<String> {
+    parent.iter().cloned().chain([name.to_string()]).collect()
 }

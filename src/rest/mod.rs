@@ -475,7 +475,10 @@ fn oss_answer(status: StatusCode, mut value: Value) -> Response {
         )
             .into_response()
     };
-    if let Some(v) = table_id.and_then(|t| HeaderValue::from_str(&t).ok()) {
+    if let Some(v) = table_id
+        .filter(|t| !t.is_empty())
+        .and_then(|t| HeaderValue::from_str(&t).ok())
+    {
         resp.headers_mut().insert("x-oss-table-id", v);
     }
     resp

@@ -110,6 +110,7 @@ pub fn s3_root() -> Option<StorageConfig> {
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
             .collect(),
+        ..Default::default()
     })
 }
 

@@ -72,6 +72,10 @@ def serve_argv(root, *extra):
     if _on_s3(root, extra) and os.environ.get("LANCE_CATALOG_TEST_S3_VIA", "flags") != "env":
         for k, v in S3_OPTIONS.items():
             argv += ["--storage-option", f"{k}={v}"]
+        # The clients read table data with the credentials a describe
+        # hands them: until the catalog vends scoped ones, that is the
+        # operator's opt-in to forwarding its own.
+        argv += ["--forward-storage-secrets"]
     return argv
 
 
@@ -82,6 +86,7 @@ def serve_env(root, *extra, env=None):
     if _on_s3(root, extra) and os.environ.get("LANCE_CATALOG_TEST_S3_VIA", "flags") == "env":
         env = dict(os.environ if env is None else env)
         env["LANCE_CATALOG_STORAGE_OPTIONS"] = ",".join(f"{k}={v}" for k, v in S3_OPTIONS.items())
+        env["LANCE_CATALOG_FORWARD_STORAGE_SECRETS"] = "true"
     return env
 
 

@@ -13,9 +13,10 @@
 //!   Written before the task and removed after it ends: a marker without
 //!   a task (a submit that died between the two) is removed once old.
 //!
-//! Tasks are keyed by the table's real id ([`TABLE_ID`], given to a table
-//! the first time a task names it and kept in its properties): a table
-//! dropped and created again under the same name starts with no tasks.
+//! Tasks are keyed by the table's real id ([`TABLE_ID`], see
+//! `core/identity.rs`): a table dropped and created again under the same
+//! name starts with no tasks. A submit gives a table made before ids
+//! existed its id; reads never write, and such a table has no tasks.
 //!
 //! | what | file |
 //! |---|---|
@@ -39,8 +40,7 @@ use crate::records::{now_ms, Records};
 
 pub use worker::{QueueEntry, WorkerSettings};
 
-/// Table property: the table's real id, which tasks are kept under.
-pub const TABLE_ID: &str = "lance-catalog.table_id";
+pub use super::reserved::TABLE_ID;
 
 /// The five task types, with the path action that submits each.
 pub const TASK_TYPES: [(&str, &str); 5] = [
@@ -261,24 +261,13 @@ impl Catalog {
     }
 
     /// The real id of table `id` (which must exist), given to it now when
-    /// it has none. Two replicas giving one at once: one commit wins and
-    /// the other, retried, keeps the winner's.
+    /// it has none (submits only: a read never writes).
     pub async fn real_table_id(&self, id: &[String]) -> CatalogResult<String> {
         check_table_id(id)?;
-        let key = manifest_key(id);
-        if let Some(existing) = self.stored_table_id(&key).await? {
-            return Ok(existing);
+        match self.stored_table_id(&manifest_key(id)).await? {
+            Some(existing) => Ok(existing),
+            None => self.assign_object_id("table", id).await,
         }
-        let fresh = uuid::Uuid::new_v4().simple().to_string();
-        let missing = || super::checks::table_not_found(id);
-        self.update_properties(&key, "table", missing, |p| {
-            p.entry(TABLE_ID.to_string())
-                .or_insert_with(|| fresh.clone());
-        })
-        .await?;
-        self.stored_table_id(&key)
-            .await?
-            .ok_or_else(|| super::checks::table_not_found(id))
     }
 
     /// The real id recorded for manifest key `key`; 4 (or 1) when no table
@@ -398,7 +387,9 @@ impl Catalog {
         if task_id.trim().is_empty() {
             return Err(CatalogError::invalid("task_id must not be empty"));
         }
-        let table_id = self.real_table_id(id).await?;
+        let Some(table_id) = self.stored_table_id(&manifest_key(id)).await? else {
+            return Err(task_not_found(id, task_id));
+        };
         let records = self.task_records(&table_id)?;
         // Not an id this API hands out: it cannot exist.
         let Some(task_type) = type_of_task_id(task_id) else {
@@ -492,7 +483,10 @@ impl Catalog {
                 )));
             }
         }
-        let table_id = self.real_table_id(&req.id).await?;
+        // A table without a real id has never had a task.
+        let Some(table_id) = self.stored_table_id(&manifest_key(&req.id)).await? else {
+            return Ok(ListLanceTasksResponse::default());
+        };
         let records = self.task_records(&table_id)?;
         let mut ids = records.listed_ids(task_type).await?;
         ids.reverse();

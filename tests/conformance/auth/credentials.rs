@@ -126,7 +126,7 @@ async fn rs256_tokens_are_checked_against_an_oidc_issuers_jwks_on_loopback() {
         h.kid = Some(kid.into());
         encode(
             &h,
-            &json!({"sub": "root", "iss": iss, "exp": now() + 60}),
+            &json!({"sub": "root", "iss": iss, "aud": "lance", "exp": now() + 60}),
             &key,
         )
         .unwrap()

@@ -101,6 +101,11 @@ fn allowed(relation: Option<&str>, op: &OpDef) -> bool {
         return true;
     }
     let group = group_of(op.action);
+    // Registering existing bytes also needs the warehouse's admin (or
+    // registrar): writing to a namespace is not enough.
+    if op.action == "register_table" {
+        return relation == Some("admin");
+    }
     match relation {
         None => false,
         Some("reader") => matches!(group, "read_metadata" | "read_data"),

@@ -15,6 +15,8 @@ use serde_json::{json, Value};
 use tempfile::TempDir;
 
 mod credentials;
+mod holes;
+mod identity_model;
 mod matrix;
 mod trash;
 
@@ -57,23 +59,37 @@ impl Server {
         jwt: JwtConfig,
         trash: lance_catalog::governance::TrashConfig,
     ) -> Self {
+        Self::open(|config| {
+            config.trash = trash;
+            config.auth.jwt = Some(jwt);
+            config.auth.policy_dir = policy_dir.map(|p| p.to_path_buf());
+        })
+        .await
+    }
+
+    /// A server with `--auth required`, `root` its admin, HS256 tokens of
+    /// audience `lance`, a fresh root, and whatever `change` sets.
+    async fn open(change: impl FnOnce(&mut GovernanceConfig)) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let gov = Governance::open(&GovernanceConfig {
-            trash,
+        let mut config = GovernanceConfig {
             storage: StorageConfig {
-                root: dir.path().to_string_lossy().into_owned(),
+                root: dir.path().join("data").to_string_lossy().into_owned(),
                 ..Default::default()
             },
             auth: AuthConfig {
                 required: true,
-                jwt: Some(jwt),
+                jwt: Some(JwtConfig {
+                    secret: Some(SECRET.into()),
+                    audience: Some("lance".into()),
+                    ..Default::default()
+                }),
                 bootstrap_admin: Some("root".into()),
-                policy_dir: policy_dir.map(|p| p.to_path_buf()),
+                policy_dir: None,
             },
             ..Default::default()
-        })
-        .await
-        .unwrap();
+        };
+        change(&mut config);
+        let gov = Governance::open(&config).await.unwrap();
         let addr = lance_catalog::server::spawn_governed(Arc::new(gov), RestConfig::default())
             .await
             .unwrap();
@@ -82,6 +98,11 @@ impl Server {
             c: Client::new(),
             _dir: dir,
         }
+    }
+
+    /// The storage root's directory.
+    fn root(&self) -> std::path::PathBuf {
+        self._dir.path().join("data")
     }
 
     async fn hs256(policy_dir: Option<&std::path::Path>) -> Self {

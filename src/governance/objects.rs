@@ -1,0 +1,258 @@
+//! Which object a request is about. Grants bind to real ids (see
+//! `core/identity.rs`), so the governance layer mints the id of what a
+//! create makes before the core writes it (the creator's ownership then
+//! names that very object), looks up the id of what a request names, and
+//! binds grants recorded before ids existed to the objects standing under
+//! their names.
+
+use serde_json::Value;
+
+use super::guard::{Access, ObjectRef};
+use super::models::Grant;
+use super::ops::string_list;
+use super::router::{Governance, Route, DEFAULT_WAREHOUSE};
+use crate::core::identity::fresh_object_id;
+use crate::core::reserved::OBJECT_ID;
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// The creates whose object gets a minted id in the request's own context.
+fn creates_at_its_id(op: &str) -> bool {
+    matches!(
+        op,
+        "create_namespace"
+            | "create_table"
+            | "declare_table"
+            | "register_table"
+            | "create_materialized_view"
+    )
+}
+
+/// Remove a caller's [`OBJECT_ID`] from a context (only the server says
+/// which id a new object gets), and put `minted` there instead.
+fn set_minted(request: &mut Value, minted: Option<&str>) -> bool {
+    let had = request
+        .pointer_mut("/context")
+        .and_then(Value::as_object_mut)
+        .and_then(|c| c.remove(OBJECT_ID))
+        .is_some();
+    let Some(real) = minted else { return had };
+    let Some(obj) = request.as_object_mut() else {
+        return had;
+    };
+    let ctx = obj
+        .entry("context")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if !ctx.is_object() {
+        *ctx = Value::Object(Default::default());
+    }
+    if let Some(c) = ctx.as_object_mut() {
+        c.insert(OBJECT_ID.to_string(), Value::from(real));
+    }
+    true
+}
+
+/// Mint the real ids of the objects `op` may create (as JSON `request`,
+/// changed in place) and answer them by id; `changed`: whether the request
+/// was changed at all (a caller's own ids are removed).
+pub(super) fn mint(op: &str, request: &mut Value) -> (Vec<(Vec<String>, String)>, bool) {
+    let mut minted = Vec::new();
+    let mut changed = false;
+    if creates_at_its_id(op) {
+        let real = fresh_object_id();
+        changed |= set_minted(request, Some(&real));
+        minted.push((string_list(request.get("id")).unwrap_or_default(), real));
+    } else {
+        changed |= set_minted(request, None);
+    }
+    // Tables a batch declares, each with an id of its own.
+    if op == "batch_commit_tables" {
+        if let Some(ops) = request.get_mut("operations").and_then(Value::as_array_mut) {
+            for part in ops {
+                if let Some(declare) = part.get_mut("declare_table").filter(|d| d.is_object()) {
+                    let real = fresh_object_id();
+                    changed |= set_minted(declare, Some(&real));
+                    minted.push((string_list(declare.get("id")).unwrap_or_default(), real));
+                }
+            }
+        }
+    }
+    (minted, changed)
+}
+
+/// The parts of a batch, each authorized as the operation it stands for
+/// on its own table: `(action, table id)`.
+pub(super) fn batch_parts(op: &str, request: &Value) -> Vec<(&'static str, Vec<String>)> {
+    let mut out = Vec::new();
+    let id_of = |v: &Value| string_list(v.get("id")).unwrap_or_default();
+    match op {
+        "batch_create_table_versions" => {
+            for entry in request
+                .get("entries")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                out.push(("create_table_version", id_of(entry)));
+            }
+        }
+        "batch_commit_tables" => {
+            for part in request
+                .get("operations")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                for (field, action) in [
+                    ("declare_table", "declare_table"),
+                    ("create_table_version", "create_table_version"),
+                    ("delete_table_versions", "batch_delete_table_versions"),
+                    ("deregister_table", "deregister_table"),
+                ] {
+                    if let Some(inner) = part.get(field).filter(|v| v.is_object()) {
+                        out.push((action, id_of(inner)));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Whether `op` is a batch over several tables (authorized part by part).
+pub(super) fn is_batch(op: &str) -> bool {
+    matches!(op, "batch_create_table_versions" | "batch_commit_tables")
+}
+
+impl Governance {
+    /// The object standing at an access's id now, looked up once, so that
+    /// its authorization, what its write does to grants and its audit
+    /// event all name the same object.
+    pub(super) async fn standing(
+        &self,
+        route: &Route,
+        access: &Access,
+    ) -> CatalogResult<ObjectRef> {
+        if !matches!(access.kind, "table" | "namespace") || access.id.is_empty() {
+            return Ok(ObjectRef::Standing);
+        }
+        let found = route
+            .catalog
+            .object_ids(&[(access.kind, access.id.clone())])
+            .await?
+            .remove(0);
+        Ok(match found {
+            Some(real) => ObjectRef::Known(real),
+            None => ObjectRef::Standing,
+        })
+    }
+
+    /// A missing parent (a namespace, a warehouse or project, or a rename's
+    /// missing source) is told
+    /// only to a caller who may see where it would be: to anyone else the
+    /// answer is the refusal it would get were it there, so that no caller
+    /// learns what lies where it may not look.
+    pub(super) async fn hidden(
+        &self,
+        missing: CatalogError,
+        access: &Access,
+        probe_kind: &'static str,
+        probe_id: Vec<String>,
+    ) -> CatalogError {
+        if !self.auth.required() {
+            return missing;
+        }
+        let probe = Access {
+            action: match probe_kind {
+                "table" => "describe_table",
+                "warehouse" => "describe_warehouse",
+                "project" => "describe_project",
+                _ => "describe_namespace",
+            },
+            warehouse: match probe_kind {
+                "warehouse" => probe_id.first().cloned(),
+                "project" => None,
+                _ => access.warehouse.clone(),
+            },
+            kind: probe_kind,
+            id: probe_id,
+            object: ObjectRef::Standing,
+            ..access.clone()
+        };
+        if self.allowed(&probe).await.unwrap_or(false) {
+            return missing;
+        }
+        match self.authorize(access).await {
+            Err(e) => e,
+            Ok(()) => missing,
+        }
+    }
+
+    /// Bind grants recorded before real ids existed: each namespace or
+    /// table grant without one is bound to the object standing under its
+    /// name now, or to the newest trashed one of that name. What finds
+    /// neither stays unbound and reaches nothing (logged).
+    pub(super) async fn bind_unbound_grants(&self) -> CatalogResult<()> {
+        let unbound: Vec<Grant> = self
+            .registry
+            .all_grants()
+            .await?
+            .into_iter()
+            .filter(|g| {
+                matches!(g.resource.kind.as_str(), "namespace" | "table")
+                    && g.resource.object_id.is_none()
+            })
+            .collect();
+        for g in unbound {
+            match self.bind_one(&g).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    tracing::warn!(grant = %g.grant_id, kind = %g.resource.kind, id = ?g.resource.id, "a grant made before real ids names nothing that stands or is in trash: it reaches nothing")
+                }
+                Err(e) => {
+                    tracing::warn!(grant = %g.grant_id, error = %e.message, "a grant made before real ids could not be bound now; it reaches nothing until it is")
+                }
+            }
+        }
+        self.grants.invalidate().await;
+        Ok(())
+    }
+
+    async fn bind_one(&self, g: &Grant) -> CatalogResult<bool> {
+        let kind: &'static str = match g.resource.kind.as_str() {
+            "table" => "table",
+            _ => "namespace",
+        };
+        let warehouse = g
+            .resource
+            .warehouse
+            .clone()
+            .unwrap_or_else(|| DEFAULT_WAREHOUSE.to_string());
+        let catalog = match self.catalog(&warehouse).await {
+            Ok(c) => c,
+            Err(e) if e.code == Code::WAREHOUSE_NOT_FOUND => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        let standing = match catalog.assign_object_id(kind, &g.resource.id).await {
+            Ok(real) => Some(real),
+            Err(e) if matches!(e.code, Code::TABLE_NOT_FOUND | Code::NAMESPACE_NOT_FOUND) => None,
+            Err(e) => return Err(e),
+        };
+        let real = match standing {
+            Some(real) => Some(real),
+            None => catalog
+                .trash_entries()
+                .await?
+                .into_iter()
+                .rev()
+                .filter(|e| e.kind == kind && e.id == g.resource.id)
+                .find_map(|e| e.object_id().map(str::to_string)),
+        };
+        let Some(real) = real else { return Ok(false) };
+        let mut resource = g.resource.clone();
+        resource.warehouse = Some(warehouse);
+        resource.object_id = Some(real);
+        self.registry.rebind_grant(g, resource).await?;
+        Ok(true)
+    }
+}
