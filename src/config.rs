@@ -159,9 +159,9 @@ pub struct ServeArgs {
     /// Hand secret-like storage options (keys, tokens, passwords: the
     /// root's own, a warehouse's and namespaces' `lance.storage.*`) to
     /// clients in create, declare and describe answers. Off: they never
-    /// leave the server, and clients bring their own credentials. Every
-    /// caller allowed to describe one table then holds the bucket's
-    /// credentials: opt in only where that is meant.
+    /// leave the server, and clients bring their own credentials. On:
+    /// every caller allowed to describe one table holds what those
+    /// credentials reach; opt in only where that is meant.
     #[arg(
         long,
         env = "LANCE_CATALOG_FORWARD_STORAGE_SECRETS",

@@ -138,9 +138,7 @@ fn effective(matches: &clap::ArgMatches, from_file: &BTreeSet<String>) -> Value 
                     return Value::from("<redacted>");
                 }
                 match v.split_once('=') {
-                    Some((k, _))
-                        if id == "storage_options" && crate::governance::models::is_secret(k) =>
-                    {
+                    Some((k, _)) if id == "storage_options" && crate::core::is_secret(k) => {
                         Value::from(format!("{k}=<redacted>"))
                     }
                     _ => Value::from(v),

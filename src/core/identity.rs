@@ -67,31 +67,26 @@ impl Catalog {
         &self,
         wanted: &[(&str, Vec<String>)],
     ) -> CatalogResult<Vec<Option<String>>> {
+        let keys: Vec<String> = wanted
+            .iter()
+            .map(|(kind, id)| format!("object_id\u{0}{kind}\u{0}{}", manifest_key(id)))
+            .collect();
+        let ds = self.current_manifest().await?;
+        let (kept, ticket) = self.kept_at::<Option<String>>(&ds, &keys);
         let mut out = vec![None; wanted.len()];
         let mut misses = Vec::new();
-        let mut ticket = None;
-        for (i, (kind, id)) in wanted.iter().enumerate() {
-            if id.is_empty() {
-                continue;
-            }
-            let key = format!("object_id\u{0}{kind}\u{0}{}", manifest_key(id));
-            match self.cache_get::<Option<String>>(&key).await? {
-                Ok(hit) => out[i] = hit,
-                Err(t) => {
-                    ticket.get_or_insert(t);
-                    misses.push((i, key));
-                }
+        for (i, hit) in kept.into_iter().enumerate() {
+            match hit {
+                Some(real) => out[i] = real,
+                None if wanted[i].1.is_empty() => {}
+                None => misses.push(i),
             }
         }
-        let Some(ticket) = ticket else {
+        if misses.is_empty() {
             return Ok(out);
-        };
-        let ds = self.current_manifest().await?;
-        let keys: Vec<String> = misses
-            .iter()
-            .map(|(i, _)| manifest_key(&wanted[*i].1))
-            .collect();
-        let rows = self.manifest_rows(&ds, &keys).await?;
+        }
+        let lookup: Vec<String> = misses.iter().map(|i| manifest_key(&wanted[*i].1)).collect();
+        let rows = self.manifest_rows(&ds, &lookup).await?;
         let mut found: HashMap<(String, String), Option<String>> = HashMap::new();
         for row in single_rows(&rows) {
             if let (Some(key), Some(kind)) = (row_object_id(&row), row_type(&row)) {
@@ -99,13 +94,13 @@ impl Catalog {
                 found.insert((kind, key), real);
             }
         }
-        for (i, cache_key) in misses {
+        for i in misses {
             let (kind, id) = &wanted[i];
             let real = found
                 .get(&(kind.to_string(), manifest_key(id)))
                 .cloned()
                 .flatten();
-            self.cache_put(cache_key, ticket, real.clone());
+            self.cache_put(keys[i].clone(), ticket, real.clone());
             out[i] = real;
         }
         Ok(out)
@@ -218,6 +213,58 @@ impl Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lance_namespace::models::CreateNamespaceRequest;
+    use lance_namespace::LanceNamespace;
+
+    /// Objects made without an id (by the engine alone, as a plain Lance
+    /// client beside the catalog would) get one, once; reads give none.
+    #[tokio::test]
+    async fn objects_without_an_id_get_one_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog::open(&super::super::StorageConfig {
+            root: dir.path().to_string_lossy().into_owned(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        for id in [vec!["a".to_string()], vec!["b".to_string()]] {
+            catalog
+                .inner
+                .create_namespace(CreateNamespaceRequest {
+                    id: Some(id),
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+        }
+        let wanted = [
+            ("namespace", vec!["a".to_string()]),
+            ("namespace", vec!["b".to_string()]),
+        ];
+        assert_eq!(catalog.object_ids(&wanted).await.unwrap(), vec![None, None]);
+        assert_eq!(catalog.ensure_identities().await.unwrap(), 2);
+        let given = catalog.object_ids(&wanted).await.unwrap();
+        assert!(
+            given.iter().all(|g| g.as_deref().is_some_and(well_formed)),
+            "{given:?}"
+        );
+        assert_ne!(given[0], given[1]);
+        assert_eq!(catalog.ensure_identities().await.unwrap(), 0);
+        assert_eq!(catalog.object_ids(&wanted).await.unwrap(), given);
+        // The catalog's own creates mint one at once.
+        catalog
+            .create_namespace(CreateNamespaceRequest {
+                id: Some(vec!["c".to_string()]),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let c = catalog
+            .object_ids(&[("namespace", vec!["c".to_string()])])
+            .await
+            .unwrap();
+        assert!(c[0].is_some());
+    }
 
     #[test]
     fn a_minted_id_is_taken_only_when_well_formed() {

@@ -102,6 +102,30 @@ impl Catalog {
         Ok(Err(Ticket(version)))
     }
 
+    /// The answers kept under each of `keys` for manifest `ds` (the
+    /// caller's [`current_manifest`](Self::current_manifest): one probe
+    /// for them all), and a ticket to keep the others.
+    pub(crate) fn kept_at<T: Clone + Send + Sync + 'static>(
+        &self,
+        ds: &Dataset,
+        keys: &[String],
+    ) -> (Vec<Option<T>>, Ticket) {
+        let version = ds.version().version;
+        let state = self.meta.lock();
+        let current = state.manifest.as_ref().map(|d| d.version().version) == Some(version);
+        let hits = keys
+            .iter()
+            .map(|k| {
+                current
+                    .then(|| state.entries.get(k))
+                    .flatten()
+                    .and_then(|e| e.downcast_ref::<T>())
+                    .cloned()
+            })
+            .collect();
+        (hits, Ticket(version))
+    }
+
     /// Keep `value` under `key`, if the manifest is still the ticket's.
     pub(crate) fn cache_put<T: Send + Sync + 'static>(
         &self,

@@ -56,7 +56,11 @@ impl Governance {
     /// their real ids (the object the access is about, see [`ObjectRef`],
     /// and the namespaces standing above it now): a level with no object,
     /// or one not given an id yet, holds no grants.
-    pub(super) async fn chain(&self, access: &Access) -> CatalogResult<(Chain, Vec<String>)> {
+    pub(super) async fn chain(
+        &self,
+        access: &Access,
+    ) -> CatalogResult<(Chain, Vec<String>, Option<String>)> {
+        let mut head = None;
         let mut chain: Vec<(&'static str, String)> = Vec::new();
         let mut keys = Vec::new();
         let id = &access.id;
@@ -97,6 +101,7 @@ impl Governance {
                     levels.push(("namespace", namespaces[..n].to_vec()));
                 }
                 let reals = self.reals(&warehouse, access, &levels).await?;
+                head = reals.first().cloned().flatten();
                 for ((level_kind, level_id), real) in levels.iter().zip(reals) {
                     let entity = match *level_kind {
                         "table" => "Table",
@@ -113,7 +118,7 @@ impl Governance {
         }
         chain.push(("Server", "server".to_string()));
         keys.push(key("server", &[]));
-        Ok((Chain(chain), keys))
+        Ok((Chain(chain), keys, head))
     }
 
     /// The real ids of a chain's levels (the access's own object first):
@@ -151,16 +156,38 @@ impl Governance {
     /// required (from the grants on the resource's chain and the policy
     /// files), then the pluggable authorizer. A refusal is audited.
     pub(super) async fn authorize(&self, access: &Access) -> CatalogResult<()> {
+        self.check(access).await.map(|_| ())
+    }
+
+    /// Authorize, and keep the real id of the object the access is about
+    /// as the check found it (one lookup for both).
+    pub(super) async fn authorize_bound(&self, access: &mut Access) -> CatalogResult<()> {
+        if let Some(real) = self.check(access).await? {
+            if access.object == ObjectRef::Standing {
+                access.object = ObjectRef::Known(real);
+            }
+        }
+        Ok(())
+    }
+
+    /// [`authorize`](Self::authorize), answering the real id of the
+    /// access's own object when the check looked it up.
+    async fn check(&self, access: &Access) -> CatalogResult<Option<String>> {
         if self.auth.required() && access.principal.is_none() {
             return Err(unauthenticated("authentication required"));
         }
-        if let Err(e) = self.decide(access).await {
+        let (decided, real) = self.decide(access).await;
+        if let Err(e) = decided {
             if e.code == crate::error::Code::PERMISSION_DENIED {
+                let mut audited = access.clone();
+                if let (ObjectRef::Standing, Some(real)) = (&access.object, &real) {
+                    audited.object = ObjectRef::Known(real.clone());
+                }
                 match self.store_denial(access) {
                     true => {
                         self.registry
                             .audit(
-                                access,
+                                &audited,
                                 "denied",
                                 Some(crate::error::Code::PERMISSION_DENIED),
                             )
@@ -176,7 +203,7 @@ impl Governance {
             }
             return Err(e);
         }
-        Ok(())
+        Ok(real)
     }
 
     /// Whether this denial goes to the event store: at most
@@ -206,26 +233,38 @@ impl Governance {
     /// Whether an access would be allowed, unaudited (for filtering what
     /// a list shows).
     pub(super) async fn allowed(&self, access: &Access) -> CatalogResult<bool> {
-        match self.decide(access).await {
+        match self.decide(access).await.0 {
             Ok(()) => Ok(true),
             Err(e) if e.code == crate::error::Code::PERMISSION_DENIED => Ok(false),
             Err(e) => Err(e),
         }
     }
 
-    async fn decide(&self, access: &Access) -> CatalogResult<()> {
+    /// Cedar's decision and the pluggable authorizer's, and the real id of
+    /// the access's own object when the chain looked it up.
+    async fn decide(&self, access: &Access) -> (CatalogResult<()>, Option<String>) {
+        let mut real = None;
         if let Some(cedar) = self.cedar.as_ref().filter(|_| self.auth.required()) {
             let Some(p) = &access.principal else {
-                return Err(unauthenticated("authentication required"));
+                return (Err(unauthenticated("authentication required")), None);
             };
-            let (chain, keys) = self.chain(access).await?;
-            let grants = self.registry.grants_cached(&self.grants).await?;
+            let (chain, keys, head) = match self.chain(access).await {
+                Ok(found) => found,
+                Err(e) => return (Err(e), None),
+            };
+            real = head;
+            let grants = match self.registry.grants_cached(&self.grants).await {
+                Ok(g) => g,
+                Err(e) => return (Err(e), real),
+            };
             let held = relations(&grants, p, &keys);
-            if !cedar.is_allowed(&p.id, &p.groups, access.action, &chain, &held)? {
-                return Err(denied(&p.id, access.action, &chain));
+            match cedar.is_allowed(&p.id, &p.groups, access.action, &chain, &held) {
+                Ok(true) => {}
+                Ok(false) => return (Err(denied(&p.id, access.action, &chain)), real),
+                Err(e) => return (Err(e), real),
             }
         }
-        self.authorizer.authorize(access).await
+        (self.authorizer.authorize(access).await, real)
     }
 
     /// Record a mutation that succeeded.

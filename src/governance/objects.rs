@@ -147,6 +147,25 @@ impl Governance {
         })
     }
 
+    /// Authorize `access` and know which object it is about: the check
+    /// looks it up when it consults grants; without authentication a
+    /// write still needs it (what it does to grants, its audit event),
+    /// a read does not.
+    pub(super) async fn authorize_object(
+        &self,
+        route: &Route,
+        access: &mut Access,
+    ) -> CatalogResult<()> {
+        self.authorize_bound(access).await?;
+        if access.object == ObjectRef::Standing
+            && !self.auth.required()
+            && !super::ops::is_read(access.action)
+        {
+            access.object = self.standing(route, access).await?;
+        }
+        Ok(())
+    }
+
     /// A missing parent (a namespace, a warehouse or project, or a rename's
     /// missing source) is told
     /// only to a caller who may see where it would be: to anyone else the

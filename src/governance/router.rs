@@ -473,8 +473,7 @@ impl Governance {
             }
             creates = !route.catalog.table_present(id).await?;
         }
-        access.object = self.standing(&route, &access).await?;
-        self.authorize(&access).await?;
+        self.authorize_object(&route, &mut access).await?;
         access.creates = creates;
         if creates {
             access.minted = vec![(id.to_vec(), crate::core::identity::fresh_object_id())];

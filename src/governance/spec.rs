@@ -78,7 +78,6 @@ impl Governance {
             }
             creates = op != "rename_table" && !self.exists_before(op, &route, &value, &id).await?;
         }
-        access.object = self.standing(&route, &access).await?;
         if is_batch(op) {
             // A batch is allowed exactly when each of its parts would be.
             let parts = batch_parts(op, &value);
@@ -93,14 +92,13 @@ impl Governance {
                     object: ObjectRef::Standing,
                     ..access.clone()
                 };
-                part.object = self.standing(&route, &part).await?;
-                self.authorize(&part).await?;
+                self.authorize_object(&route, &mut part).await?;
                 if action == "deregister_table" {
                     access.ended.extend(part.object.known().map(str::to_string));
                 }
             }
         } else {
-            self.authorize(&access).await?;
+            self.authorize_object(&route, &mut access).await?;
         }
         if op.contains("materialized_view") {
             // A view's SQL may read any table of its warehouse: whoever

@@ -118,8 +118,7 @@ impl Governance {
         let route = self.route(op, &value).await?;
         let mut access = super::router::access(op, &route.warehouse, &value);
         access.principal = principal;
-        access.object = self.standing(&route, &access).await?;
-        self.authorize(&access).await?;
+        self.authorize_object(&route, &mut access).await?;
         Ok((self.for_write(op, route).await?, access))
     }
 }

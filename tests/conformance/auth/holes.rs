@@ -694,3 +694,78 @@ async fn registering_bytes_no_table_owns_is_a_privilege_of_its_own() {
     .await;
     assert_eq!(versions(), before, "a read wrote the manifest");
 }
+
+/// A grant recorded before real ids existed (by name only), as the
+/// previous release wrote it.
+fn legacy_grant(root: &std::path::Path, grant_id: &str, id: &[&str], principal: &str) {
+    let dir = root.join("_catalog/control/grant").join(grant_id);
+    std::fs::create_dir_all(&dir).unwrap();
+    let grant = json!({
+        "grant_id": grant_id,
+        "resource": {"kind": "table", "id": id, "warehouse": "default"},
+        "principal": principal,
+        "relation": "reader",
+        "created_at_ms": 1,
+    });
+    std::fs::write(
+        dir.join(format!("v{:020}.json", 1)),
+        serde_json::to_vec(&json!({ "value": grant })).unwrap(),
+    )
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grants_from_before_real_ids_bind_to_what_their_name_held() {
+    let s = Server::open(|c| c.trash = GRACE).await;
+    s.ok("root", "POST", "/v1/namespace/a/create", json!({}))
+        .await;
+    s.create_table("root", "a$t").await;
+    s.create_table("root", "a$dropped").await;
+    s.ok("root", "POST", "/v1/table/a$dropped/drop", Value::Null)
+        .await;
+    legacy_grant(&s.root(), &"1".repeat(32), &["a", "t"], "leg");
+    legacy_grant(&s.root(), &"2".repeat(32), &["a", "dropped"], "leg");
+    legacy_grant(&s.root(), &"3".repeat(32), &["a", "never"], "leg");
+    // Unbound, they reach nothing.
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    assert_eq!(
+        s.status("leg", "POST", "/v1/table/a$t/describe", json!({}))
+            .await,
+        DENIED
+    );
+    // The next server over the same root binds them.
+    let root = s.root().to_string_lossy().into_owned();
+    let s2 = Server::open(|c| {
+        c.trash = GRACE;
+        c.storage.root = root;
+    })
+    .await;
+    assert_eq!(
+        s2.status("leg", "POST", "/v1/table/a$t/describe", json!({}))
+            .await,
+        OK
+    );
+    s2.ok("root", "POST", "/v1/table/a$dropped/undrop", json!({}))
+        .await;
+    assert_eq!(
+        s2.status("leg", "POST", "/v1/table/a$dropped/describe", json!({}))
+            .await,
+        OK,
+        "a grant on a trashed table binds to it"
+    );
+    let grants = s2.grant_id("leg").await;
+    assert_eq!(grants.len(), 3, "{grants:?}");
+    let unbound: Vec<_> = grants
+        .iter()
+        .filter(|g| g["resource"]["object_id"].is_null())
+        .collect();
+    assert_eq!(unbound.len(), 1, "{grants:?}");
+    assert_eq!(unbound[0]["resource"]["id"], json!(["a", "never"]));
+    // A table made later under that name is not reached by it.
+    s2.create_table("root", "a$never").await;
+    assert_eq!(
+        s2.status("leg", "POST", "/v1/table/a$never/describe", json!({}))
+            .await,
+        DENIED
+    );
+}
