@@ -104,7 +104,7 @@ pub(crate) use checks::table_id as checked_table_id;
 pub use checks::{manifest_id, manifest_key};
 
 /// The catalog: the single implementation of every spec operation.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Catalog {
     inner: Arc<DirectoryNamespace>,
     manifest: Arc<ManifestNamespace>,
@@ -123,6 +123,16 @@ pub struct Catalog {
     control: crate::records::Records,
     /// Metadata answers kept per manifest version (see `meta_cache.rs`).
     meta: Arc<meta_cache::MetaCache>,
+}
+
+/// Its root only: the engine's own `Debug` prints the storage options, and
+/// a secret must not reach a log line by accident.
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Catalog {

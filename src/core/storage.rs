@@ -51,7 +51,7 @@ fn bounded_session() -> Session {
 }
 
 /// Where the catalog keeps its tables.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct StorageConfig {
     /// A plain path, `file://…`, `memory://…`, or `s3://bucket/prefix`.
     pub root: String,
@@ -61,6 +61,26 @@ pub struct StorageConfig {
     /// Whether secret-like options (see [`is_secret`](crate::core::is_secret))
     /// may be handed to clients with a table (`--forward-storage-secrets`).
     pub forward_secrets: bool,
+}
+
+/// Secret option values redacted, so that printing a configuration never
+/// prints a credential.
+impl std::fmt::Debug for StorageConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let options: std::collections::BTreeMap<&str, &str> = self
+            .storage_options
+            .iter()
+            .map(|(k, v)| match super::is_secret(k) {
+                true => (k.as_str(), super::REDACTED),
+                false => (k.as_str(), v.as_str()),
+            })
+            .collect();
+        f.debug_struct("StorageConfig")
+            .field("root", &self.root)
+            .field("storage_options", &options)
+            .field("forward_secrets", &self.forward_secrets)
+            .finish()
+    }
 }
 
 /// Resolve the root to what Lance expects and open the namespace over it.

@@ -198,8 +198,12 @@ impl Governance {
             }
         }
         let route = self.for_write("undrop_table", route).await?;
+        let mut request = request;
+        // The very entry that was authorized, not a newer drop of the name.
+        if let Some(e) = entry {
+            request.trash_id = Some(e.trash_id);
+        }
         let done = route.catalog.undrop_table(request).await?;
-        self.grants.invalidate().await;
         self.succeeded(&access).await;
         Ok(done)
     }
@@ -214,7 +218,8 @@ impl Governance {
             let route = self.route("undrop_namespace", &value).await?;
             let mut access = super::router::access("undrop_namespace", &route.warehouse, &value);
             access.principal = principal;
-            access.object = self.trashed_namespace(&route.catalog, &request).await?;
+            let mut request = request;
+            access.object = self.trashed_namespace(&route.catalog, &mut request).await?;
             self.authorize(&access).await?;
             let route = self.for_write("undrop_namespace", route).await?;
             let done = route.catalog.undrop_namespace(request).await?;
@@ -237,8 +242,9 @@ impl Governance {
             (None, Some(b)) => b,
             (None, None) => self.trash_home(&request).await?,
         };
+        let mut request = request;
         let object = match self.catalog(&warehouse).await {
-            Ok(catalog) => self.trashed_namespace(&catalog, &request).await?,
+            Ok(catalog) => self.trashed_namespace(&catalog, &mut request).await?,
             Err(_) => ObjectRef::Absent,
         };
         let access = Access {
@@ -273,11 +279,13 @@ impl Governance {
     }
 
     /// The trashed namespace an undrop restores (the entry its group was
-    /// filed under), as the object its authorization is about.
+    /// filed under), as the object its authorization is about; the request
+    /// is pinned to that drop, so a newer drop of the name made meanwhile
+    /// is not what comes back.
     async fn trashed_namespace(
         &self,
         catalog: &crate::Catalog,
-        request: &UndropNamespaceRequest,
+        request: &mut UndropNamespaceRequest,
     ) -> CatalogResult<ObjectRef> {
         let Some(group) = catalog
             .undrop_group(&request.id, request.trash_id.as_deref())
@@ -285,13 +293,20 @@ impl Governance {
         else {
             return Ok(ObjectRef::Absent);
         };
-        let real = catalog
+        let own = catalog
             .trash_entries()
             .await?
             .into_iter()
-            .find(|e| e.trash_id == group && !e.is_table())
-            .and_then(|e| e.object_id().map(str::to_string));
-        Ok(real.map(ObjectRef::Known).unwrap_or(ObjectRef::Absent))
+            .rev()
+            .find(|e| e.group == group && !e.is_table() && e.id == request.id);
+        let Some(own) = own else {
+            return Ok(ObjectRef::Absent);
+        };
+        request.trash_id = Some(own.trash_id.clone());
+        Ok(own
+            .object_id()
+            .map(|real| ObjectRef::Known(real.to_string()))
+            .unwrap_or(ObjectRef::Absent))
     }
 
     /// The one warehouse whose trash holds top-level namespace `id`.
