@@ -157,7 +157,7 @@ impl Catalog {
     }
 
     /// The manifest rows of namespace `id` and everything below it.
-    async fn subtree_rows(
+    pub(super) async fn subtree_rows(
         &self,
         ds: &lance::Dataset,
         id: &[String],

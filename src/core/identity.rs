@@ -183,23 +183,12 @@ impl Catalog {
 
     /// The real ids of namespace `id` and of everything below it.
     pub async fn subtree_object_ids(&self, id: &[String]) -> CatalogResult<Vec<String>> {
-        use futures::TryStreamExt;
         if id.is_empty() {
             return Ok(Vec::new());
         }
         let ds = self.current_manifest().await?;
-        let key = manifest_key(id);
-        let prefix = manifest_key(&[id.to_vec(), vec![String::new()]].concat());
-        let mut scan = ds.scan();
-        scan.filter(&format!(
-            "object_id = {} OR starts_with(object_id, {})",
-            literal(&key),
-            literal(&prefix)
-        ))?;
-        let batches: Vec<arrow_array::RecordBatch> =
-            scan.try_into_stream().await?.try_collect().await?;
         let mut out = Vec::new();
-        for row in single_rows(&batches) {
+        for row in self.subtree_rows(&ds, id).await? {
             if let Some(kind) = row_type(&row) {
                 if let Some(real) = row_properties(&row)?.get(id_property(&kind)) {
                     out.push(real.clone());

@@ -251,12 +251,23 @@ impl Catalog {
         id: &[String],
         trash_id: Option<&str>,
     ) -> CatalogResult<Option<TrashEntry>> {
+        self.newest_in_trash(true, id, trash_id).await
+    }
+
+    /// The newest trash entry of a table (`table`) or a namespace at `id`,
+    /// or the one `trash_id` names.
+    async fn newest_in_trash(
+        &self,
+        table: bool,
+        id: &[String],
+        trash_id: Option<&str>,
+    ) -> CatalogResult<Option<TrashEntry>> {
         Ok(self
             .trash_entries()
             .await?
             .into_iter()
             .rev()
-            .filter(|e| e.is_table() && e.id == id)
+            .filter(|e| e.is_table() == table && e.id == id)
             .find(|e| trash_id.is_none_or(|t| t == e.trash_id)))
     }
 
@@ -327,13 +338,9 @@ impl Catalog {
         trash_id: Option<&str>,
     ) -> CatalogResult<Option<String>> {
         Ok(self
-            .trash_entries()
+            .newest_in_trash(false, id, trash_id)
             .await?
-            .iter()
-            .rev()
-            .filter(|e| !e.is_table() && e.id == id)
-            .find(|e| trash_id.is_none_or(|t| t == e.trash_id))
-            .map(|e| e.group.clone()))
+            .map(|e| e.group))
     }
 
     pub async fn undrop_namespace(

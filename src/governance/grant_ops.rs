@@ -76,18 +76,7 @@ impl Governance {
         let principal = self.caller().await?;
         let mut resource = request.resource;
         let (kind, route, object) = self.grant_target(&mut resource).await?;
-        let access = Access {
-            principal,
-            action: "create_grant",
-            warehouse: match kind {
-                "warehouse" => resource.id.first().cloned(),
-                _ => resource.warehouse.clone(),
-            },
-            kind,
-            id: resource.id.clone(),
-            object: object.clone(),
-            ..Default::default()
-        };
+        let access = on_resource(principal, "create_grant", kind, &resource, object.clone());
         // A grant names something that stands (one made in advance would
         // reach whatever is created under that name later); whether it
         // stands is told only to whoever could grant on it.
@@ -162,19 +151,14 @@ impl Governance {
             };
             let (kind, _, object) = self.grant_target(&mut resource).await?;
             if !own {
-                self.authorize(&Access {
-                    principal: caller.clone(),
-                    action: "list_grants",
-                    warehouse: match kind {
-                        "warehouse" => resource.id.first().cloned(),
-                        _ => resource.warehouse.clone(),
-                    },
+                let access = on_resource(
+                    caller.clone(),
+                    "list_grants",
                     kind,
-                    id: resource.id.clone(),
-                    object: object.clone(),
-                    ..Default::default()
-                })
-                .await?;
+                    &resource,
+                    object.clone(),
+                );
+                self.authorize(&access).await?;
             }
             // The grants on the object standing under that id now.
             resource.object_id = object.known().map(str::to_string);
@@ -219,22 +203,12 @@ impl Governance {
         let kind = grant_kind(&grant.resource.kind)?;
         // Authorized on the object the grant is bound to, wherever (and
         // whatever its name) it is now.
-        let access = Access {
-            principal: caller,
-            action: "revoke_grant",
-            warehouse: match kind {
-                "warehouse" => grant.resource.id.first().cloned(),
-                _ => grant.resource.warehouse.clone(),
-            },
-            kind,
-            id: grant.resource.id.clone(),
-            object: match (kind, &grant.resource.object_id) {
-                ("namespace" | "table", Some(real)) => ObjectRef::Known(real.clone()),
-                ("namespace" | "table", None) => ObjectRef::Absent,
-                _ => ObjectRef::Standing,
-            },
-            ..Default::default()
+        let object = match (kind, &grant.resource.object_id) {
+            ("namespace" | "table", Some(real)) => ObjectRef::Known(real.clone()),
+            ("namespace" | "table", None) => ObjectRef::Absent,
+            _ => ObjectRef::Standing,
         };
+        let access = on_resource(caller, "revoke_grant", kind, &grant.resource, object);
         self.authorize(&access).await?;
         self.registry.revoke_grant(&request.grant_id).await?;
         self.grants.invalidate().await;
@@ -242,6 +216,28 @@ impl Governance {
         Ok(RevokeGrantResponse {
             grant_id: request.grant_id,
         })
+    }
+}
+
+/// The access of a grant operation on its resource.
+fn on_resource(
+    principal: Option<crate::auth::Principal>,
+    action: &'static str,
+    kind: &'static str,
+    resource: &GrantResource,
+    object: ObjectRef,
+) -> Access {
+    Access {
+        principal,
+        action,
+        warehouse: match kind {
+            "warehouse" => resource.id.first().cloned(),
+            _ => resource.warehouse.clone(),
+        },
+        kind,
+        id: resource.id.clone(),
+        object,
+        ..Default::default()
     }
 }
 

@@ -15,16 +15,10 @@ use crate::core::identity::fresh_object_id;
 use crate::core::reserved::OBJECT_ID;
 use crate::error::{CatalogError, CatalogResult, Code};
 
-/// The creates whose object gets a minted id in the request's own context.
+/// The creates whose object gets a minted id in the request's own context:
+/// every door but a rename (which keeps its table's).
 fn creates_at_its_id(op: &str) -> bool {
-    matches!(
-        op,
-        "create_namespace"
-            | "create_table"
-            | "declare_table"
-            | "register_table"
-            | "create_materialized_view"
-    )
+    super::ops::is_door(op) && op != "rename_table"
 }
 
 /// Remove a caller's [`OBJECT_ID`] from a context (only the server says

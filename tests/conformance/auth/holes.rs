@@ -67,6 +67,19 @@ impl Server {
         (st, b["code"].as_u64().unwrap_or(0))
     }
 
+    /// Top-level namespaces made by the admin.
+    pub(super) async fn namespaces(&self, names: &[&str]) {
+        for ns in names {
+            self.ok(
+                "root",
+                "POST",
+                &format!("/v1/namespace/{ns}/create"),
+                json!({}),
+            )
+            .await;
+        }
+    }
+
     async fn rows_of(&self, who: &str, id: &str) -> i64 {
         let b = self
             .ok(
@@ -566,15 +579,7 @@ async fn a_caller_learns_nothing_of_what_it_may_not_see() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_is_allowed_exactly_when_each_part_is() {
     let s = Server::open(|_| {}).await;
-    for ns in ["a", "z"] {
-        s.ok(
-            "root",
-            "POST",
-            &format!("/v1/namespace/{ns}/create"),
-            json!({}),
-        )
-        .await;
-    }
+    s.namespaces(&["a", "z"]).await;
     s.grant("namespace", json!(["a"]), "walt", "writer").await;
     let declare = |ns: &str, t: &str| json!({"declare_table": {"id": [ns, t]}});
     let batch = "/v1/table/batch-commit";
@@ -635,15 +640,7 @@ async fn a_batch_is_allowed_exactly_when_each_part_is() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn registering_bytes_no_table_owns_is_a_privilege_of_its_own() {
     let s = Server::open(|_| {}).await;
-    for ns in ["a", "b"] {
-        s.ok(
-            "root",
-            "POST",
-            &format!("/v1/namespace/{ns}/create"),
-            json!({}),
-        )
-        .await;
-    }
+    s.namespaces(&["a", "b"]).await;
     s.create_table("root", "b$src").await;
     let gone = s
         .ok("root", "POST", "/v1/table/b$src/deregister", json!({}))

@@ -132,15 +132,7 @@ impl Server {
 /// One run of `steps` random steps from `seed`.
 async fn run(seed: u64, steps: usize) {
     let s = Server::open(|c| c.trash = super::holes::GRACE).await;
-    for ns in NAMESPACES {
-        s.ok(
-            "root",
-            "POST",
-            &format!("/v1/namespace/{ns}/create"),
-            json!({}),
-        )
-        .await;
-    }
+    s.namespaces(&NAMESPACES).await;
     let mut m = Model::default();
     let mut rng = Rng(seed | 1);
     let mut log = Vec::new();
