@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
 """describe_table latency with `--auth required` beside `--auth none`, in one
-run: two servers on two fresh roots, one table each, N keep-alive calls to
-each in alternating rounds; prints the medians and their ratio.
+run: servers on fresh roots, one table each, N keep-alive calls to each in
+alternating rounds; prints the medians and their ratios.
 
-    LANCE_CATALOG_BIN=target/release/lance-catalog python3 scripts/bench_auth.py [N]
+    LANCE_CATALOG_BIN=target/release/lance-catalog python3 scripts/bench_auth.py [N] [--anchor OTHER_BIN]
+
+Callers: the server admin (a bearer JWT, and an API key) and a principal
+holding one grant on the table (the grant lookup along the object's
+chain). With `--anchor`, the same servers of another build run interleaved
+in the same rounds, and each variant's median is also given as a ratio to
+the anchor's (e.g. a build before a change).
 """
+import argparse
 import base64
 import hashlib
 import hmac
@@ -14,7 +21,6 @@ import os
 import re
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -29,8 +35,7 @@ def jwt(sub):
     return (head + b"." + body + b"." + sig).decode()
 
 
-def start(*flags):
-    binary = os.environ.get("LANCE_CATALOG_BIN", "target/release/lance-catalog")
+def start(binary, *flags):
     root = tempfile.mkdtemp(prefix="lance-catalog-bench-")
     proc = subprocess.Popen([binary, "serve", "--root", root, "--listen", "127.0.0.1:0", *flags],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -62,34 +67,55 @@ def setup(conn, headers):
             "application/vnd.apache.arrow.stream")
 
 
+def servers(binary, procs):
+    """The variants of one build: name -> (connection, headers)."""
+    open_proc, oh, op = start(binary, "--auth", "none")
+    auth_proc, ah, ap = start(binary, "--auth", "required", "--bootstrap-admin", "root",
+                              "--jwt-secret", SECRET)
+    procs += [open_proc, auth_proc]
+    plain = http.client.HTTPConnection(oh, op)
+    secured = http.client.HTTPConnection(ah, ap)
+    bearer = {"authorization": f"Bearer {jwt('root')}"}
+    setup(plain, {})
+    setup(secured, bearer)
+    key = json.loads(request(secured, "POST", "/v1/api-keys", json.dumps({"principal": "root"}).encode(),
+                             bearer))["key"]
+    grant = {"resource": {"kind": "table", "id": ["b", "t"]}, "principal": "rita", "relation": "reader"}
+    request(secured, "POST", "/v1/grants", json.dumps(grant).encode(), bearer)
+    return {"none": (plain, {}), "required, admin JWT": (secured, bearer),
+            "required, admin API key": (secured, {"x-api-key": key}),
+            "required, table reader JWT": (secured, {"authorization": f"Bearer {jwt('rita')}"})}
+
+
 def main():
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 500
-    open_proc, oh, op = start("--auth", "none")
-    auth_proc, ah, ap = start("--auth", "required", "--bootstrap-admin", "root", "--jwt-secret", SECRET)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("n", nargs="?", type=int, default=500)
+    parser.add_argument("--anchor", help="another build's binary, run interleaved")
+    args = parser.parse_args()
+    binary = os.environ.get("LANCE_CATALOG_BIN", "target/release/lance-catalog")
+    procs = []
     try:
-        plain = http.client.HTTPConnection(oh, op)
-        secured = http.client.HTTPConnection(ah, ap)
-        bearer = {"authorization": f"Bearer {jwt('root')}"}
-        setup(plain, {})
-        setup(secured, bearer)
-        key = json.loads(request(secured, "POST", "/v1/api-keys", json.dumps({"principal": "root"}).encode(),
-                                 bearer))["key"]
-        variants = {"none": (plain, {}), "required, bearer JWT": (secured, bearer),
-                    "required, API key": (secured, {"x-api-key": key})}
+        builds = {"": servers(binary, procs)}
+        if args.anchor:
+            builds["anchor "] = servers(args.anchor, procs)
+        variants = {f"{tag}{name}": v for tag, vs in builds.items() for name, v in vs.items()}
         times = {name: [] for name in variants}
-        for _ in range(n):
+        for _ in range(args.n):
             for name, (conn, headers) in variants.items():
                 t = time.perf_counter()
                 request(conn, "POST", "/v1/table/b%24t/describe", b"{}", headers)
                 times[name].append(time.perf_counter() - t)
-        base = statistics.median(times["none"])
-        print(f"describe_table, {n} calls each, one keep-alive client, interleaved")
+        med = {name: statistics.median(ts) for name, ts in times.items()}
+        print(f"describe_table, {args.n} calls each, one keep-alive client per server, interleaved")
         for name, ts in times.items():
-            med = statistics.median(ts)
-            print(f"  auth {name:22s} median {med * 1000:.3f} ms  p90 {sorted(ts)[int(n * 0.9)] * 1000:.3f} ms"
-                  f"  ratio {med / base:.3f}")
+            base = med["anchor none" if name.startswith("anchor ") else "none"]
+            line = (f"  {name:34s} median {med[name] * 1000:.3f} ms  p90 {sorted(ts)[int(args.n * 0.9)] * 1000:.3f} ms"
+                    f"  / none {med[name] / base:.3f}")
+            if args.anchor and not name.startswith("anchor "):
+                line += f"  / anchor {med[name] / med['anchor ' + name]:.3f}"
+            print(line)
     finally:
-        for p in (open_proc, auth_proc):
+        for p in procs:
             p.terminate()
             p.wait(timeout=30)
 
