@@ -7,6 +7,7 @@
 //! the REST gateway ([`rest`]) serves it with the Lance Namespace spec's exact
 //! wire format. See `README.md` for running and configuring the server.
 
+pub mod api;
 pub mod auth;
 pub mod config;
 pub mod config_file;
@@ -17,7 +18,6 @@ pub mod flight;
 pub mod governance;
 pub mod grpc;
 pub mod identity;
-mod inventory;
 pub mod records;
 pub mod rest;
 pub mod server;

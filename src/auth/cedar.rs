@@ -14,87 +14,31 @@ use cedar_policy::{
     PolicySet, Request, RestrictedExpression, Schema, ValidationMode, Validator,
 };
 
+use crate::api::Group;
 use crate::error::{CatalogError, CatalogResult, Code};
-
-/// The action groups: a relation grants whole groups.
-pub const GROUPS: &[&str] = &[
-    "read_metadata",
-    "read_data",
-    "write_data",
-    "create_child",
-    "drop",
-    "manage_grants",
-    "administer",
-    "register",
-];
 
 /// The action a registration also needs, on its warehouse: recording
 /// bytes no table owns (a deregistered dataset's, say) as a table is a
 /// privilege of its own, not a side effect of writing to a namespace.
 pub const REGISTER_LOCATION: &str = "register_location";
 
-/// Actions beyond the inventory's operations.
-pub const EXTRA_ACTIONS: &[&str] = &[REGISTER_LOCATION];
+/// Actions beyond the inventory's operations, with their groups.
+pub const EXTRA_ACTIONS: &[(&str, Group)] = &[(REGISTER_LOCATION, Group::Register)];
 
-/// The group of an operation (named as its method). An operation missing
-/// here is an administrative one, so forgetting it fails closed.
+/// The group of an action (an operation's method): its inventory row's.
+/// An action that is neither an operation nor an extra one is
+/// administrative, so a forgotten one fails closed.
 pub fn group_of(action: &str) -> &'static str {
-    match action {
-        "query_table" | "count_table_rows" => "read_data",
-        "create_namespace"
-        | "create_table"
-        | "declare_table"
-        | "register_table"
-        | "create_materialized_view"
-        | "create_project"
-        | "create_warehouse"
-        | "create_warehouse_namespace" => "create_child",
-        "drop_namespace" | "drop_table" | "deregister_table" | "delete_project"
-        | "delete_warehouse" | "undrop_table" | "undrop_namespace" | "purge_trash" => "drop",
-        "sweep_trash" => "administer",
-        REGISTER_LOCATION => "register",
-        "create_grant" | "revoke_grant" | "list_grants" => "manage_grants",
-        "create_api_key"
-        | "list_api_keys"
-        | "revoke_api_key"
-        | "list_events"
-        | "set_table_protection"
-        | "set_namespace_protection"
-        | "set_project_protection"
-        | "set_warehouse_protection"
-        | "update_project"
-        | "update_warehouse" => "administer",
-        a if a.starts_with("list_")
-            || a.starts_with("describe_")
-            || a.ends_with("_exists")
-            || a.starts_with("get_")
-            || a.starts_with("explain_")
-            || a.starts_with("analyze_") =>
-        {
-            "read_metadata"
-        }
-        a if is_write_data(a) => "write_data",
-        _ => "administer",
-    }
-}
-
-fn is_write_data(a: &str) -> bool {
-    [
-        "insert_",
-        "merge_",
-        "update_",
-        "delete_",
-        "alter_",
-        "create_table_",
-        "drop_table_",
-        "batch_",
-        "restore_",
-        "rename_",
-        "refresh_",
-        "submit_",
-    ]
-    .iter()
-    .any(|p| a.starts_with(p))
+    crate::api::op(action)
+        .map(|op| op.group)
+        .or_else(|| {
+            EXTRA_ACTIONS
+                .iter()
+                .find(|(a, _)| *a == action)
+                .map(|(_, g)| *g)
+        })
+        .unwrap_or(Group::Administer)
+        .as_str()
 }
 
 /// The relations that grant each group.
@@ -128,8 +72,8 @@ pub fn schema_text(actions: &[&str]) -> String {
          entity Namespace in [Namespace, Warehouse];\n\
          entity Table in [Namespace, Warehouse];\n",
     );
-    for g in GROUPS {
-        s.push_str(&format!("action \"{g}\";\n"));
+    for g in Group::ALL {
+        s.push_str(&format!("action \"{}\";\n", g.as_str()));
     }
     let mut seen = HashSet::new();
     for a in actions {

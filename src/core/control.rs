@@ -1,6 +1,6 @@
 //! The catalog's own operations beside the spec's: the control plane. Its
 //! requests and answers are plain models (named as their proto messages),
-//! its operations rows of the inventory (`src/inventory.rs`), served over
+//! its operations rows of the inventory (`src/api/inventory.rs`), served over
 //! REST and gRPC like the spec's.
 
 use async_trait::async_trait;

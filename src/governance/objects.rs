@@ -11,6 +11,7 @@ use super::guard::{Access, ObjectRef};
 use super::models::Grant;
 use super::ops::string_list;
 use super::router::{Governance, Route, DEFAULT_WAREHOUSE};
+use crate::api::{Effect, Target};
 use crate::core::identity::fresh_object_id;
 use crate::core::reserved::OBJECT_ID;
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -18,7 +19,7 @@ use crate::error::{CatalogError, CatalogResult, Code};
 /// The creates whose object gets a minted id in the request's own context:
 /// every door but a rename (which keeps its table's).
 fn creates_at_its_id(op: &str) -> bool {
-    super::ops::is_door(op) && op != "rename_table"
+    crate::api::op(op).is_some_and(|o| o.effect == Effect::Create)
 }
 
 /// Remove a caller's [`OBJECT_ID`] from a context (only the server says
@@ -115,7 +116,7 @@ pub(super) fn batch_parts(op: &str, request: &Value) -> Vec<(&'static str, Vec<S
 
 /// Whether `op` is a batch over several tables (authorized part by part).
 pub(super) fn is_batch(op: &str) -> bool {
-    matches!(op, "batch_create_table_versions" | "batch_commit_tables")
+    crate::api::op(op).is_some_and(|o| o.target == Target::Batch)
 }
 
 impl Governance {

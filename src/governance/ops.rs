@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::guard::Access;
+use crate::api::Target;
 
 /// The access an operation asks for, from its request.
 pub(super) fn access(op: &'static str, warehouse: &str, request: &Value) -> Access {
@@ -20,7 +21,7 @@ pub(super) fn access(op: &'static str, warehouse: &str, request: &Value) -> Acce
         id: {
             let mut id = string_list(request.get("id")).unwrap_or_default();
             // A transaction's id is its table's id and one more segment.
-            if op.contains("transaction") {
+            if names_transaction(op) {
                 id.pop();
             }
             id
@@ -29,41 +30,32 @@ pub(super) fn access(op: &'static str, warehouse: &str, request: &Value) -> Acce
     }
 }
 
+/// The inventory row of operation `op` (its method), when it is one.
+fn row(op: &str) -> Option<&'static crate::api::OpDef> {
+    crate::api::op(op)
+}
+
 /// Operations whose own `id` names a namespace (the rest name a table, or
 /// a transaction of one).
 pub(super) fn id_is_namespace(op: &str) -> bool {
-    op.contains("namespace") || op == "list_tables" || op == "list_all_tables"
+    row(op).is_some_and(|o| o.target == Target::Namespace)
+}
+
+/// Whether `op`'s id is a transaction's: its table's and one more segment.
+fn names_transaction(op: &str) -> bool {
+    row(op).is_some_and(|o| o.target == Target::Transaction)
 }
 
 /// Operations that create an object: their shape and parent are checked
 /// before authorization.
 pub(super) fn is_door(op: &str) -> bool {
-    matches!(
-        op,
-        "create_namespace"
-            | "create_table"
-            | "declare_table"
-            | "register_table"
-            | "rename_table"
-            | "create_materialized_view"
-    )
+    row(op).is_some_and(|o| o.is_door())
 }
 
-/// Operations that only read: served by a quarantined warehouse.
+/// Operations that only read: served by a quarantined warehouse. An
+/// action that is no operation is not one.
 pub(super) fn is_read(op: &str) -> bool {
-    op.starts_with("list_")
-        || op.starts_with("describe_")
-        || op.ends_with("_exists")
-        || matches!(
-            op,
-            "get_table_stats"
-                | "get_table_tag_version"
-                | "query_table"
-                | "count_table_rows"
-                | "explain_table_query_plan"
-                | "analyze_table_query_plan"
-                | "get_lance_task_status"
-        )
+    row(op).is_some_and(|o| o.reads())
 }
 
 pub(super) fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
@@ -88,7 +80,7 @@ pub(super) fn top_levels(op: &str, request: &Value) -> Vec<Option<String>> {
                 if let Some(id) = string_list(Some(value)) {
                     let namespace_len = if id_is_namespace(op) {
                         id.len()
-                    } else if op.contains("transaction") {
+                    } else if names_transaction(op) {
                         id.len().saturating_sub(2)
                     } else {
                         id.len().saturating_sub(1)

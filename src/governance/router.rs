@@ -140,7 +140,7 @@ impl Governance {
                 .iter()
                 .chain(crate::rest::CONTROL_OPS)
                 .map(|op| op.action)
-                .chain(crate::auth::cedar::EXTRA_ACTIONS.iter().copied())
+                .chain(crate::auth::cedar::EXTRA_ACTIONS.iter().map(|(a, _)| *a))
                 .collect();
             let cedar =
                 crate::auth::cedar::CedarAuthorizer::new(&actions, auth.policy_dir.as_deref())

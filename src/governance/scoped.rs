@@ -45,7 +45,7 @@ macro_rules! scoped {
         }
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
-        $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*]; $($rest:tt)*) => {
+        $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         scoped!(@acc [$($done)*
             async fn $method(&self, mut request: models::$Req, data: Bytes) -> lance::Result<models::$Resp> {
                 self.scope(&mut request.context);
@@ -69,7 +69,7 @@ macro_rules! scoped {
         scoped!(@plain [$($done)*] $method $Req models::$Resp; $($row)*);
     };
     (@plain [$($done:tt)*] $method:ident $Req:ident $Ret:ty;
-        , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; $($rest:tt)*) => {
+        , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         scoped!(@acc [$($done)*
             async fn $method(&self, mut request: models::$Req) -> lance::Result<$Ret> {
                 self.scope(&mut request.context);
@@ -82,4 +82,4 @@ macro_rules! scoped {
     };
 }
 
-crate::inventory::for_each_spec_op!(scoped);
+crate::api::inventory::for_each_spec_op!(scoped);

@@ -14,7 +14,9 @@ use serde_json::Value;
 use super::guard::{Access, ObjectRef};
 use super::objects::{batch_parts, is_batch, mint};
 use super::ops::string_list;
-use super::router::{access, is_door, is_read, Governance, Route, DEFAULT_WAREHOUSE};
+use super::router::{
+    access, id_is_namespace, is_door, is_read, Governance, Route, DEFAULT_WAREHOUSE,
+};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 impl Governance {
@@ -60,7 +62,7 @@ impl Governance {
         }
         let mut creates = false;
         if is_door(op) {
-            let table = !op.contains("namespace");
+            let table = !id_is_namespace(op);
             let id = door_id(op, &value)?;
             if let Err(e) = route.catalog.check_door(table, &id).await {
                 let parent = id.clone().unwrap_or_default();
@@ -508,7 +510,7 @@ macro_rules! governed {
         governed!(@special [$($done)*] list_all_tables list_all_tables_routed $Req $Resp; $($row)*);
     };
     (@special [$($done:tt)*] $method:ident $routed:ident $Req:ident $Resp:ident;
-        $answer:ident, $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; $($rest:tt)*) => {
+        $answer:ident, $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> lance::Result<models::$Resp> {
                 lance(self.$routed(request).await)
@@ -516,7 +518,7 @@ macro_rules! governed {
         ] $($rest)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
-        $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*]; $($rest:tt)*) => {
+        $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
             async fn $method(&self, mut request: models::$Req, data: Bytes) -> lance::Result<models::$Resp> {
                 let (route, access) = lance(self.admit(stringify!($method), &mut request).await)?;
@@ -542,7 +544,7 @@ macro_rules! governed {
         governed!(@plain [$($done)*] $method $Req models::$Resp; $($row)*);
     };
     (@plain [$($done:tt)*] $method:ident $Req:ident $Ret:ty;
-        , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; $($rest:tt)*) => {
+        , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
             async fn $method(&self, mut request: models::$Req) -> lance::Result<$Ret> {
                 let (route, access) = lance(self.admit(stringify!($method), &mut request).await)?;
@@ -557,4 +559,4 @@ macro_rules! governed {
     };
 }
 
-crate::inventory::for_each_spec_op!(governed);
+crate::api::inventory::for_each_spec_op!(governed);

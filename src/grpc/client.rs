@@ -95,7 +95,7 @@ fn field(value: &Value, field: &str) -> Value {
     value.get(field).cloned().unwrap_or(Value::Null)
 }
 
-/// The trait impl: one method per inventory row (`src/inventory.rs`). The
+/// The trait impl: one method per inventory row (`src/api/inventory.rs`). The
 /// rows are munched into finished methods first, so that `async_trait` sees
 /// plain `async fn`s.
 macro_rules! grpc_namespace {
@@ -111,7 +111,7 @@ macro_rules! grpc_namespace {
     };
     // A data operation: the Arrow stream travels in the `data` field.
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
-        $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*]; $($rest:tt)*) => {
+        $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req, data: Bytes) -> lance::Result<models::$Resp> {
                 let value = self.call(&request, Some(data), (stringify!($Req), stringify!($Resp)),
@@ -121,7 +121,7 @@ macro_rules! grpc_namespace {
         ] $($rest)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) unit,
-        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; $($rest:tt)*) => {
+        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> lance::Result<()> {
                 self.call(&request, None, (stringify!($Req), stringify!($Resp)),
@@ -131,7 +131,7 @@ macro_rules! grpc_namespace {
         ] $($rest)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) bytes[$field:literal],
-        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; $($rest:tt)*) => {
+        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> lance::Result<Bytes> {
                 let value = self.call(&request, None, (stringify!($Req), stringify!($Resp)),
@@ -141,7 +141,7 @@ macro_rules! grpc_namespace {
         ] $($rest)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) count[$field:literal],
-        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; $($rest:tt)*) => {
+        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> lance::Result<i64> {
                 let value = self.call(&request, None, (stringify!($Req), stringify!($Resp)),
@@ -151,7 +151,7 @@ macro_rules! grpc_namespace {
         ] $($rest)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) text[$field:literal],
-        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; $($rest:tt)*) => {
+        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> lance::Result<String> {
                 let value = self.call(&request, None, (stringify!($Req), stringify!($Resp)),
@@ -162,7 +162,7 @@ macro_rules! grpc_namespace {
     };
     // json, ids and map answers: the response model.
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
-        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; $($rest:tt)*) => {
+        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> lance::Result<models::$Resp> {
                 let value = self.call(&request, None, (stringify!($Req), stringify!($Resp)),
@@ -186,4 +186,4 @@ fn bytes_field(value: &Value, name: &str) -> lance::Result<Bytes> {
         .map(|b| Bytes::from(b.unwrap_or_default()))
 }
 
-crate::inventory::for_each_spec_op!(grpc_namespace);
+crate::api::inventory::for_each_spec_op!(grpc_namespace);

@@ -1,5 +1,5 @@
 //! The control-plane service and client, expanded from the inventory's
-//! control rows (`src/inventory.rs`): the same model JSON <-> message
+//! control rows (`src/api/inventory.rs`): the same model JSON <-> message
 //! conversion as the namespace service.
 
 use std::sync::Arc;
@@ -66,7 +66,7 @@ fn response<T: Serialize, Q: prost::Message + Default>(
 
 macro_rules! control_service {
     ($( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
-        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; )*) => {
+        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; )*) => {
         #[tonic::async_trait]
         impl pb::catalog_control_service_server::CatalogControlService for ControlService {
             $(
@@ -153,4 +153,4 @@ impl GrpcControl {
     }
 }
 
-crate::inventory::for_each_control_op!(control_service);
+crate::api::inventory::for_each_control_op!(control_service);

@@ -106,7 +106,7 @@ impl NamespaceService {
 /// (count, plan, analysis, data); `unit` answers are empty messages.
 macro_rules! namespace_service {
     ($( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident $([$field:literal])?,
-        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; )*) => {
+        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; )*) => {
         #[tonic::async_trait]
         impl pb::lance_namespace_service_server::LanceNamespaceService for NamespaceService {
             $(
@@ -168,4 +168,4 @@ macro_rules! namespace_service {
     };
 }
 
-crate::inventory::for_each_spec_op!(namespace_service);
+crate::api::inventory::for_each_spec_op!(namespace_service);

@@ -8,9 +8,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::api::inventory::{for_each_control_op, for_each_spec_op};
 use crate::core::control::*;
 use crate::error::CatalogError;
-use crate::inventory::{for_each_control_op, for_each_spec_op};
 
 /// What a successful operation answers.
 pub(crate) enum Reply {
@@ -109,7 +109,7 @@ macro_rules! reply {
 
 macro_rules! dispatch_fn {
     ($( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident $([$field:literal])?,
-        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; )*) => {
+        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; )*) => {
         /// Run operation `op` with its request object (and Arrow body, for
         /// the data operations).
         pub(crate) async fn dispatch(
@@ -135,7 +135,7 @@ for_each_spec_op!(dispatch_fn);
 
 macro_rules! dispatch_control_fn {
     ($( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
-        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*]; )*) => {
+        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; )*) => {
         /// Run control-plane operation `op` with its request object.
         pub(crate) async fn dispatch_control(
             plane: &dyn ControlPlane,

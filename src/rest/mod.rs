@@ -5,7 +5,6 @@
 mod dispatch;
 pub mod guard;
 pub mod openapi;
-pub mod ops;
 mod probes;
 mod problem;
 mod request;
@@ -26,11 +25,11 @@ use futures::StreamExt;
 use lance_namespace::LanceNamespace;
 use serde_json::{Map, Value};
 
+pub use crate::api::{AnswerKind, BodyKind, Kind, OpDef, Plane, CONTROL_OPS, OPS};
 use crate::core::control::ControlPlane;
 use crate::error::CatalogError;
 use crate::governance::Governance;
 use dispatch::{dispatch, dispatch_control, Reply};
-pub use ops::{AnswerKind, BodyKind, Kind, OpDef, Plane, CONTROL_OPS, OPS};
 pub use problem::Problem;
 use request::{
     apply_headers, apply_query, check_arrow_content_type, check_content_md5, content_md5,
@@ -261,7 +260,10 @@ async fn run(
     };
     // With the catalog's governance, create and insert stream their body
     // into the core (`streamed.rs`); every other body is read whole.
-    let streaming = state.gate.as_ref().filter(|_| streamed::streams(op.name));
+    let streaming = state
+        .gate
+        .as_ref()
+        .filter(|_| op.flow == crate::api::Flow::Streams);
     let mut body_failure = None;
     let mut chunks = None;
     let (mut obj, data) = match (op.body, streaming) {

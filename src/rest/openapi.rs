@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 use prost_reflect::{FieldDescriptor, Kind as FieldKind, MessageDescriptor};
 use serde_json::{json, Map, Value};
 
-use super::ops::{AnswerKind, BodyKind, Kind, OpDef, Plane, CONTROL_OPS, OPS};
+use crate::api::{AnswerKind, BodyKind, Kind, OpDef, Plane, CONTROL_OPS, OPS};
 
 static DOCUMENT: LazyLock<String> = LazyLock::new(|| document().to_string());
 

@@ -7,8 +7,8 @@ use axum::http::{header, HeaderMap};
 pub(super) use crate::identity::apply_headers;
 use serde_json::{Map, Value};
 
-use super::ops::Kind;
 use super::problem::Problem;
+use crate::api::Kind;
 
 /// The raw query string, decoded, keeping repeated keys (merge-insert's `on`).
 pub(super) struct Query(pub Vec<(String, String)>);

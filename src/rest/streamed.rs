@@ -18,12 +18,6 @@ use crate::core::rows::{run_ahead, Chunks};
 use crate::error::CatalogError;
 use crate::governance::Governance;
 
-/// Whether operation `name` (the inventory's name) streams its body or
-/// its answer.
-pub(super) fn streams(name: &str) -> bool {
-    matches!(name, "CreateTable" | "InsertIntoTable" | "QueryTable")
-}
-
 /// Why a streamed body could not be read (too large, stalled, cut, or not
 /// what its Content-MD5 says), kept so that the answer has its own status.
 #[derive(Clone, Default)]

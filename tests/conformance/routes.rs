@@ -1,4 +1,4 @@
-//! Route coverage: the inventory (src/inventory.rs) is the spec's list of operations,
+//! Route coverage: the inventory (src/api/inventory.rs) is the spec's list of operations,
 //! and every one of them is served with its method and path.
 
 use lance_catalog::rest::{RestConfig, OPS};

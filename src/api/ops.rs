@@ -1,0 +1,410 @@
+//! The operation inventory (`inventory.rs`) as a static table: each
+//! operation's facts (what it does, what its id names, its Cedar group,
+//! whether its body streams) and its wire form (route, body, query
+//! parameters, answer, status), which every transport and every rule reads.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use super::inventory::{for_each_control_op, for_each_spec_op};
+
+/// What an operation does to the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Reads only: a quarantined warehouse still serves it.
+    Read,
+    /// Changes what exists.
+    Write,
+    /// Makes an object at its id (a door: shape and parent are checked
+    /// before authorization; its caller owns what it made).
+    Create,
+    /// A rename: a door at its destination, keeping its object.
+    Move,
+}
+
+/// What an operation's `id` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Namespace,
+    Table,
+    /// A transaction: its table's id and one more segment.
+    Transaction,
+    /// No id of its own: each of its parts names a table.
+    Batch,
+    Server,
+    Project,
+    Warehouse,
+    Job,
+    ApiKey,
+    Grant,
+    Trash,
+}
+
+/// The Cedar action groups: a relation grants whole groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    ReadMetadata,
+    ReadData,
+    WriteData,
+    CreateChild,
+    Drop,
+    ManageGrants,
+    Administer,
+    /// Recording bytes no table owns as a table.
+    Register,
+}
+
+impl Group {
+    pub const ALL: [Group; 8] = [
+        Group::ReadMetadata,
+        Group::ReadData,
+        Group::WriteData,
+        Group::CreateChild,
+        Group::Drop,
+        Group::ManageGrants,
+        Group::Administer,
+        Group::Register,
+    ];
+
+    /// Its Cedar action name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Group::ReadMetadata => "read_metadata",
+            Group::ReadData => "read_data",
+            Group::WriteData => "write_data",
+            Group::CreateChild => "create_child",
+            Group::Drop => "drop",
+            Group::ManageGrants => "manage_grants",
+            Group::Administer => "administer",
+            Group::Register => "register",
+        }
+    }
+}
+
+/// Whether REST reads an operation's body (and writes its answer) whole or
+/// as a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Whole,
+    Streams,
+}
+
+/// What a route's request body is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyKind {
+    /// A JSON request model (optional: an empty body or `null` is `{}`).
+    Json,
+    /// An Arrow IPC stream; the request model comes from the path and query.
+    Arrow,
+    /// No body: the request model comes from the path and query string.
+    None,
+    /// A bare JSON map of keys to values; `null` values ask for deletion.
+    Map,
+    /// A free-form JSON object (a task's parameters): the model's `params`.
+    Params,
+}
+
+/// What a successful answer is, on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerKind {
+    /// A JSON object (the response model).
+    Json,
+    /// An empty 200.
+    Empty,
+    /// A JSON object whose `tables` are full ids, joined by the caller's
+    /// delimiter.
+    FullIds,
+    /// An Arrow IPC file.
+    ArrowFile,
+    /// A bare JSON integer.
+    Integer,
+    /// A JSON string.
+    Text,
+    /// The response model's `metadata`, as a bare map.
+    Map,
+    /// The maintenance API's: the model's `table_id` as the
+    /// `x-oss-table-id` header, the rest as the body (none for a 204).
+    Oss,
+}
+
+/// How a query parameter's text becomes a JSON value of the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Str,
+    Bool,
+    Int,
+    /// A JSON-encoded object of strings (create's `properties`).
+    JsonMap,
+    /// Every occurrence of a repeated key, as a list (merge-insert's `on`).
+    List,
+    /// Not a model field: a request-context entry `lance-catalog.<name>`
+    /// (delete's `force`).
+    Context,
+}
+
+/// Whose operation a row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plane {
+    /// The Lance Namespace spec's (`LanceNamespace`).
+    Spec,
+    /// The catalog's own (`core::control::ControlPlane`).
+    Control,
+}
+
+/// One operation: its facts and its wire form.
+#[derive(Debug, Clone, Copy)]
+pub struct OpDef {
+    pub plane: Plane,
+    pub effect: Effect,
+    pub target: Target,
+    /// Its Cedar action group.
+    pub group: Group,
+    pub flow: Flow,
+    /// The spec's operationId, e.g. `CreateTable`.
+    pub name: &'static str,
+    /// Its method, e.g. `create_table`: the Cedar action.
+    pub action: &'static str,
+    /// `GET` or `POST`.
+    pub method: &'static str,
+    /// The spec path, e.g. `/v1/table/{id}/create`.
+    pub path: &'static str,
+    pub body: BodyKind,
+    pub answer: AnswerKind,
+    /// The status of a successful answer (200, 201 or 202).
+    pub status: u16,
+    /// The query parameters read into the request model.
+    pub query: &'static [(&'static str, Kind)],
+    /// The request and response messages (spec models / proto messages).
+    pub request: &'static str,
+    pub response: &'static str,
+    /// The answer's field for `bytes`, `count` and `text` answers.
+    pub field: Option<&'static str>,
+}
+
+macro_rules! body_kind {
+    (json) => {
+        BodyKind::Json
+    };
+    (arrow) => {
+        BodyKind::Arrow
+    };
+    (none) => {
+        BodyKind::None
+    };
+    (map) => {
+        BodyKind::Map
+    };
+    (params) => {
+        BodyKind::Params
+    };
+}
+
+macro_rules! answer_kind {
+    (json) => {
+        AnswerKind::Json
+    };
+    (unit) => {
+        AnswerKind::Empty
+    };
+    (ids) => {
+        AnswerKind::FullIds
+    };
+    (bytes) => {
+        AnswerKind::ArrowFile
+    };
+    (count) => {
+        AnswerKind::Integer
+    };
+    (text) => {
+        AnswerKind::Text
+    };
+    (map) => {
+        AnswerKind::Map
+    };
+    (oss) => {
+        AnswerKind::Oss
+    };
+}
+
+macro_rules! effect {
+    (read) => {
+        Effect::Read
+    };
+    (write) => {
+        Effect::Write
+    };
+    (create) => {
+        Effect::Create
+    };
+    (move) => {
+        Effect::Move
+    };
+}
+
+macro_rules! target {
+    (namespace) => {
+        Target::Namespace
+    };
+    (table) => {
+        Target::Table
+    };
+    (transaction) => {
+        Target::Transaction
+    };
+    (batch) => {
+        Target::Batch
+    };
+    (server) => {
+        Target::Server
+    };
+    (project) => {
+        Target::Project
+    };
+    (warehouse) => {
+        Target::Warehouse
+    };
+    (job) => {
+        Target::Job
+    };
+    (api_key) => {
+        Target::ApiKey
+    };
+    (grant) => {
+        Target::Grant
+    };
+    (trash) => {
+        Target::Trash
+    };
+}
+
+macro_rules! group {
+    (read_metadata) => {
+        Group::ReadMetadata
+    };
+    (read_data) => {
+        Group::ReadData
+    };
+    (write_data) => {
+        Group::WriteData
+    };
+    (create_child) => {
+        Group::CreateChild
+    };
+    (drop) => {
+        Group::Drop
+    };
+    (manage_grants) => {
+        Group::ManageGrants
+    };
+    (administer) => {
+        Group::Administer
+    };
+    (register) => {
+        Group::Register
+    };
+}
+
+macro_rules! flow {
+    (whole) => {
+        Flow::Whole
+    };
+    (streams) => {
+        Flow::Streams
+    };
+}
+
+macro_rules! opt_field {
+    () => {
+        None
+    };
+    ($f:literal) => {
+        Some($f)
+    };
+}
+
+macro_rules! op_defs {
+    ($plane:ident; $( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident $([$field:literal])?,
+        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$effect:ident $target:ident $group:ident $body_flow:ident]; )*) => {
+        &[$(
+            OpDef {
+                plane: Plane::$plane,
+                effect: effect!($effect),
+                target: target!($target),
+                group: group!($group),
+                flow: flow!($body_flow),
+                name: stringify!($Name),
+                action: stringify!($method),
+                method: stringify!($verb),
+                path: $path,
+                body: body_kind!($body),
+                answer: answer_kind!($answer),
+                status: $status,
+                query: &[$((stringify!($q), Kind::$kind)),*],
+                request: stringify!($Req),
+                response: stringify!($Resp),
+                field: opt_field!($($field)?),
+            },
+        )*]
+    };
+}
+
+macro_rules! spec_defs {
+    ($($rows:tt)*) => { op_defs!(Spec; $($rows)*) };
+}
+
+macro_rules! control_defs {
+    ($($rows:tt)*) => { op_defs!(Control; $($rows)*) };
+}
+
+/// Every spec operation, in inventory order.
+pub static OPS: &[OpDef] = for_each_spec_op!(spec_defs);
+
+/// Every control-plane operation, in inventory order.
+pub static CONTROL_OPS: &[OpDef] = for_each_control_op!(control_defs);
+
+static BY_ACTION: LazyLock<HashMap<&'static str, &'static OpDef>> = LazyLock::new(|| {
+    OPS.iter()
+        .chain(CONTROL_OPS)
+        .map(|op| (op.action, op))
+        .collect()
+});
+
+/// The operation whose method (Cedar action) is `action`.
+pub fn op(action: &str) -> Option<&'static OpDef> {
+    BY_ACTION.get(action).copied()
+}
+
+impl OpDef {
+    /// Whether it only reads.
+    pub fn reads(&self) -> bool {
+        self.effect == Effect::Read
+    }
+
+    /// Whether it is a door: it makes an object or a name (create,
+    /// declare, register, rename, a view, a namespace).
+    pub fn is_door(&self) -> bool {
+        matches!(self.effect, Effect::Create | Effect::Move)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_action_names_one_operation() {
+        let n = OPS.len() + CONTROL_OPS.len();
+        assert_eq!(BY_ACTION.len(), n, "an action is spelled twice");
+        assert_eq!(op("create_table").unwrap().name, "CreateTable");
+        assert!(op("fly").is_none());
+    }
+
+    #[test]
+    fn inventory_has_54_unique_operations() {
+        assert_eq!(OPS.len(), 54);
+        let mut names: Vec<_> = OPS.iter().map(|o| o.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), 54);
+    }
+}
