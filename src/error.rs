@@ -8,7 +8,6 @@
 use lance_namespace::{ErrorCode, NamespaceError};
 
 mod classify;
-pub mod status;
 
 /// A spec error code. The numeric value is the cross-language contract that
 /// Lance clients classify by; the HTTP status is advisory.

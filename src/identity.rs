@@ -72,3 +72,10 @@ pub fn apply_headers(headers: &HeaderMap, obj: &mut Map<String, Value>) {
         );
     }
 }
+
+/// Credentials from transport headers (REST, gRPC metadata, Flight).
+pub fn credentials(headers: &HeaderMap) -> crate::auth::Credentials {
+    let mut obj = Map::new();
+    apply_headers(headers, &mut obj);
+    crate::auth::Credentials::from_identity(obj.get("identity"))
+}

@@ -1,11 +1,21 @@
 //! The contract: every operation the catalog serves, with its facts and
 //! its wire form, in one inventory (`inventory.rs`) expanded into a static
 //! table (`ops.rs`). Every transport and every rule that depends on what
-//! an operation is reads it here, never an operation's spelling. Imports
-//! nothing of the core, the governance layer or the transports.
+//! an operation is reads it here, never an operation's spelling. The
+//! control plane's trait and every one of its models are here too
+//! (`control.rs` and a file per concern). Imports nothing of the core, the
+//! governance layer or the transports.
 
+pub mod access;
+pub mod audit;
+pub mod control;
+pub mod hierarchy;
 pub(crate) mod inventory;
+pub mod jobs;
+pub mod maintenance;
 mod ops;
+pub mod protection;
+pub mod trash;
 
 pub use ops::{
     op, AnswerKind, BodyKind, Effect, Flow, Group, Kind, OpDef, Plane, Target, CONTROL_OPS, OPS,

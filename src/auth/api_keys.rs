@@ -3,6 +3,7 @@
 //! revocable. A key reads `lck_<key id>_<secret>`; the id finds the record,
 //! the secret is checked against its hash.
 
+pub use crate::api::access::ApiKeyInfo;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -31,18 +32,6 @@ struct Stored {
     created_at_ms: u64,
     #[serde(default)]
     created_by: Option<String>,
-}
-
-/// What may be shown of a key: never its secret.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ApiKeyInfo {
-    pub key_id: String,
-    pub principal: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    pub created_at_ms: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub created_by: Option<String>,
 }
 
 impl From<&Stored> for ApiKeyInfo {

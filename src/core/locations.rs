@@ -16,8 +16,7 @@ use std::collections::HashMap;
 use arrow_array::{Array, StringArray};
 use futures::TryStreamExt;
 
-use super::checks::{display_id, manifest_key};
-use super::trash::placed_name;
+use super::checks::{display_id, manifest_id, manifest_key};
 use super::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -305,6 +304,21 @@ impl Catalog {
             }
         }
         Ok(out)
+    }
+}
+
+/// Placement keys of trashed locations start with this (no manifest key
+/// can: ids never hold control characters).
+pub(crate) const TRASH_KEY: &str = "\u{1}trash:";
+
+/// The name of a placement in messages: a table, or a trashed one.
+pub(crate) fn placed_name(key: &str) -> String {
+    match key.strip_prefix(TRASH_KEY).and_then(|k| k.split_once(':')) {
+        Some((trash_id, key)) => format!(
+            "dropped table {} (in trash as {trash_id})",
+            display_id(&manifest_id(key))
+        ),
+        None => format!("table {}", display_id(&manifest_id(key))),
     }
 }
 

@@ -8,30 +8,14 @@
 //! spec operations, and Lance clients know only the spec's codes (the
 //! control plane's own deletes answer ObjectProtected, 10010).
 
+pub use crate::api::protection::{ProtectionResponse, SetProtectionRequest};
 use std::collections::HashMap;
-
-use serde::{Deserialize, Serialize};
 
 use super::checks::{display_id, manifest_key};
 use super::manifest_tx::{literal, row_object_id, row_properties, row_type, single_rows};
 use super::reserved::{FORCE, PROTECTED};
 use super::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
-
-/// Set or clear the protection of a table (`/v1/table/{id}/protection`)
-/// or a namespace (`/v1/namespace/{id}/protection`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SetProtectionRequest {
-    pub id: Vec<String>,
-    pub protected: bool,
-}
-
-/// The object's protection after the change.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ProtectionResponse {
-    pub id: Vec<String>,
-    pub protected: bool,
-}
 
 /// Whether a request's context asks to override protection.
 pub(crate) fn forced(context: Option<&HashMap<String, String>>) -> bool {

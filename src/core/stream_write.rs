@@ -77,7 +77,7 @@ impl Catalog {
         // Checked before anything is written, as for a REST merge-insert.
         let on = match &op {
             WriteOp::MergeInsert(req) => {
-                super::tables::merge_on_columns(req.on.clone(), source.schema().as_ref())?
+                super::data::merge_on_columns(req.on.clone(), source.schema().as_ref())?
             }
             _ => Vec::new(),
         };

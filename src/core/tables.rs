@@ -15,7 +15,7 @@ use lance_namespace::LanceNamespace;
 use lance_namespace_impls::dir::manifest::ManifestNamespace;
 
 use super::checks::{table_id, table_not_found};
-use super::data::parse_mode;
+use super::data::{merge_on_columns, parse_mode};
 use super::open::branch_of;
 use super::placement::{lost_create, own_task, Placement};
 use super::rows::Rows;
@@ -431,35 +431,4 @@ fn schema_error(e: CatalogError) -> CatalogError {
     } else {
         e
     }
-}
-
-/// The merge-insert `on` columns, checked against the incoming data's
-/// schema: at least one, none twice, each present (12 otherwise).
-pub(crate) fn merge_on_columns(
-    on: Option<Vec<String>>,
-    schema: &arrow_schema::Schema,
-) -> CatalogResult<Vec<String>> {
-    let on: Vec<String> = on
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|c| !c.is_empty())
-        .collect();
-    if on.is_empty() {
-        return Err(CatalogError::invalid(
-            "merge_insert needs at least one `on` column to match rows by",
-        ));
-    }
-    let mut seen = std::collections::HashSet::new();
-    if let Some(dup) = on.iter().find(|c| !seen.insert(c.as_str())) {
-        return Err(CatalogError::invalid(format!(
-            "merge_insert `on` names column {dup:?} twice"
-        )));
-    }
-    if let Some(missing) = on.iter().find(|c| schema.field_with_name(c).is_err()) {
-        return Err(CatalogError::new(
-            Code::TABLE_COLUMN_NOT_FOUND,
-            format!("merge_insert `on` column {missing:?} is not in the data's schema"),
-        ));
-    }
-    Ok(on)
 }

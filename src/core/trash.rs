@@ -17,12 +17,11 @@
 //! between leaves a record whose table still stands at the same location
 //! ("already restored"): undrop and purge recognise it and touch no bytes.
 
+pub use crate::api::trash::{PendingTask, TrashEntry};
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
-
-use super::checks::{display_id, manifest_id, manifest_key, table_id};
-use super::locations::{canonical, Placed};
+use super::checks::{display_id, manifest_key, table_id};
+use super::locations::{canonical, Placed, TRASH_KEY};
 use super::reserved::{PRINCIPAL, PURGE, TRASH_GRACE};
 use super::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -30,53 +29,6 @@ use crate::records::now_ms;
 
 /// The record kind of trash entries.
 const KIND: &str = "trash";
-
-/// Placement keys of trashed locations start with this (no manifest key
-/// can: ids never hold control characters).
-const TRASH_KEY: &str = "\u{1}trash:";
-
-/// One object in trash.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TrashEntry {
-    /// The entry's own id (when it was dropped, then random: sorts by age).
-    pub trash_id: String,
-    /// `table` or `namespace`.
-    pub kind: String,
-    /// The object's id when it was dropped.
-    pub id: Vec<String>,
-    /// A table's location relative to its root.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub location: Option<String>,
-    /// A table's last version; none for a table declared but never written.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<u64>,
-    /// The object's properties, restored with it (its real id among them).
-    #[serde(default)]
-    pub properties: HashMap<String, String>,
-    /// The real id of the namespace it was dropped from: an undrop into a
-    /// namespace made since under that name needs the right to create
-    /// there, as a rename into it would.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_object_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dropped_by: Option<String>,
-    pub dropped_at_ms: u64,
-    pub expires_at_ms: u64,
-    /// The trash id of the drop that filed it: a cascade's namespace entry,
-    /// or the entry itself.
-    pub group: String,
-    /// A group's own entry: whether its drop finished.
-    #[serde(default)]
-    pub complete: bool,
-    /// Whether its grace period is over (computed when read).
-    #[serde(default)]
-    pub expired: bool,
-    /// Where it is (filled in by the governance layer's answers).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warehouse: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project: Option<String>,
-}
 
 impl TrashEntry {
     pub fn is_table(&self) -> bool {
@@ -116,23 +68,6 @@ impl TrashEntry {
     }
 }
 
-/// Something pending on an object: a trash deadline, or an unfinished
-/// maintenance task (no deadline: `deadline_ms` 0).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PendingTask {
-    pub task_id: String,
-    /// `trash_expiry`.
-    pub task_type: String,
-    /// `pending`, or `expired` once the deadline passed.
-    pub status: String,
-    pub id: Vec<String>,
-    pub kind: String,
-    pub created_at_ms: u64,
-    pub deadline_ms: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-}
-
 impl From<&TrashEntry> for PendingTask {
     fn from(e: &TrashEntry) -> Self {
         PendingTask {
@@ -149,17 +84,6 @@ impl From<&TrashEntry> for PendingTask {
                 display_id(&e.id)
             )),
         }
-    }
-}
-
-/// The name of a placement in messages: a table, or a trashed one.
-pub(crate) fn placed_name(key: &str) -> String {
-    match key.strip_prefix(TRASH_KEY).and_then(|k| k.split_once(':')) {
-        Some((trash_id, key)) => format!(
-            "dropped table {} (in trash as {trash_id})",
-            display_id(&manifest_id(key))
-        ),
-        None => format!("table {}", display_id(&manifest_id(key))),
     }
 }
 
@@ -404,6 +328,7 @@ pub(crate) fn not_in_trash(trash_id: &str) -> CatalogError {
 
 #[cfg(test)]
 mod tests {
+    use super::super::locations::placed_name;
     use super::*;
 
     #[test]

@@ -7,64 +7,24 @@
 //! already stands where its record says (a first call stopped after its
 //! commit) counts as restored.
 
+pub use crate::api::trash::{
+    UndropNamespaceRequest, UndropNamespaceResponse, UndropTableRequest, UndropTableResponse,
+};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-
 use super::checks::{display_id, manifest_key, namespace_id, table_id};
 use super::identity::id_property;
+use super::locations::placed_name;
 use super::locations::{canonical, find_overlap};
 use super::manifest_tx::{
     object_row, row_location, row_object_id, row_properties, row_type, single_rows,
 };
-use super::trash::{placed_name, TrashEntry};
+use super::trash::TrashEntry;
 use super::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 const ATTEMPTS: u64 = 5;
-
-/// Undrop a table: the newest trashed copy of `id`, or the one `trash_id`
-/// names.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct UndropTableRequest {
-    #[serde(default)]
-    pub id: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trash_id: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct UndropTableResponse {
-    pub id: Vec<String>,
-    pub trash_id: String,
-    pub location: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<u64>,
-}
-
-/// Undrop a namespace: what the newest drop of `id` (or the drop whose
-/// entry `trash_id` names) put in trash under it. `warehouse_id` picks the
-/// warehouse of a top-level namespace that is bound nowhere any more.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct UndropNamespaceRequest {
-    #[serde(default)]
-    pub id: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trash_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warehouse_id: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct UndropNamespaceResponse {
-    pub id: Vec<String>,
-    /// Restored now, or found already restored.
-    pub restored: Vec<TrashEntry>,
-    /// Left out: tables declared but never written (no data was lost).
-    pub skipped: Vec<TrashEntry>,
-    pub warnings: Vec<String>,
-}
 
 /// What became of one record.
 #[derive(Debug, Clone, PartialEq)]

@@ -37,9 +37,9 @@ use serde_json::Value;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::core::{ScanSpec, WriteOp};
-use crate::error::status::to_status;
 use crate::error::CatalogError;
 use crate::governance::Governance;
+use crate::grpc::status::to_status;
 
 /// The Flight service over the catalog.
 #[derive(Debug)]
@@ -59,7 +59,7 @@ impl CatalogFlight {
         spec: &ScanSpec,
         headers: &http::HeaderMap,
     ) -> Result<crate::core::Scan, Status> {
-        let credentials = crate::governance::caller::from_headers(headers);
+        let credentials = crate::identity::credentials(headers);
         let (route, _) = self
             .gov
             .table_route("query_table", &spec.id, &credentials)
@@ -116,7 +116,7 @@ fn id_of(v: &Value) -> Vec<String> {
 
 /// The caller's identity from a call's headers, as a spec request holds it.
 fn identity(headers: &http::HeaderMap) -> Option<Box<lance_namespace::models::Identity>> {
-    let c = crate::governance::caller::from_headers(headers);
+    let c = crate::identity::credentials(headers);
     (!c.is_empty()).then(|| {
         Box::new(lance_namespace::models::Identity {
             api_key: c.api_key,
@@ -325,7 +325,7 @@ impl FlightService for CatalogFlight {
             WriteOp::Insert { .. } => "insert_into_table",
             WriteOp::MergeInsert(_) => "merge_insert_into_table",
         };
-        let credentials = crate::governance::caller::from_headers(&headers);
+        let credentials = crate::identity::credentials(&headers);
         let (route, access) = self
             .gov
             .table_route(door, &id, &credentials)

@@ -3,63 +3,12 @@
 //! written to the log as JSON and appended to an event store on the control
 //! root, which admins read back through the control plane.
 
-use serde::{Deserialize, Serialize};
-
 use super::guard::Access;
 use super::registry::{now_ms, Registry};
+use crate::api::audit::{Event, EventResource, ListEventsRequest, ListEventsResponse};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 const EVENT: &str = "event";
-
-/// What an event is about.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct EventResource {
-    pub kind: String,
-    #[serde(default)]
-    pub id: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warehouse: Option<String>,
-    /// The real id of the namespace or table, when it is known: which
-    /// object it was, whatever its name is now.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub object_id: Option<String>,
-}
-
-/// One audited act.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Event {
-    pub event_id: String,
-    pub at_ms: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub principal: Option<String>,
-    pub action: String,
-    pub resource: EventResource,
-    /// `succeeded` or `denied`.
-    pub outcome: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_id: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListEventsRequest {
-    /// Only events at or after this time: milliseconds since the epoch, or
-    /// an RFC 3339 timestamp.
-    #[serde(default)]
-    pub since: Option<String>,
-    #[serde(default)]
-    pub page_token: Option<String>,
-    #[serde(default)]
-    pub limit: Option<i32>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListEventsResponse {
-    pub events: Vec<Event>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub page_token: Option<String>,
-}
 
 /// `since` as milliseconds.
 pub(super) fn since_ms(since: Option<&str>) -> CatalogResult<u64> {

@@ -31,10 +31,3 @@ pub async fn as_caller<F: Future>(credentials: Credentials, f: F) -> F::Output {
 pub fn current() -> Credentials {
     CALLER.try_with(Clone::clone).unwrap_or_default()
 }
-
-/// Credentials from transport headers (REST, gRPC metadata, Flight).
-pub fn from_headers(headers: &http::HeaderMap) -> Credentials {
-    let mut obj = serde_json::Map::new();
-    crate::identity::apply_headers(headers, &mut obj);
-    Credentials::from_identity(obj.get("identity"))
-}

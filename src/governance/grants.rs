@@ -31,7 +31,7 @@ pub(super) fn key(kind: &str, id: &[String]) -> String {
 /// object itself, never to a name another object can take. (Real ids are
 /// unique; the warehouse only keeps keys apart for a reader.)
 pub(super) fn object_key(kind: &str, warehouse: Option<&str>, real: &str) -> String {
-    let w = warehouse.unwrap_or(super::router::DEFAULT_WAREHOUSE);
+    let w = warehouse.unwrap_or(super::models::DEFAULT_WAREHOUSE);
     format!("{kind}:{w}:@{real}")
 }
 

@@ -16,12 +16,12 @@
 //! | a view of one warehouse for any `LanceNamespace` | `scoped.rs` |
 
 mod access;
-mod access_models;
 mod audit;
 mod bindings;
 pub mod caller;
 mod control;
 mod data;
+mod duration;
 mod grant_ops;
 mod grants;
 pub mod guard;
@@ -40,10 +40,11 @@ pub mod trash;
 mod visible;
 
 pub use bindings::Binding;
+pub use duration::parse_duration;
 pub use maintenance::MaintenanceConfig;
 pub use registry::Registry;
 pub use router::{
     AuthConfig, Governance, GovernanceConfig, Route, DEFAULT_PROJECT, DEFAULT_WAREHOUSE,
 };
 pub use scoped::Scoped;
-pub use trash::{parse_duration, TrashConfig};
+pub use trash::TrashConfig;

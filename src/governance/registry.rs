@@ -74,7 +74,7 @@ pub(super) fn page_items<T>(
 
 /// A project's trash grace period must read as a duration.
 fn check_grace(grace: Option<&str>) -> CatalogResult<()> {
-    match grace.map(super::trash::parse_duration) {
+    match grace.map(super::duration::parse_duration) {
         Some(Err(e)) => Err(CatalogError::invalid(format!("trash_grace: {e}"))),
         _ => Ok(()),
     }

@@ -21,10 +21,7 @@ use super::Registry;
 use crate::core::{reserved, Catalog, StorageConfig};
 use crate::error::{CatalogError, CatalogResult, Code};
 
-/// The built-in project and warehouse: every object has a governance
-/// parent even with warehouses off.
-pub const DEFAULT_PROJECT: &str = "default";
-pub const DEFAULT_WAREHOUSE: &str = "default";
+pub use super::models::{DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
 
 /// How long a binding read from the control root is trusted. Bindings are
 /// write-once; this only bounds how long another replica's drop and
@@ -136,9 +133,9 @@ impl Governance {
             jwt,
         ));
         if auth.required {
-            let actions: Vec<&str> = crate::rest::OPS
+            let actions: Vec<&str> = crate::api::OPS
                 .iter()
-                .chain(crate::rest::CONTROL_OPS)
+                .chain(crate::api::CONTROL_OPS)
                 .map(|op| op.action)
                 .chain(crate::auth::cedar::EXTRA_ACTIONS.iter().map(|(a, _)| *a))
                 .collect();

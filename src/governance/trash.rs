@@ -5,15 +5,18 @@
 //! only where a policy says so. The trash itself is the core's
 //! (`core/trash.rs`).
 
+pub use crate::api::trash::{
+    ListTasksRequest, ListTasksResponse, ListTrashRequest, ListTrashResponse, PurgeTrashRequest,
+    PurgeTrashResponse, SweepTrashRequest, SweepTrashResponse,
+};
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
-
+use super::duration::parse_duration;
 use super::guard::{Access, ObjectRef};
 use super::registry::page_items;
 use super::router::{Governance, Route, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
 use crate::core::reserved::{PRINCIPAL, TRASH_GRACE};
-use crate::core::trash::{PendingTask, TrashEntry};
+use crate::core::trash::TrashEntry;
 use crate::core::undrop::{
     UndropNamespaceRequest, UndropNamespaceResponse, UndropTableRequest, UndropTableResponse,
 };
@@ -27,84 +30,6 @@ pub struct TrashConfig {
     /// Whether the sweep purges expired entries (a project may say
     /// otherwise).
     pub purge_expired: bool,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListTasksRequest {
-    #[serde(default)]
-    pub id: Vec<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListTasksResponse {
-    pub tasks: Vec<PendingTask>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListTrashRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warehouse_id: Option<String>,
-    /// Only entries at or below this namespace.
-    #[serde(default)]
-    pub namespace_id: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub page_token: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i32>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListTrashResponse {
-    pub entries: Vec<TrashEntry>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub page_token: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PurgeTrashRequest {
-    pub trash_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warehouse_id: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PurgeTrashResponse {
-    pub purged: Vec<TrashEntry>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SweepTrashRequest {}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SweepTrashResponse {
-    /// Every entry past its deadline.
-    pub expired: Vec<TrashEntry>,
-    /// Those purged, where a policy says so.
-    pub purged: Vec<TrashEntry>,
-}
-
-/// A duration as an operator writes it: `0`, `90` (seconds), `30s`,
-/// `15m`, `24h`, `7d`.
-pub fn parse_duration(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (number, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => t.split_at(i),
-        None => (t, "s"),
-    };
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("duration {text:?} is not a number with a unit (s, m, h, d)"))?;
-    let scale = match unit.trim() {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        _ => return Err(format!("duration {text:?}: the unit must be s, m, h or d")),
-    };
-    n.checked_mul(scale)
-        .ok_or_else(|| format!("duration {text:?} is too long"))
 }
 
 impl Governance {
@@ -553,22 +478,5 @@ impl Governance {
         let mut tasks = route.catalog.namespace_tasks(&request.id).await?;
         tasks.sort_by_key(|t| t.deadline_ms);
         Ok(ListTasksResponse { tasks })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_duration;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("0"), Ok(0));
-        assert_eq!(parse_duration("90"), Ok(90));
-        assert_eq!(parse_duration("15m"), Ok(900));
-        assert_eq!(parse_duration("24h"), Ok(86_400));
-        assert_eq!(parse_duration("7d"), Ok(604_800));
-        assert!(parse_duration("7w").is_err());
-        assert!(parse_duration("h").is_err());
-        assert!(parse_duration("-1s").is_err());
     }
 }

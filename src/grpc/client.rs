@@ -17,8 +17,8 @@ use tonic::{Request, Response, Status};
 
 use super::convert::{from_json, model_from_value, to_json};
 use super::pb::lance_namespace_service_client::LanceNamespaceServiceClient;
-use crate::error::status::from_status;
 use crate::error::CatalogError;
+use crate::grpc::status::from_status;
 
 type Client = LanceNamespaceServiceClient<Channel>;
 

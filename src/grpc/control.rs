@@ -16,8 +16,8 @@ use super::convert::{
 use super::pb;
 use super::pb::catalog_control_service_client::CatalogControlServiceClient;
 use crate::core::control::*;
-use crate::error::status::{from_status, to_status};
 use crate::error::{CatalogError, CatalogResult};
+use crate::grpc::status::{from_status, to_status};
 
 /// The control plane served over gRPC.
 #[derive(Clone)]
@@ -74,7 +74,7 @@ macro_rules! control_service {
                     &self,
                     request: Request<pb::$Req>,
                 ) -> Result<Response<pb::$Resp>, Status> {
-                    let caller = crate::governance::caller::from_headers(
+                    let caller = crate::identity::credentials(
                         &request.metadata().clone().into_headers(),
                     );
                     if let Some(gate) = &self.gate {

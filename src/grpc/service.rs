@@ -16,8 +16,8 @@ use tonic::{Request, Response, Status};
 
 use super::convert::{from_json, request_json, request_model};
 use super::pb;
-use crate::error::status::to_status;
 use crate::error::CatalogError;
+use crate::grpc::status::to_status;
 
 /// The spec operations over gRPC.
 #[derive(Clone)]

@@ -249,7 +249,7 @@ async fn run(
     let (parts, body) = req.into_parts();
     let headers = parts.headers;
     if let Some(gate) = &state.gate {
-        let caller = crate::governance::caller::from_headers(&headers);
+        let caller = crate::identity::credentials(&headers);
         gate.authenticate(&caller)
             .await
             .map_err(|e| Problem::new(e, instance))?;

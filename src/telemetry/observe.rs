@@ -50,9 +50,9 @@ const PROBES: [(&str, &str); 3] = [
 /// streaming query, Flight's, health's and reflection's. Any other name
 /// is `unknown`, so a client cannot grow the label set.
 static GRPC_METHODS: LazyLock<std::collections::HashSet<&'static str>> = LazyLock::new(|| {
-    let mut names: std::collections::HashSet<&'static str> = crate::rest::OPS
+    let mut names: std::collections::HashSet<&'static str> = crate::api::OPS
         .iter()
-        .chain(crate::rest::CONTROL_OPS)
+        .chain(crate::api::CONTROL_OPS)
         .map(|op| op.name)
         .collect();
     names.extend([

@@ -3,8 +3,6 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::auth::ApiKeyInfo;
-
 /// What a grant is on: `server` (id `[]`), `project` or `warehouse` (one
 /// segment), `namespace` or `table` (the spec id of the object it names).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -121,4 +119,16 @@ pub struct RevokeApiKeyRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RevokeApiKeyResponse {
     pub key_id: String,
+}
+
+/// What may be shown of a key: never its secret.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ApiKeyInfo {
+    pub key_id: String,
+    pub principal: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub created_at_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
 }
