@@ -18,5 +18,6 @@ pub mod protection;
 pub mod trash;
 
 pub use ops::{
-    op, AnswerKind, BodyKind, Effect, Flow, Group, Kind, OpDef, Plane, Target, CONTROL_OPS, OPS,
+    by_action, op, AnswerKind, BodyKind, Effect, Flow, Group, Kind, OpDef, Plane, Target,
+    CONTROL_OPS, OPS,
 };

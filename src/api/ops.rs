@@ -323,10 +323,11 @@ macro_rules! opt_field {
 }
 
 macro_rules! op_defs {
-    ($plane:ident; $( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident $([$field:literal])?,
+    ($plane:ident $list:ident; $( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident $([$field:literal])?,
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$effect:ident $target:ident $group:ident $body_flow:ident]; )*) => {
-        &[$(
-            OpDef {
+        $(
+            #[doc = concat!("`", stringify!($Name), "`: `", stringify!($verb), " ", $path, "`.")]
+            pub static $Name: OpDef = OpDef {
                 plane: Plane::$plane,
                 effect: effect!($effect),
                 target: target!($target),
@@ -343,36 +344,79 @@ macro_rules! op_defs {
                 request: stringify!($Req),
                 response: stringify!($Resp),
                 field: opt_field!($($field)?),
-            },
-        )*]
+            };
+        )*
+        /// Every operation of this plane, in inventory order.
+        pub static $list: &[&OpDef] = &[$(&$Name),*];
     };
 }
 
 macro_rules! spec_defs {
-    ($($rows:tt)*) => { op_defs!(Spec; $($rows)*) };
+    ($($rows:tt)*) => { op_defs!(Spec OPS; $($rows)*); };
 }
 
 macro_rules! control_defs {
-    ($($rows:tt)*) => { op_defs!(Control; $($rows)*) };
+    ($($rows:tt)*) => { op_defs!(Control CONTROL_OPS; $($rows)*); };
 }
 
-/// Every spec operation, in inventory order.
-pub static OPS: &[OpDef] = for_each_spec_op!(spec_defs);
+/// Every operation by name (`op::CreateTable`), the handle every rule and
+/// every `Access` names an operation by.
+#[allow(non_upper_case_globals)]
+pub mod op {
+    use super::*;
 
-/// Every control-plane operation, in inventory order.
-pub static CONTROL_OPS: &[OpDef] = for_each_control_op!(control_defs);
+    for_each_spec_op!(spec_defs);
+    for_each_control_op!(control_defs);
+
+    /// Not an operation of its own: what a registration also needs on its
+    /// warehouse (recording bytes no table owns as a table is a privilege
+    /// of its own, not a side effect of writing to a namespace).
+    pub static RegisterLocation: OpDef = OpDef {
+        plane: Plane::Control,
+        effect: Effect::Write,
+        target: Target::Warehouse,
+        group: Group::Register,
+        flow: Flow::Whole,
+        name: "RegisterLocation",
+        action: "register_location",
+        method: "",
+        path: "",
+        body: BodyKind::None,
+        answer: AnswerKind::Json,
+        status: 0,
+        query: &[],
+        request: "",
+        response: "",
+        field: None,
+    };
+
+    /// Cedar actions beyond the routed operations.
+    pub static EXTRA: &[&OpDef] = &[&RegisterLocation];
+}
+
+pub use op::{CONTROL_OPS, OPS};
 
 static BY_ACTION: LazyLock<HashMap<&'static str, &'static OpDef>> = LazyLock::new(|| {
     OPS.iter()
         .chain(CONTROL_OPS)
-        .map(|op| (op.action, op))
+        .chain(op::EXTRA)
+        .map(|op| (op.action, *op))
         .collect()
 });
 
 /// The operation whose method (Cedar action) is `action`.
-pub fn op(action: &str) -> Option<&'static OpDef> {
+pub fn by_action(action: &str) -> Option<&'static OpDef> {
     BY_ACTION.get(action).copied()
 }
+
+/// Operations are told apart by name (unique in the inventory).
+impl PartialEq for OpDef {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for OpDef {}
 
 impl OpDef {
     /// Whether it only reads.
@@ -393,10 +437,10 @@ mod tests {
 
     #[test]
     fn every_action_names_one_operation() {
-        let n = OPS.len() + CONTROL_OPS.len();
+        let n = OPS.len() + CONTROL_OPS.len() + op::EXTRA.len();
         assert_eq!(BY_ACTION.len(), n, "an action is spelled twice");
-        assert_eq!(op("create_table").unwrap().name, "CreateTable");
-        assert!(op("fly").is_none());
+        assert_eq!(by_action("create_table"), Some(&op::CreateTable));
+        assert!(by_action("fly").is_none());
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub const EXTRA_ACTIONS: &[(&str, Group)] = &[(REGISTER_LOCATION, Group::Registe
 /// An action that is neither an operation nor an extra one is
 /// administrative, so a forgotten one fails closed.
 pub fn group_of(action: &str) -> &'static str {
-    crate::api::op(action)
+    crate::api::by_action(action)
         .map(|op| op.group)
         .or_else(|| {
             EXTRA_ACTIONS

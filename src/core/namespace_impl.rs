@@ -4,6 +4,7 @@
 //! files beside this one) or forwards to the storage engine, and settles the
 //! error code. Nothing here is transport-specific.
 
+use crate::api::op;
 use async_trait::async_trait;
 use bytes::Bytes;
 use lance::Result;
@@ -94,7 +95,7 @@ impl LanceNamespace for Catalog {
         request: CreateTableRequest,
         data: Bytes,
     ) -> Result<CreateTableResponse> {
-        let rows = out(super::rows::Rows::from_bytes(data, "create_table").await)?;
+        let rows = out(super::rows::Rows::from_bytes(data, op::CreateTable.action).await)?;
         out(self.create_table_op(request, rows).await)
     }
 
@@ -103,7 +104,7 @@ impl LanceNamespace for Catalog {
         request: InsertIntoTableRequest,
         data: Bytes,
     ) -> Result<InsertIntoTableResponse> {
-        let rows = out(super::rows::Rows::from_bytes(data, "insert_into_table").await)?;
+        let rows = out(super::rows::Rows::from_bytes(data, op::InsertIntoTable.action).await)?;
         out(self.insert_op(request, rows).await)
     }
 
@@ -141,7 +142,7 @@ impl LanceNamespace for Catalog {
     }
 
     async fn table_exists(&self, request: TableExistsRequest) -> Result<()> {
-        let key = super::meta_cache::key_of("table_exists", &request);
+        let key = super::meta_cache::key_of(op::TableExists.action, &request);
         let check = checked(
             table_id(&request.id),
             Names::Table,

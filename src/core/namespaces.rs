@@ -1,6 +1,7 @@
 //! Namespace operations: the rules the engine leaves open (mode on create,
 //! mode and behavior on drop, NamespaceNotFound on listing a missing parent).
 
+use crate::api::op;
 use lance_namespace::models::{
     CreateNamespaceRequest, CreateNamespaceResponse, DropNamespaceRequest, DropNamespaceResponse,
     ListNamespacesRequest, ListNamespacesResponse, ListTablesRequest, ListTablesResponse,
@@ -29,7 +30,7 @@ impl Catalog {
             req.mode.as_deref(),
             &["create", "exist_ok", "overwrite"],
             "create",
-            "create_namespace",
+            op::CreateNamespace.action,
         )?;
         self.require_namespace(&id[..id.len() - 1]).await?;
         // The new namespace's real id (an overwritten one keeps its own:
@@ -89,7 +90,7 @@ impl Catalog {
             req.mode.as_deref(),
             &["fail", "skip"],
             "fail",
-            "drop_namespace",
+            op::DropNamespace.action,
         )?;
         let behavior = parse_mode(
             req.behavior.as_deref(),

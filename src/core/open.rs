@@ -1,6 +1,7 @@
 //! Opening a table's Lance dataset directly, for the operations the core
 //! performs itself (branch-aware writes, metadata updates).
 
+use crate::api::op;
 use lance::Dataset;
 use lance_namespace::models::{DescribeTableRequest, DescribeTableResponse};
 use lance_namespace::LanceNamespace;
@@ -45,8 +46,11 @@ impl Catalog {
             })
         };
         if from_manifest {
-            self.cached(super::meta_cache::key_of("describe_table", &req), describe)
-                .await
+            self.cached(
+                super::meta_cache::key_of(op::DescribeTable.action, &req),
+                describe,
+            )
+            .await
         } else {
             describe.await
         }

@@ -2,6 +2,7 @@
 //! Arrow bodies are checked before any write, create honours an explicit
 //! location (Gravitino's `x-lance-table-location`) and properties header.
 
+use crate::api::op;
 use std::collections::HashMap;
 
 use bytes::Bytes;
@@ -58,7 +59,7 @@ impl Catalog {
             req.mode.as_deref(),
             &["create", "exist_ok", "overwrite"],
             "create",
-            "create_table",
+            op::CreateTable.action,
         )?;
         let ctx = req.context.clone().unwrap_or_default();
         if let Some(raw) = ctx.get(PROPERTIES_KEY).filter(|s| !s.trim().is_empty()) {
@@ -237,7 +238,7 @@ impl Catalog {
             req.mode.as_deref(),
             &["create", "overwrite"],
             "create",
-            "register_table",
+            op::RegisterTable.action,
         )?;
         super::checks::check_properties(req.properties.as_ref())?;
         // Registered datasets may sit deeper than one directory (an existing
@@ -312,7 +313,7 @@ impl Catalog {
         body: Bytes,
     ) -> CatalogResult<MergeInsertIntoTableResponse> {
         let id = table_id(&req.id)?;
-        let stream = Rows::from_bytes(body.clone(), "merge_insert_into_table")
+        let stream = Rows::from_bytes(body.clone(), op::MergeInsertIntoTable.action)
             .await?
             .collect()
             .await?;

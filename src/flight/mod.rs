@@ -15,6 +15,7 @@
 //! - ListFlights takes a JSON list-tables request (`{"id": ["sales"]}`; empty
 //!   lists every table); DoAction serves `count_rows` and `explain`.
 
+use crate::api::op;
 use std::sync::Arc;
 
 use arrow_flight::decode::FlightRecordBatchStream;
@@ -62,7 +63,7 @@ impl CatalogFlight {
         let credentials = crate::identity::credentials(headers);
         let (route, _) = self
             .gov
-            .table_route("query_table", &spec.id, &credentials)
+            .table_route(op::QueryTable.action, &spec.id, &credentials)
             .await
             .map_err(to_status)?;
         route.catalog.scan(spec).await.map_err(to_status)
@@ -321,9 +322,9 @@ impl FlightService for CatalogFlight {
             })
             .boxed();
         let door = match &write {
-            WriteOp::Create { .. } | WriteOp::CreateOrAppend => "create_table",
-            WriteOp::Insert { .. } => "insert_into_table",
-            WriteOp::MergeInsert(_) => "merge_insert_into_table",
+            WriteOp::Create { .. } | WriteOp::CreateOrAppend => op::CreateTable.action,
+            WriteOp::Insert { .. } => op::InsertIntoTable.action,
+            WriteOp::MergeInsert(_) => op::MergeInsertIntoTable.action,
         };
         let credentials = crate::identity::credentials(&headers);
         let (route, access) = self

@@ -3,6 +3,7 @@
 //! on it through grants, the Cedar decision, and ownership of what a
 //! caller creates.
 
+use crate::api::op;
 use serde_json::Value;
 
 use super::grants::{key, object_key, relations};
@@ -278,17 +279,20 @@ impl Governance {
     /// into trash keeps them bound to the trashed object, for its undrop.
     pub(super) async fn grants_follow(&self, access: &Access) {
         self.forget_objects(&access.ended).await;
-        let done = match (access.action, &access.moved_to) {
-            ("delete_project" | "delete_warehouse", _) => self
-                .registry
+        let a = access.action;
+        let done = if a == op::DeleteProject.action || a == op::DeleteWarehouse.action {
+            self.registry
                 .forget_grants_of(access.kind, &access.id)
                 .await
-                .map(|_| ()),
-            ("rename_table", Some(to)) => match access.object.known() {
-                Some(real) => self.registry.rename_grants(real, to).await,
-                None => return,
-            },
-            _ => return,
+                .map(|_| ())
+        } else if let (true, Some(to), Some(real)) = (
+            a == op::RenameTable.action,
+            &access.moved_to,
+            access.object.known(),
+        ) {
+            self.registry.rename_grants(real, to).await
+        } else {
+            return;
         };
         if let Err(e) = done {
             tracing::warn!(action = access.action, id = ?access.id, error = %e.message, "grants did not follow the write");

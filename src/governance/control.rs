@@ -1,5 +1,6 @@
 //! The door for top-level namespaces and the checks of warehouse roots.
 
+use crate::api::op;
 use lance_namespace::models::{CreateNamespaceRequest, DropNamespaceRequest};
 use lance_namespace::LanceNamespace;
 
@@ -87,7 +88,7 @@ impl Governance {
         let access = Access {
             principal,
             creates: true,
-            action: "create_namespace",
+            action: op::CreateNamespace.action,
             warehouse: Some(warehouse.to_string()),
             kind: "namespace",
             id: id.clone(),

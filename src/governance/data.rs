@@ -3,6 +3,7 @@
 //! around the core's streamed calls, so an Arrow body flows into the
 //! writer, and an answer out of the scan, without being held whole.
 
+use crate::api::op;
 use lance_namespace::models::{
     CreateTableRequest, CreateTableResponse, InsertIntoTableRequest, InsertIntoTableResponse,
     QueryTableRequest,
@@ -19,8 +20,8 @@ impl Governance {
         mut request: CreateTableRequest,
         body: Chunks,
     ) -> CatalogResult<CreateTableResponse> {
-        let (route, access) = self.admit("create_table", &mut request).await?;
-        let rows = Rows::decode(body, "create_table").await?;
+        let (route, access) = self.admit(op::CreateTable.action, &mut request).await?;
+        let rows = Rows::decode(body, op::CreateTable.action).await?;
         let answer = route.catalog.create_table_op(request, rows).await?;
         self.after(&access).await;
         Ok(answer)
@@ -32,8 +33,8 @@ impl Governance {
         mut request: InsertIntoTableRequest,
         body: Chunks,
     ) -> CatalogResult<InsertIntoTableResponse> {
-        let (route, access) = self.admit("insert_into_table", &mut request).await?;
-        let rows = Rows::decode(body, "insert_into_table").await?;
+        let (route, access) = self.admit(op::InsertIntoTable.action, &mut request).await?;
+        let rows = Rows::decode(body, op::InsertIntoTable.action).await?;
         let answer = route.catalog.insert_op(request, rows).await?;
         self.after(&access).await;
         Ok(answer)
@@ -41,7 +42,7 @@ impl Governance {
 
     /// QueryTable's Arrow IPC file, chunk by chunk as the scan runs.
     pub async fn query_streamed(&self, mut request: QueryTableRequest) -> CatalogResult<Chunks> {
-        let (route, access) = self.admit("query_table", &mut request).await?;
+        let (route, access) = self.admit(op::QueryTable.action, &mut request).await?;
         let answer = route.catalog.query_answer(request).await?;
         self.after(&access).await;
         Ok(answer)

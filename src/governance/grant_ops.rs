@@ -5,6 +5,7 @@ use super::guard::{Access, ObjectRef};
 use super::models::*;
 use super::registry::page_items;
 use super::router::{Governance, Route, DEFAULT_PROJECT};
+use crate::api::op;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 impl Governance {
@@ -30,9 +31,9 @@ impl Governance {
             }
             _ => {
                 let op = if kind == "namespace" {
-                    "describe_namespace"
+                    op::DescribeNamespace.action
                 } else {
-                    "describe_table"
+                    op::DescribeTable.action
                 };
                 let mut value = serde_json::json!({ "id": resource.id });
                 if let Some(w) = &resource.warehouse {
@@ -76,7 +77,13 @@ impl Governance {
         let principal = self.caller().await?;
         let mut resource = request.resource;
         let (kind, route, object) = self.grant_target(&mut resource).await?;
-        let access = on_resource(principal, "create_grant", kind, &resource, object.clone());
+        let access = on_resource(
+            principal,
+            op::CreateGrant.action,
+            kind,
+            &resource,
+            object.clone(),
+        );
         // A grant names something that stands (one made in advance would
         // reach whatever is created under that name later); whether it
         // stands is told only to whoever could grant on it.
@@ -153,7 +160,7 @@ impl Governance {
             if !own {
                 let access = on_resource(
                     caller.clone(),
-                    "list_grants",
+                    op::ListGrants.action,
                     kind,
                     &resource,
                     object.clone(),
@@ -164,7 +171,8 @@ impl Governance {
             resource.object_id = object.known().map(str::to_string);
             wanted = Some(super::grants::key_of(&resource));
         } else if !own {
-            self.control("list_grants", "server", vec![]).await?;
+            self.control(op::ListGrants.action, "server", vec![])
+                .await?;
         }
         let grants: Vec<Grant> = self
             .registry
@@ -196,7 +204,8 @@ impl Governance {
             Ok(g) => g,
             // Told only to whoever could manage every grant.
             Err(e) => {
-                self.control("revoke_grant", "server", vec![]).await?;
+                self.control(op::RevokeGrant.action, "server", vec![])
+                    .await?;
                 return Err(e);
             }
         };
@@ -208,7 +217,13 @@ impl Governance {
             ("namespace" | "table", None) => ObjectRef::Absent,
             _ => ObjectRef::Standing,
         };
-        let access = on_resource(caller, "revoke_grant", kind, &grant.resource, object);
+        let access = on_resource(
+            caller,
+            op::RevokeGrant.action,
+            kind,
+            &grant.resource,
+            object,
+        );
         self.authorize(&access).await?;
         self.registry.revoke_grant(&request.grant_id).await?;
         self.grants.invalidate().await;

@@ -3,6 +3,7 @@
 //! (submit and delete are writes, get and list reads), and a pool of
 //! workers in every replica runs what any replica queued.
 
+use crate::api::op;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -47,14 +48,20 @@ impl Default for MaintenanceConfig {
 
 /// Each submit operation's task type.
 const SUBMITS: [(&str, &str); 5] = [
-    ("submit_lance_table_compact_task", "lance_compact"),
-    ("submit_lance_table_scalar_index_task", "lance_scalar_index"),
-    ("submit_lance_table_vector_index_task", "lance_vector_index"),
+    (op::SubmitLanceTableCompactTask.action, "lance_compact"),
     (
-        "submit_lance_table_optimize_indices_task",
+        op::SubmitLanceTableScalarIndexTask.action,
+        "lance_scalar_index",
+    ),
+    (
+        op::SubmitLanceTableVectorIndexTask.action,
+        "lance_vector_index",
+    ),
+    (
+        op::SubmitLanceTableOptimizeIndicesTask.action,
         "lance_optimize_indices",
     ),
-    ("submit_lance_table_cleanup_task", "lance_cleanup"),
+    (op::SubmitLanceTableCleanupTask.action, "lance_cleanup"),
 ];
 
 /// This process's name as a lease holder: the host (a pod's name under
@@ -97,7 +104,7 @@ impl Governance {
     ) -> CatalogResult<GetLanceTaskStatusResponse> {
         check_table_id(&request.id)?;
         let (route, _) = self
-            .object_route("get_lance_task_status", &request.id)
+            .object_route(op::GetLanceTaskStatus.action, &request.id)
             .await?;
         route.catalog.get_task(request).await
     }
@@ -107,7 +114,9 @@ impl Governance {
         request: ListLanceTasksRequest,
     ) -> CatalogResult<ListLanceTasksResponse> {
         check_table_id(&request.id)?;
-        let (route, _) = self.object_route("list_lance_tasks", &request.id).await?;
+        let (route, _) = self
+            .object_route(op::ListLanceTasks.action, &request.id)
+            .await?;
         route.catalog.list_tasks(request).await
     }
 
@@ -116,7 +125,9 @@ impl Governance {
         request: DeleteLanceTaskRequest,
     ) -> CatalogResult<DeleteLanceTaskResponse> {
         check_table_id(&request.id)?;
-        let (route, access) = self.object_route("delete_lance_task", &request.id).await?;
+        let (route, access) = self
+            .object_route(op::DeleteLanceTask.action, &request.id)
+            .await?;
         let done = route.catalog.delete_task(request).await?;
         self.succeeded(&access).await;
         Ok(done)

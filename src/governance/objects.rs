@@ -5,6 +5,8 @@
 //! binds grants recorded before ids existed to the objects standing under
 //! their names.
 
+use crate::api::op;
+use lance_namespace::models::{BatchCommitTablesRequest, BatchCreateTableVersionsRequest};
 use serde_json::Value;
 
 use super::guard::{Access, ObjectRef};
@@ -19,7 +21,7 @@ use crate::error::{CatalogError, CatalogResult, Code};
 /// The creates whose object gets a minted id in the request's own context:
 /// every door but a rename (which keeps its table's).
 fn creates_at_its_id(op: &str) -> bool {
-    crate::api::op(op).is_some_and(|o| o.effect == Effect::Create)
+    crate::api::by_action(op).is_some_and(|o| o.effect == Effect::Create)
 }
 
 /// Remove a caller's [`OBJECT_ID`] from a context (only the server says
@@ -60,14 +62,21 @@ pub(super) fn mint(op: &str, request: &mut Value) -> (Vec<(Vec<String>, String)>
         changed |= set_minted(request, None);
     }
     // Tables a batch declares, each with an id of its own.
-    if op == "batch_commit_tables" {
-        if let Some(ops) = request.get_mut("operations").and_then(Value::as_array_mut) {
-            for part in ops {
-                if let Some(declare) = part.get_mut("declare_table").filter(|d| d.is_object()) {
+    if op == op::BatchCommitTables.action {
+        if let Ok(mut batch) = serde_json::from_value::<BatchCommitTablesRequest>(request.clone()) {
+            for part in &mut batch.operations {
+                if let Some(declare) = part.declare_table.as_mut() {
                     let real = fresh_object_id();
-                    changed |= set_minted(declare, Some(&real));
-                    minted.push((string_list(declare.get("id")).unwrap_or_default(), real));
+                    declare
+                        .context
+                        .get_or_insert_with(Default::default)
+                        .insert(OBJECT_ID.to_string(), real.clone());
+                    minted.push((declare.id.clone().unwrap_or_default(), real));
                 }
+            }
+            if let (false, Ok(v)) = (minted.is_empty(), serde_json::to_value(&batch)) {
+                *request = v;
+                changed = true;
             }
         }
     }
@@ -75,48 +84,49 @@ pub(super) fn mint(op: &str, request: &mut Value) -> (Vec<(Vec<String>, String)>
 }
 
 /// The parts of a batch, each authorized as the operation it stands for
-/// on its own table: `(action, table id)`.
+/// on its own table: `(action, table id)`. A request that is not a batch
+/// of that kind has none (the batch itself is then authorized as a whole,
+/// and the core refuses it).
 pub(super) fn batch_parts(op: &str, request: &Value) -> Vec<(&'static str, Vec<String>)> {
+    if op == op::BatchCreateTableVersions.action {
+        let Ok(batch) = serde_json::from_value::<BatchCreateTableVersionsRequest>(request.clone())
+        else {
+            return Vec::new();
+        };
+        return batch
+            .entries
+            .into_iter()
+            .map(|e| (op::CreateTableVersion.action, e.id))
+            .collect();
+    }
+    if op != op::BatchCommitTables.action {
+        return Vec::new();
+    }
+    let Ok(batch) = serde_json::from_value::<BatchCommitTablesRequest>(request.clone()) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
-    let id_of = |v: &Value| string_list(v.get("id")).unwrap_or_default();
-    match op {
-        "batch_create_table_versions" => {
-            for entry in request
-                .get("entries")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                out.push(("create_table_version", id_of(entry)));
-            }
+    for part in batch.operations {
+        let id = |id: Option<Vec<String>>| id.unwrap_or_default();
+        if let Some(d) = part.declare_table {
+            out.push((op::DeclareTable.action, id(d.id)));
         }
-        "batch_commit_tables" => {
-            for part in request
-                .get("operations")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                for (field, action) in [
-                    ("declare_table", "declare_table"),
-                    ("create_table_version", "create_table_version"),
-                    ("delete_table_versions", "batch_delete_table_versions"),
-                    ("deregister_table", "deregister_table"),
-                ] {
-                    if let Some(inner) = part.get(field).filter(|v| v.is_object()) {
-                        out.push((action, id_of(inner)));
-                    }
-                }
-            }
+        if let Some(c) = part.create_table_version {
+            out.push((op::CreateTableVersion.action, id(c.id)));
         }
-        _ => {}
+        if let Some(d) = part.delete_table_versions {
+            out.push((op::BatchDeleteTableVersions.action, id(d.id)));
+        }
+        if let Some(d) = part.deregister_table {
+            out.push((op::DeregisterTable.action, id(d.id)));
+        }
     }
     out
 }
 
 /// Whether `op` is a batch over several tables (authorized part by part).
 pub(super) fn is_batch(op: &str) -> bool {
-    crate::api::op(op).is_some_and(|o| o.target == Target::Batch)
+    crate::api::by_action(op).is_some_and(|o| o.target == Target::Batch)
 }
 
 impl Governance {
@@ -178,10 +188,10 @@ impl Governance {
         }
         let probe = Access {
             action: match probe_kind {
-                "table" => "describe_table",
-                "warehouse" => "describe_warehouse",
-                "project" => "describe_project",
-                _ => "describe_namespace",
+                "table" => op::DescribeTable.action,
+                "warehouse" => op::DescribeWarehouse.action,
+                "project" => op::DescribeProject.action,
+                _ => op::DescribeNamespace.action,
             },
             warehouse: match probe_kind {
                 "warehouse" => probe_id.first().cloned(),

@@ -32,7 +32,7 @@ pub(super) fn access(op: &'static str, warehouse: &str, request: &Value) -> Acce
 
 /// The inventory row of operation `op` (its method), when it is one.
 fn row(op: &str) -> Option<&'static crate::api::OpDef> {
-    crate::api::op(op)
+    crate::api::by_action(op)
 }
 
 /// Operations whose own `id` names a namespace (the rest name a table, or
@@ -120,6 +120,7 @@ fn nested_table_ids(value: &Value, out: &mut Vec<Option<String>>) {
 
 #[cfg(test)]
 mod tests {
+    use crate::api::op;
     use serde_json::json;
 
     use super::{is_read, top_levels};
@@ -128,55 +129,58 @@ mod tests {
     fn every_named_id_is_routed() {
         let some = |s: &str| Some(s.to_string());
         assert_eq!(
-            top_levels("create_namespace", &json!({"id": ["a"]})),
+            top_levels(op::CreateNamespace.action, &json!({"id": ["a"]})),
             vec![some("a")]
         );
         assert_eq!(
-            top_levels("describe_table", &json!({"id": ["t"]})),
+            top_levels(op::DescribeTable.action, &json!({"id": ["t"]})),
             vec![None]
         );
         assert_eq!(
-            top_levels("describe_table", &json!({"id": ["a", "t"]})),
+            top_levels(op::DescribeTable.action, &json!({"id": ["a", "t"]})),
             vec![some("a")]
         );
         assert_eq!(
-            top_levels("list_tables", &json!({"id": ["a"]})),
+            top_levels(op::ListTables.action, &json!({"id": ["a"]})),
             vec![some("a")]
         );
         assert_eq!(
-            top_levels("describe_transaction", &json!({"id": ["t", "3"]})),
+            top_levels(op::DescribeTransaction.action, &json!({"id": ["t", "3"]})),
             vec![None]
         );
         let rename = json!({"id": ["a", "t"], "new_namespace_id": ["b"], "new_table_name": "u"});
         assert_eq!(
-            top_levels("rename_table", &rename),
+            top_levels(op::RenameTable.action, &rename),
             vec![some("a"), some("b")]
         );
         let batch = json!({"entries": [{"id": ["a", "t"]}, {"id": ["b", "c", "t"]}]});
         assert_eq!(
-            top_levels("batch_create_table_versions", &batch),
+            top_levels(op::BatchCreateTableVersions.action, &batch),
             vec![some("a"), some("b")]
         );
-        assert_eq!(top_levels("list_namespaces", &json!({})), vec![None]);
+        assert_eq!(
+            top_levels(op::ListNamespaces.action, &json!({})),
+            vec![None]
+        );
     }
 
     #[test]
     fn reads_are_told_from_writes() {
         for op in [
-            "describe_table",
-            "list_tables",
-            "table_exists",
-            "query_table",
-            "count_table_rows",
+            op::DescribeTable.action,
+            op::ListTables.action,
+            op::TableExists.action,
+            op::QueryTable.action,
+            op::CountTableRows.action,
         ] {
             assert!(is_read(op), "{op}");
         }
         for op in [
-            "create_table",
-            "drop_table",
-            "insert_into_table",
-            "restore_table",
-            "create_table_tag",
+            op::CreateTable.action,
+            op::DropTable.action,
+            op::InsertIntoTable.action,
+            op::RestoreTable.action,
+            op::CreateTableTag.action,
         ] {
             assert!(!is_read(op), "{op}");
         }

@@ -4,6 +4,7 @@
 //! shape, its parent, authorization, then the registry's own conflict
 //! check and write; what it creates is owned by its creator.
 
+use crate::api::op;
 use async_trait::async_trait;
 use lance_namespace::models::CreateNamespaceRequest;
 use lance_namespace::LanceNamespace;
@@ -43,7 +44,7 @@ impl ControlPlane for Governance {
         if self
             .may(
                 &caller,
-                "describe_warehouse",
+                op::DescribeWarehouse.action,
                 "warehouse",
                 one(DEFAULT_WAREHOUSE),
             )
@@ -57,7 +58,7 @@ impl ControlPlane for Governance {
         };
         for id in served {
             if !self
-                .may(&caller, "describe_warehouse", "warehouse", one(&id))
+                .may(&caller, op::DescribeWarehouse.action, "warehouse", one(&id))
                 .await
             {
                 continue;
@@ -81,7 +82,8 @@ impl ControlPlane for Governance {
     }
 
     async fn describe_job(&self, request: DescribeJobRequest) -> CatalogResult<JobRecord> {
-        self.control("describe_job", "server", vec![]).await?;
+        self.control(op::DescribeJob.action, "server", vec![])
+            .await?;
         let first = self.home.job(&request.job_id).await;
         if first.is_ok() || !self.warehouses {
             return first;
@@ -103,10 +105,16 @@ impl ControlPlane for Governance {
                 "project \"default\" is built in",
             ));
         }
-        self.control("create_project", "server", vec![]).await?;
+        self.control(op::CreateProject.action, "server", vec![])
+            .await?;
         let made = self.registry.create_project(request).await?;
-        self.created(principal, "create_project", "project", &made.project_id)
-            .await;
+        self.created(
+            principal,
+            op::CreateProject.action,
+            "project",
+            &made.project_id,
+        )
+        .await;
         Ok(made)
     }
 
@@ -115,14 +123,21 @@ impl ControlPlane for Governance {
         request: ListProjectsRequest,
     ) -> CatalogResult<ListProjectsResponse> {
         let caller = self.caller().await?;
-        if !self.auth.required() || self.may(&caller, "list_projects", "server", vec![]).await {
+        if !self.auth.required()
+            || self
+                .may(&caller, op::ListProjects.action, "server", vec![])
+                .await
+        {
             return self.registry.list_projects(request).await;
         }
         // Only what the caller may see, paged over that.
         let mut visible = Vec::new();
         for p in self.registry.all_projects().await? {
             let id = one(&p.project_id);
-            if self.may(&caller, "describe_project", "project", id).await {
+            if self
+                .may(&caller, op::DescribeProject.action, "project", id)
+                .await
+            {
                 visible.push(p);
             }
         }
@@ -139,8 +154,12 @@ impl ControlPlane for Governance {
     }
 
     async fn describe_project(&self, request: DescribeProjectRequest) -> CatalogResult<Project> {
-        self.control("describe_project", "project", one(&request.project_id))
-            .await?;
+        self.control(
+            op::DescribeProject.action,
+            "project",
+            one(&request.project_id),
+        )
+        .await?;
         if request.project_id == DEFAULT_PROJECT {
             if let Err(e) = self.registry.project(DEFAULT_PROJECT).await {
                 if e.code == Code::PROJECT_NOT_FOUND {
@@ -157,7 +176,11 @@ impl ControlPlane for Governance {
 
     async fn update_project(&self, request: UpdateProjectRequest) -> CatalogResult<Project> {
         let access = self
-            .control("update_project", "project", one(&request.project_id))
+            .control(
+                op::UpdateProject.action,
+                "project",
+                one(&request.project_id),
+            )
             .await?;
         let done = self.registry.update_project(request).await?;
         self.succeeded(&access).await;
@@ -169,7 +192,11 @@ impl ControlPlane for Governance {
         request: DeleteProjectRequest,
     ) -> CatalogResult<DeleteProjectResponse> {
         let access = self
-            .control("delete_project", "project", one(&request.project_id))
+            .control(
+                op::DeleteProject.action,
+                "project",
+                one(&request.project_id),
+            )
             .await?;
         if request.project_id == DEFAULT_PROJECT {
             return Err(builtin("project", DEFAULT_PROJECT));
@@ -186,7 +213,7 @@ impl ControlPlane for Governance {
     ) -> CatalogResult<Project> {
         let access = self
             .control(
-                "set_project_protection",
+                op::SetProjectProtection.action,
                 "project",
                 one(&request.project_id),
             )
@@ -211,7 +238,7 @@ impl ControlPlane for Governance {
         if let Err(e) = self.registry.project(&request.project_id).await {
             let access = Access {
                 principal: principal.clone(),
-                action: "create_warehouse",
+                action: op::CreateWarehouse.action,
                 kind: "project",
                 id: one(&request.project_id),
                 ..Default::default()
@@ -220,15 +247,19 @@ impl ControlPlane for Governance {
                 .hidden(e, &access, "project", one(&request.project_id))
                 .await);
         }
-        self.control("create_warehouse", "project", one(&request.project_id))
-            .await?;
+        self.control(
+            op::CreateWarehouse.action,
+            "project",
+            one(&request.project_id),
+        )
+        .await?;
         request.root = self.check_root(&request.root).await?;
         let options = request.storage_options.clone().unwrap_or_default();
         crate::core::probe_root(&request.root, &options).await?;
         let made = self.registry.create_warehouse(request).await?;
         self.created(
             principal,
-            "create_warehouse",
+            op::CreateWarehouse.action,
             "warehouse",
             &made.warehouse_id,
         )
@@ -243,10 +274,13 @@ impl ControlPlane for Governance {
         let caller = self.caller().await?;
         let scope_ok = match request.project_id.as_deref() {
             Some(p) => {
-                self.may(&caller, "list_warehouses", "project", one(p))
+                self.may(&caller, op::ListWarehouses.action, "project", one(p))
                     .await
             }
-            None => self.may(&caller, "list_warehouses", "server", vec![]).await,
+            None => {
+                self.may(&caller, op::ListWarehouses.action, "server", vec![])
+                    .await
+            }
         };
         if !self.auth.required() || scope_ok {
             return self.registry.list_warehouses(request).await;
@@ -259,7 +293,7 @@ impl ControlPlane for Governance {
         {
             let id = one(&w.warehouse_id);
             if self
-                .may(&caller, "describe_warehouse", "warehouse", id)
+                .may(&caller, op::DescribeWarehouse.action, "warehouse", id)
                 .await
             {
                 visible.push(w);
@@ -282,7 +316,7 @@ impl ControlPlane for Governance {
         request: DescribeWarehouseRequest,
     ) -> CatalogResult<Warehouse> {
         self.control(
-            "describe_warehouse",
+            op::DescribeWarehouse.action,
             "warehouse",
             one(&request.warehouse_id),
         )
@@ -292,7 +326,11 @@ impl ControlPlane for Governance {
 
     async fn update_warehouse(&self, request: UpdateWarehouseRequest) -> CatalogResult<Warehouse> {
         let access = self
-            .control("update_warehouse", "warehouse", one(&request.warehouse_id))
+            .control(
+                op::UpdateWarehouse.action,
+                "warehouse",
+                one(&request.warehouse_id),
+            )
             .await?;
         if request.warehouse_id == DEFAULT_WAREHOUSE {
             return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
@@ -307,7 +345,11 @@ impl ControlPlane for Governance {
         request: DeleteWarehouseRequest,
     ) -> CatalogResult<DeleteWarehouseResponse> {
         let access = self
-            .control("delete_warehouse", "warehouse", one(&request.warehouse_id))
+            .control(
+                op::DeleteWarehouse.action,
+                "warehouse",
+                one(&request.warehouse_id),
+            )
             .await?;
         if request.warehouse_id == DEFAULT_WAREHOUSE {
             return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
@@ -340,7 +382,7 @@ impl ControlPlane for Governance {
     ) -> CatalogResult<Warehouse> {
         let access = self
             .control(
-                "set_warehouse_protection",
+                op::SetWarehouseProtection.action,
                 "warehouse",
                 one(&request.warehouse_id),
             )
@@ -396,7 +438,7 @@ impl ControlPlane for Governance {
         request: ListWarehouseNamespacesRequest,
     ) -> CatalogResult<ListWarehouseNamespacesResponse> {
         self.control(
-            "list_warehouse_namespaces",
+            op::ListWarehouseNamespaces.action,
             "warehouse",
             one(&request.warehouse_id),
         )
@@ -421,7 +463,8 @@ impl ControlPlane for Governance {
         // Only the server admin mints keys: a key outlives the token of
         // whoever asked for it, so it is never a caller's own to make.
         let caller = self.caller().await?;
-        self.control("create_api_key", "server", vec![]).await?;
+        self.control(op::CreateApiKey.action, "server", vec![])
+            .await?;
         let (info, key) = self
             .auth
             .keys()
@@ -444,7 +487,7 @@ impl ControlPlane for Governance {
         &self,
         request: ListApiKeysRequest,
     ) -> CatalogResult<ListApiKeysResponse> {
-        self.own_or_admin("list_api_keys", request.principal.as_deref())
+        self.own_or_admin(op::ListApiKeys.action, request.principal.as_deref())
             .await?;
         let keys = self.auth.keys().list(request.principal.as_deref()).await?;
         let (api_keys, page_token) = page_items(
@@ -472,7 +515,7 @@ impl ControlPlane for Governance {
             .await
             .ok()
             .map(|k| k.principal);
-        self.own_or_admin("revoke_api_key", owner.as_deref())
+        self.own_or_admin(op::RevokeApiKey.action, owner.as_deref())
             .await?;
         self.auth.keys().revoke(&request.key_id).await?;
         Ok(RevokeApiKeyResponse {
@@ -496,7 +539,8 @@ impl ControlPlane for Governance {
     }
 
     async fn list_events(&self, request: ListEventsRequest) -> CatalogResult<ListEventsResponse> {
-        self.control("list_events", "server", vec![]).await?;
+        self.control(op::ListEvents.action, "server", vec![])
+            .await?;
         self.registry.events(&request).await
     }
 
@@ -505,7 +549,7 @@ impl ControlPlane for Governance {
         request: SetProtectionRequest,
     ) -> CatalogResult<ProtectionResponse> {
         let (route, access) = self
-            .object_route("set_table_protection", &request.id)
+            .object_route(op::SetTableProtection.action, &request.id)
             .await?;
         let done = route.catalog.set_protection("table", request).await?;
         self.succeeded(&access).await;
@@ -517,7 +561,7 @@ impl ControlPlane for Governance {
         request: SetProtectionRequest,
     ) -> CatalogResult<ProtectionResponse> {
         let (route, access) = self
-            .object_route("set_namespace_protection", &request.id)
+            .object_route(op::SetNamespaceProtection.action, &request.id)
             .await?;
         let done = route.catalog.set_protection("namespace", request).await?;
         self.succeeded(&access).await;
@@ -568,7 +612,7 @@ impl ControlPlane for Governance {
         &self,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
-        self.submit_task_governed("submit_lance_table_compact_task", request)
+        self.submit_task_governed(op::SubmitLanceTableCompactTask.action, request)
             .await
     }
 
@@ -576,7 +620,7 @@ impl ControlPlane for Governance {
         &self,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
-        self.submit_task_governed("submit_lance_table_scalar_index_task", request)
+        self.submit_task_governed(op::SubmitLanceTableScalarIndexTask.action, request)
             .await
     }
 
@@ -584,7 +628,7 @@ impl ControlPlane for Governance {
         &self,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
-        self.submit_task_governed("submit_lance_table_vector_index_task", request)
+        self.submit_task_governed(op::SubmitLanceTableVectorIndexTask.action, request)
             .await
     }
 
@@ -592,7 +636,7 @@ impl ControlPlane for Governance {
         &self,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
-        self.submit_task_governed("submit_lance_table_optimize_indices_task", request)
+        self.submit_task_governed(op::SubmitLanceTableOptimizeIndicesTask.action, request)
             .await
     }
 
@@ -600,7 +644,7 @@ impl ControlPlane for Governance {
         &self,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
-        self.submit_task_governed("submit_lance_table_cleanup_task", request)
+        self.submit_task_governed(op::SubmitLanceTableCleanupTask.action, request)
             .await
     }
 

@@ -4,6 +4,7 @@
 //! top-level namespace (through its warehouse), dropping one (which
 //! unbinds it), and the root listings, which merge every warehouse.
 
+use crate::api::op;
 use bytes::Bytes;
 use lance_namespace::models;
 use lance_namespace::LanceNamespace;
@@ -40,7 +41,7 @@ impl Governance {
         }
         let mut access = access(op, &route.warehouse, &value);
         access.principal = principal;
-        if op == "rename_table" {
+        if op == op::RenameTable.action {
             // The source is the "parent" a rename needs first.
             let source = string_list(value.get("id"));
             let found = route
@@ -78,7 +79,8 @@ impl Governance {
                     _ => e,
                 });
             }
-            creates = op != "rename_table" && !self.exists_before(op, &route, &value, &id).await?;
+            creates = op != op::RenameTable.action
+                && !self.exists_before(op, &route, &value, &id).await?;
         }
         if is_batch(op) {
             // A batch is allowed exactly when each of its parts would be.
@@ -95,7 +97,7 @@ impl Governance {
                     ..access.clone()
                 };
                 self.authorize_object(&route, &mut part).await?;
-                if action == "deregister_table" {
+                if action == op::DeregisterTable.action {
                     access.ended.extend(part.object.known().map(str::to_string));
                 }
             }
@@ -106,7 +108,7 @@ impl Governance {
             // A view's SQL may read any table of its warehouse: whoever
             // makes or refreshes one must be able to read them all.
             self.authorize(&Access {
-                action: "query_table",
+                action: op::QueryTable.action,
                 kind: "namespace",
                 id: vec![],
                 object: ObjectRef::Standing,
@@ -114,7 +116,7 @@ impl Governance {
             })
             .await?;
         }
-        if op == "register_table" {
+        if op == op::RegisterTable.action {
             // Registering bytes no table owns is a privilege of its own,
             // held on the warehouse: writing to a namespace is not enough.
             self.authorize(&Access {
@@ -140,10 +142,10 @@ impl Governance {
         if creates || is_batch(op) {
             access.minted = minted;
         }
-        if op == "rename_table" {
+        if op == op::RenameTable.action {
             access.moved_to = door_id(op, &value)?;
         }
-        if matches!(op, "drop_table" | "deregister_table") {
+        if op == op::DropTable.action || op == op::DeregisterTable.action {
             access
                 .ended
                 .extend(access.object.known().map(str::to_string));
@@ -168,9 +170,9 @@ impl Governance {
             return Ok(false);
         }
         let id = id.clone().unwrap_or_default();
-        Ok(match op {
-            "create_namespace" => route.catalog.namespace_present(&id).await?,
-            _ => route
+        Ok(match op == op::CreateNamespace.action {
+            true => route.catalog.namespace_present(&id).await?,
+            false => route
                 .catalog
                 .table_exists(models::TableExistsRequest {
                     id: Some(id),
@@ -213,7 +215,7 @@ impl Governance {
             return self.create_bound(&scope, request, principal).await;
         }
         let mut request = request;
-        let (route, access) = self.admit("create_namespace", &mut request).await?;
+        let (route, access) = self.admit(op::CreateNamespace.action, &mut request).await?;
         let answer = route.catalog.create_namespace(request).await?;
         self.after(&access).await;
         Ok(answer)
@@ -225,7 +227,7 @@ impl Governance {
         &self,
         mut request: models::DropTableRequest,
     ) -> CatalogResult<models::DropTableResponse> {
-        let (route, access) = self.admit("drop_table", &mut request).await?;
+        let (route, access) = self.admit(op::DropTable.action, &mut request).await?;
         self.stamp_drop(&mut request.context, &route, &access)
             .await?;
         let answer = route.catalog.drop_table(request).await?;
@@ -247,7 +249,7 @@ impl Governance {
         mut request: models::DropNamespaceRequest,
     ) -> CatalogResult<models::DropNamespaceResponse> {
         let id = request.id.clone().unwrap_or_default();
-        let (route, mut access) = self.admit("drop_namespace", &mut request).await?;
+        let (route, mut access) = self.admit(op::DropNamespace.action, &mut request).await?;
         self.stamp_drop(&mut request.context, &route, &access)
             .await?;
         // What a drop that destroys takes with it (one into trash keeps
@@ -274,13 +276,14 @@ impl Governance {
         let value = serde_json::to_value(&request).unwrap_or(Value::Null);
         let root = request.id.as_ref().is_none_or(Vec::is_empty);
         if !(self.warehouses && root && self.scope_of(&value)?.is_none()) {
-            let (route, principal, whole) = self.admit_list("list_namespaces", &value).await?;
+            let (route, principal, whole) =
+                self.admit_list(op::ListNamespaces.action, &value).await?;
             if whole {
                 return Ok(route.catalog.list_namespaces(request).await?);
             }
             return self.visible_namespaces(&route, &principal, &request).await;
         }
-        let (_, principal, whole) = self.admit_list("list_namespaces", &value).await?;
+        let (_, principal, whole) = self.admit_list(op::ListNamespaces.action, &value).await?;
         // The merged root: every bound namespace and what the default
         // warehouse's root holds.
         let mut names: Vec<String> = self
@@ -326,7 +329,7 @@ impl Governance {
         request: models::ListTablesRequest,
     ) -> CatalogResult<models::ListTablesResponse> {
         let value = serde_json::to_value(&request).unwrap_or(Value::Null);
-        let (route, principal, whole) = self.admit_list("list_tables", &value).await?;
+        let (route, principal, whole) = self.admit_list(op::ListTables.action, &value).await?;
         if whole {
             return Ok(route.catalog.list_tables(request).await?);
         }
@@ -338,7 +341,7 @@ impl Governance {
         request: models::ListTablesRequest,
     ) -> CatalogResult<models::ListTablesResponse> {
         let value = serde_json::to_value(&request).unwrap_or(Value::Null);
-        let (route, principal, whole) = self.admit_list("list_all_tables", &value).await?;
+        let (route, principal, whole) = self.admit_list(op::ListAllTables.action, &value).await?;
         if !self.warehouses || self.scope_of(&value)?.is_some() {
             if whole {
                 return Ok(route.catalog.list_all_tables(request).await?);
@@ -381,7 +384,7 @@ impl Governance {
                 || self
                     .allowed(&Access {
                         principal: principal.clone(),
-                        action: "list_all_tables",
+                        action: op::ListAllTables.action,
                         warehouse: Some(w.clone()),
                         kind: "namespace",
                         id: vec![],
@@ -443,7 +446,7 @@ pub(super) async fn root_namespaces(catalog: &crate::core::Catalog) -> CatalogRe
 /// rename's destination namespace (a batch's parts are authorized each as
 /// its own operation, see `objects.rs`).
 fn others(op: &str, request: &Value) -> Vec<(&'static str, Vec<String>)> {
-    if op == "rename_table" {
+    if op == op::RenameTable.action {
         if let Ok(Some(mut dest)) = door_id(op, request) {
             dest.pop();
             return vec![("namespace", dest)];
@@ -454,7 +457,7 @@ fn others(op: &str, request: &Value) -> Vec<(&'static str, Vec<String>)> {
 
 /// The id a door creates: the request's id, or a rename's destination.
 fn door_id(op: &str, request: &Value) -> CatalogResult<Option<Vec<String>>> {
-    if op != "rename_table" {
+    if op != op::RenameTable.action {
         return Ok(string_list(request.get("id")));
     }
     let mut id = match request.get("new_namespace_id") {

@@ -5,6 +5,7 @@
 //! only where a policy says so. The trash itself is the core's
 //! (`core/trash.rs`).
 
+use crate::api::op;
 pub use crate::api::trash::{
     ListTasksRequest, ListTasksResponse, ListTrashRequest, ListTrashResponse, PurgeTrashRequest,
     PurgeTrashResponse, SweepTrashRequest, SweepTrashResponse,
@@ -84,8 +85,8 @@ impl Governance {
     ) -> CatalogResult<UndropTableResponse> {
         let principal = self.caller().await?;
         let value = serde_json::json!({ "id": request.id });
-        let route = self.route("undrop_table", &value).await?;
-        let mut access = super::router::access("undrop_table", &route.warehouse, &value);
+        let route = self.route(op::UndropTable.action, &value).await?;
+        let mut access = super::router::access(op::UndropTable.action, &route.warehouse, &value);
         access.principal = principal;
         let entry = match crate::core::checked_table_id(&Some(request.id.clone())) {
             Ok(id) => {
@@ -122,7 +123,7 @@ impl Governance {
                 .await?;
             }
         }
-        let route = self.for_write("undrop_table", route).await?;
+        let route = self.for_write(op::UndropTable.action, route).await?;
         let mut request = request;
         // The very entry that was authorized, not a newer drop of the name.
         if let Some(e) = entry {
@@ -140,13 +141,14 @@ impl Governance {
         if !(self.warehouses && request.id.len() == 1) {
             let principal = self.caller().await?;
             let value = serde_json::json!({ "id": request.id });
-            let route = self.route("undrop_namespace", &value).await?;
-            let mut access = super::router::access("undrop_namespace", &route.warehouse, &value);
+            let route = self.route(op::UndropNamespace.action, &value).await?;
+            let mut access =
+                super::router::access(op::UndropNamespace.action, &route.warehouse, &value);
             access.principal = principal;
             let mut request = request;
             access.object = self.trashed_namespace(&route.catalog, &mut request).await?;
             self.authorize(&access).await?;
-            let route = self.for_write("undrop_namespace", route).await?;
+            let route = self.for_write(op::UndropNamespace.action, route).await?;
             let done = route.catalog.undrop_namespace(request).await?;
             self.succeeded(&access).await;
             return Ok(done);
@@ -174,7 +176,7 @@ impl Governance {
         };
         let access = Access {
             principal,
-            action: "undrop_namespace",
+            action: op::UndropNamespace.action,
             warehouse: Some(warehouse.clone()),
             kind: "namespace",
             id: request.id.clone(),
@@ -344,7 +346,7 @@ impl Governance {
         let mut visible = Vec::new();
         for e in entries {
             if self
-                .allowed(&self.entry_access("list_trash", &e, &caller))
+                .allowed(&self.entry_access(op::ListTrash.action, &e, &caller))
                 .await
                 .unwrap_or(false)
             {
@@ -389,11 +391,12 @@ impl Governance {
             Ok(e) => e,
             // Told only to whoever could purge every entry.
             Err(e) => {
-                self.control("purge_trash", "server", vec![]).await?;
+                self.control(op::PurgeTrash.action, "server", vec![])
+                    .await?;
                 return Err(e);
             }
         };
-        let access = self.entry_access("purge_trash", &entry, &caller);
+        let access = self.entry_access(op::PurgeTrash.action, &entry, &caller);
         self.authorize(&access).await?;
         let warehouse = entry.warehouse.clone().unwrap_or(DEFAULT_WAREHOUSE.into());
         let purged = self.purge_in(&warehouse, &entry.trash_id).await?;
@@ -418,7 +421,9 @@ impl Governance {
     }
 
     pub(super) async fn sweep_trash_governed(&self) -> CatalogResult<SweepTrashResponse> {
-        let access = self.control("sweep_trash", "server", vec![]).await?;
+        let access = self
+            .control(op::SweepTrash.action, "server", vec![])
+            .await?;
         let done = self.sweep_trash().await?;
         self.succeeded(&access).await;
         Ok(done)
@@ -462,7 +467,9 @@ impl Governance {
         &self,
         request: ListTasksRequest,
     ) -> CatalogResult<ListTasksResponse> {
-        let (route, _) = self.object_route("list_table_tasks", &request.id).await?;
+        let (route, _) = self
+            .object_route(op::ListTableTasks.action, &request.id)
+            .await?;
         let mut tasks = route.catalog.table_tasks(&request.id).await?;
         tasks.sort_by_key(|t| t.deadline_ms);
         Ok(ListTasksResponse { tasks })
@@ -473,7 +480,7 @@ impl Governance {
         request: ListTasksRequest,
     ) -> CatalogResult<ListTasksResponse> {
         let (route, _) = self
-            .object_route("list_namespace_tasks", &request.id)
+            .object_route(op::ListNamespaceTasks.action, &request.id)
             .await?;
         let mut tasks = route.catalog.namespace_tasks(&request.id).await?;
         tasks.sort_by_key(|t| t.deadline_ms);

@@ -2,6 +2,7 @@
 //! the parent sees every child; one that is not (it holds grants only on
 //! some children) sees those it may describe, paged over what it sees.
 
+use crate::api::op;
 use lance_namespace::models;
 use lance_namespace::LanceNamespace;
 use serde_json::Value;
@@ -39,8 +40,8 @@ impl Governance {
         id: Vec<String>,
     ) -> CatalogResult<bool> {
         let action = match kind {
-            "namespace" => "describe_namespace",
-            _ => "describe_table",
+            "namespace" => op::DescribeNamespace.action,
+            _ => op::DescribeTable.action,
         };
         self.allowed(&Self::probe(principal, action, kind, warehouse, id))
             .await
@@ -87,7 +88,7 @@ impl Governance {
                     principal,
                     &route.warehouse,
                     &parent,
-                    "list_namespaces",
+                    op::ListNamespaces.action,
                 )
                 .await?;
             let ids = answer
@@ -111,7 +112,12 @@ impl Governance {
         }
         if names.is_empty() {
             return Err(self
-                .refusal(principal, "list_namespaces", &route.warehouse, &parent)
+                .refusal(
+                    principal,
+                    op::ListNamespaces.action,
+                    &route.warehouse,
+                    &parent,
+                )
                 .await);
         }
         let (namespaces, page_token) =
@@ -144,7 +150,7 @@ impl Governance {
                     principal,
                     &route.warehouse,
                     &parent,
-                    "list_tables",
+                    op::ListTables.action,
                 )
                 .await?;
             // Every child's real id in one lookup, not one per check.
@@ -169,7 +175,7 @@ impl Governance {
         }
         if names.is_empty() {
             return Err(self
-                .refusal(principal, "list_tables", &route.warehouse, &parent)
+                .refusal(principal, op::ListTables.action, &route.warehouse, &parent)
                 .await);
         }
         let (tables, page_token) =

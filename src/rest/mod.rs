@@ -121,8 +121,8 @@ fn routes(
     config: &RestConfig,
 ) -> Router {
     let ops: Vec<&'static OpDef> = match control {
-        Some(_) => OPS.iter().chain(CONTROL_OPS).collect(),
-        None => OPS.iter().collect(),
+        Some(_) => OPS.iter().chain(CONTROL_OPS).copied().collect(),
+        None => OPS.to_vec(),
     };
     let state = AppState {
         ns,

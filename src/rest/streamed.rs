@@ -4,6 +4,7 @@
 //! answers its Arrow file as the scan produces it. A router over another
 //! namespace reads bodies whole (`mod.rs`).
 
+use crate::api::op;
 use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
@@ -124,10 +125,12 @@ pub(super) async fn run(
     obj: Map<String, Value>,
     body: Chunks,
 ) -> Result<Reply, CatalogError> {
-    Ok(match name {
-        "CreateTable" => Reply::Json(json(gov.create_table_streamed(model(obj)?, body).await?)?),
-        "InsertIntoTable" => Reply::Json(json(gov.insert_streamed(model(obj)?, body).await?)?),
-        _ => Reply::ArrowStream(gov.query_streamed(model(obj)?).await?),
+    Ok(if name == op::CreateTable.name {
+        Reply::Json(json(gov.create_table_streamed(model(obj)?, body).await?)?)
+    } else if name == op::InsertIntoTable.name {
+        Reply::Json(json(gov.insert_streamed(model(obj)?, body).await?)?)
+    } else {
+        Reply::ArrowStream(gov.query_streamed(model(obj)?).await?)
     })
 }
 
