@@ -15,7 +15,6 @@
 //! - ListFlights takes a JSON list-tables request (`{"id": ["sales"]}`; empty
 //!   lists every table); DoAction serves `count_rows` and `explain`.
 
-use crate::api::op;
 use std::sync::Arc;
 
 use arrow_flight::decode::FlightRecordBatchStream;
@@ -61,12 +60,10 @@ impl CatalogFlight {
         headers: &http::HeaderMap,
     ) -> Result<crate::core::Scan, Status> {
         let credentials = crate::identity::credentials(headers);
-        let (route, _) = self
-            .gov
-            .table_route(op::QueryTable.action, &spec.id, &credentials)
+        self.gov
+            .scan_streamed(spec, &credentials)
             .await
-            .map_err(to_status)?;
-        route.catalog.scan(spec).await.map_err(to_status)
+            .map_err(to_status)
     }
 }
 
@@ -321,23 +318,12 @@ impl FlightService for CatalogFlight {
                 CatalogError::invalid(format!("the Flight stream is not valid Arrow data: {e}"))
             })
             .boxed();
-        let door = match &write {
-            WriteOp::Create { .. } | WriteOp::CreateOrAppend => op::CreateTable.action,
-            WriteOp::Insert { .. } => op::InsertIntoTable.action,
-            WriteOp::MergeInsert(_) => op::MergeInsertIntoTable.action,
-        };
         let credentials = crate::identity::credentials(&headers);
-        let (route, access) = self
+        let outcome = self
             .gov
-            .table_route(door, &id, &credentials)
+            .write_streamed(&id, branch, write, schema, batches, &credentials)
             .await
             .map_err(to_status)?;
-        let outcome = route
-            .catalog
-            .write_stream(&id, branch, write, schema, batches, access.new_object())
-            .await
-            .map_err(to_status)?;
-        self.gov.finished(&access).await;
         let metadata = serde_json::to_vec(&outcome).map_err(|e| invalid(e.to_string()))?;
         let result = PutResult {
             app_metadata: metadata.into(),

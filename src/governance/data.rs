@@ -1,16 +1,20 @@
 //! The data operations whose bodies stream (the REST gateway's create,
-//! insert and query): the same guards as every spec method (`spec.rs`),
-//! around the core's streamed calls, so an Arrow body flows into the
-//! writer, and an answer out of the scan, without being held whole.
+//! insert and query, Arrow Flight's scans and writes): the same admit and
+//! finish steps as every spec method (`spec.rs`), around the core's
+//! streamed calls, so an Arrow body flows into the writer, and an answer
+//! out of the scan, without being held whole. No transport reaches a
+//! warehouse's catalog but through here.
 
-use crate::api::op;
 use lance_namespace::models::{
     CreateTableRequest, CreateTableResponse, InsertIntoTableRequest, InsertIntoTableResponse,
     QueryTableRequest,
 };
 
 use super::router::Governance;
+use crate::api::op;
+use crate::auth::Credentials;
 use crate::core::rows::{Chunks, Rows};
+use crate::core::{Scan, ScanSpec, WriteOp, WriteOutcome};
 use crate::error::CatalogResult;
 
 impl Governance {
@@ -23,7 +27,7 @@ impl Governance {
         let (route, access) = self.admit(op::CreateTable.action, &mut request).await?;
         let rows = Rows::decode(body, op::CreateTable.action).await?;
         let answer = route.catalog.create_table_op(request, rows).await?;
-        self.after(&access).await;
+        self.finish(&access).await;
         Ok(answer)
     }
 
@@ -36,7 +40,7 @@ impl Governance {
         let (route, access) = self.admit(op::InsertIntoTable.action, &mut request).await?;
         let rows = Rows::decode(body, op::InsertIntoTable.action).await?;
         let answer = route.catalog.insert_op(request, rows).await?;
-        self.after(&access).await;
+        self.finish(&access).await;
         Ok(answer)
     }
 
@@ -44,7 +48,48 @@ impl Governance {
     pub async fn query_streamed(&self, mut request: QueryTableRequest) -> CatalogResult<Chunks> {
         let (route, access) = self.admit(op::QueryTable.action, &mut request).await?;
         let answer = route.catalog.query_answer(request).await?;
-        self.after(&access).await;
+        self.finish(&access).await;
         Ok(answer)
+    }
+
+    /// A scan of one table (Flight's GetFlightInfo, GetSchema, DoGet), as
+    /// the caller holding `credentials`.
+    pub async fn scan_streamed(
+        &self,
+        spec: &ScanSpec,
+        credentials: &Credentials,
+    ) -> CatalogResult<Scan> {
+        let (route, access) = self
+            .table_route(op::QueryTable.action, &spec.id, credentials)
+            .await?;
+        let scan = route.catalog.scan(spec).await?;
+        self.finish(&access).await;
+        Ok(scan)
+    }
+
+    /// A stream of batches written to one table as one commit (Flight's
+    /// DoPut): a create (or create-or-append) is a create door, its creator
+    /// owning what it made, as for every transport.
+    pub async fn write_streamed(
+        &self,
+        id: &[String],
+        branch: Option<String>,
+        write: WriteOp,
+        schema: arrow_schema::SchemaRef,
+        batches: futures::stream::BoxStream<'static, CatalogResult<arrow_array::RecordBatch>>,
+        credentials: &Credentials,
+    ) -> CatalogResult<WriteOutcome> {
+        let door = match &write {
+            WriteOp::Create { .. } | WriteOp::CreateOrAppend => &op::CreateTable,
+            WriteOp::Insert { .. } => &op::InsertIntoTable,
+            WriteOp::MergeInsert(_) => &op::MergeInsertIntoTable,
+        };
+        let (route, access) = self.table_route(door.action, id, credentials).await?;
+        let outcome = route
+            .catalog
+            .write_stream(id, branch, write, schema, batches, access.new_object())
+            .await?;
+        self.finish(&access).await;
+        Ok(outcome)
     }
 }

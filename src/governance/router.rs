@@ -445,8 +445,9 @@ impl Governance {
         self.catalog_of(&w).await
     }
 
-    /// The catalog of a table for a Flight call: routed as `op` would be.
-    pub async fn table_route(
+    /// The catalog of a table for a streamed call (Flight): routed and
+    /// admitted as `op` would be.
+    pub(super) async fn table_route(
         &self,
         op: &'static str,
         id: &[String],
@@ -476,16 +477,6 @@ impl Governance {
             access.minted = vec![(id.to_vec(), crate::core::identity::fresh_object_id())];
         }
         Ok((self.for_write(op, route).await?, access))
-    }
-
-    /// After a successful write outside the spec methods (Flight): the
-    /// creator's ownership, then the event.
-    pub async fn finished(&self, access: &Access) {
-        if access.creates {
-            self.own(access).await;
-            self.hooks.created(access).await;
-        }
-        self.succeeded(access).await;
     }
 }
 

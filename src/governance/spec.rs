@@ -183,9 +183,10 @@ impl Governance {
         })
     }
 
-    /// The hooks after a successful write: ownership of what was created,
-    /// then the event.
-    pub(super) async fn after(&self, access: &Access) {
+    /// The one finish step after an operation succeeded, on every
+    /// transport: ownership of what it created, then what a write did to
+    /// grants, then its event (reads record nothing).
+    pub(super) async fn finish(&self, access: &Access) {
         if access.creates || !access.minted.is_empty() {
             self.own(access).await;
             self.hooks.created(access).await;
@@ -217,7 +218,7 @@ impl Governance {
         let mut request = request;
         let (route, access) = self.admit(op::CreateNamespace.action, &mut request).await?;
         let answer = route.catalog.create_namespace(request).await?;
-        self.after(&access).await;
+        self.finish(&access).await;
         Ok(answer)
     }
 
@@ -240,7 +241,7 @@ impl Governance {
     async fn after_drop(&self, access: &Access, trashed: bool) {
         match trashed {
             true => self.succeeded(access).await,
-            false => self.after(access).await,
+            false => self.finish(access).await,
         }
     }
 
@@ -526,7 +527,7 @@ macro_rules! governed {
             async fn $method(&self, mut request: models::$Req, data: Bytes) -> lance::Result<models::$Resp> {
                 let (route, access) = lance(self.admit(stringify!($method), &mut request).await)?;
                 let answer = route.catalog.$method(request, data).await?;
-                self.after(&access).await;
+                self.finish(&access).await;
                 Ok(answer)
             }
         ] $($rest)*);
@@ -552,7 +553,7 @@ macro_rules! governed {
             async fn $method(&self, mut request: models::$Req) -> lance::Result<$Ret> {
                 let (route, access) = lance(self.admit(stringify!($method), &mut request).await)?;
                 let answer = route.catalog.$method(request).await?;
-                self.after(&access).await;
+                self.finish(&access).await;
                 Ok(answer)
             }
         ] $($rest)*);

@@ -293,3 +293,40 @@ async fn grants_from_before_real_ids_bind_to_what_their_name_held() {
         DENIED
     );
 }
+
+/// Flight writes run the same finish step as REST and gRPC: a table a
+/// DoPut creates is its creator's, bound to the object it made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_made_by_doput_is_owned_by_its_creator() {
+    let s = Server::open(|_| {}).await;
+    s.namespaces(&["a"]).await;
+    s.grant("namespace", json!(["a"]), "walt", "writer").await;
+    let mut f = flight(&s, "walt").await;
+    let made = crate::flight::put(
+        &mut f,
+        arrow_flight::FlightDescriptor::new_path(vec!["a".into(), "fl".into()]),
+        vec![crate::harness::batch(0, 2)],
+    )
+    .await
+    .unwrap();
+    assert_eq!(made["created"], true, "{made}");
+    let owned = s.grant_id("walt").await;
+    let mine = owned
+        .iter()
+        .find(|g| g["resource"]["id"] == json!(["a", "fl"]))
+        .unwrap_or_else(|| panic!("no ownership grant: {owned:?}"));
+    assert_eq!(mine["relation"], "admin");
+    assert!(mine["resource"]["object_id"].is_string(), "{mine}");
+    // An admin of it may share it.
+    let share = json!({"resource": {"kind": "table", "id": ["a", "fl"]}, "principal": "x", "relation": "reader"});
+    assert_eq!(s.status("walt", "POST", "/v1/grants", share).await, OK);
+    // An append by DoPut owns nothing new.
+    crate::flight::put(
+        &mut f,
+        arrow_flight::FlightDescriptor::new_path(vec!["a".into(), "fl".into()]),
+        vec![crate::harness::batch(2, 1)],
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.grant_id("walt").await.len(), owned.len());
+}
