@@ -131,6 +131,11 @@ async fn errors_carry_the_spec_code() {
         status.metadata().get("lance-error-name").unwrap(),
         "TableNotFound"
     );
+    // The same code in the rich model, read with tonic-types.
+    let info = tonic_types::StatusExt::get_details_error_info(&status).unwrap();
+    assert_eq!(info.reason, "TableNotFound");
+    assert_eq!(info.domain, "lance.catalog");
+    assert_eq!(info.metadata.get("code").map(String::as_str), Some("4"));
     let status = client
         .create_namespace(pb::CreateNamespaceRequest {
             id: vec!["a".into(), "".into()],

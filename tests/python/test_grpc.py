@@ -55,6 +55,19 @@ def test_namespace_and_table_over_grpc(stub):
     trailers = dict(err.value.trailing_metadata())
     assert trailers["lance-error-code"] == "4"
     assert trailers["lance-error-name"] == "TableNotFound"
+    # The rich error model, read by grpcio's own rpc_status with the
+    # standard error_details types: no knowledge of our metadata keys.
+    from google.rpc import error_details_pb2
+    from grpc_status import rpc_status
+
+    rich = rpc_status.from_call(err.value)
+    assert rich.code == grpc.StatusCode.NOT_FOUND.value[0]
+    infos = [d for d in rich.details if d.Is(error_details_pb2.ErrorInfo.DESCRIPTOR)]
+    assert len(infos) == 1
+    info = error_details_pb2.ErrorInfo()
+    infos[0].Unpack(info)
+    assert (info.reason, info.domain, dict(info.metadata)) == (
+        "TableNotFound", "lance.catalog", {"code": "4"})
 
 
 def test_reflection_with_grpcio_reflection(server):
