@@ -117,6 +117,10 @@ def main():
     for here, path in mods.items():
         is_mod = path.endswith("mod.rs") or here == ()
         text = strip_comments(open(path).read())
+        # A file's inline unit tests (`#[cfg(test)] mod tests { use super::*; }`,
+        # last in the file by convention) are a module of their own: their
+        # `super` is the file, and what they import is not the file's.
+        text = re.split(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", text, maxsplit=1)[0]
         names = []
         for m in USE.finditer(text):
             names.extend(expand(m.group(1)))

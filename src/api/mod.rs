@@ -3,11 +3,13 @@
 //! table (`ops.rs`). Every transport and every rule that depends on what
 //! an operation is reads it here, never an operation's spelling. The
 //! control plane's trait and every one of its models are here too
-//! (`control.rs` and a file per concern). Imports nothing of the core, the
+//! (`control.rs` and a file per concern), and a call's metadata
+//! (`call.rs`: who calls, handed to every operation). Imports nothing of the core, the
 //! governance layer or the transports.
 
 pub mod access;
 pub mod audit;
+pub mod call;
 pub mod control;
 pub mod hierarchy;
 pub(crate) mod inventory;

@@ -9,6 +9,7 @@ mod jwt;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::api::call::Credentials;
 pub use api_keys::{ApiKeyInfo, ApiKeys};
 pub use jwt::{JwtConfig, JwtVerifier};
 
@@ -20,35 +21,6 @@ pub struct Principal {
     pub id: String,
     #[serde(default)]
     pub groups: Vec<String>,
-}
-
-/// Credentials as a request carries them.
-#[derive(Debug, Clone, Default)]
-pub struct Credentials {
-    pub api_key: Option<String>,
-    pub bearer: Option<String>,
-}
-
-impl Credentials {
-    /// From a request's `identity` (`api_key`, `auth_token`), as JSON.
-    pub fn from_identity(identity: Option<&serde_json::Value>) -> Self {
-        let field = |name: &str| {
-            identity
-                .and_then(|i| i.get(name))
-                .and_then(serde_json::Value::as_str)
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
-        Self {
-            api_key: field("api_key"),
-            bearer: field("auth_token"),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.api_key.is_none() && self.bearer.is_none()
-    }
 }
 
 /// How requests are authenticated.

@@ -3,13 +3,14 @@
 //! on it through grants, the Cedar decision, and ownership of what a
 //! caller creates.
 
+use crate::api::call::Call;
 use crate::api::op;
 use serde_json::Value;
 
 use super::grants::{key, object_key, relations};
 use super::guard::{Access, ObjectRef};
 use super::models::GrantResource;
-use super::router::{Governance, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
+use super::{Governance, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
 use crate::auth::cedar::{denied, Chain};
 use crate::auth::{unauthenticated, Credentials, Principal};
 use crate::error::CatalogResult;
@@ -35,9 +36,9 @@ impl Governance {
         self.auth.authenticate(credentials).await
     }
 
-    /// The caller of a control-plane operation.
-    pub(super) async fn caller(&self) -> CatalogResult<Option<Principal>> {
-        self.auth.authenticate(&super::caller::current()).await
+    /// The caller of a control-plane operation, from its call's metadata.
+    pub(super) async fn caller(&self, call: &Call) -> CatalogResult<Option<Principal>> {
+        self.auth.authenticate(&call.credentials).await
     }
 
     /// A warehouse's project.

@@ -52,7 +52,10 @@ impl Registry {
             },
             outcome: outcome.to_string(),
             code: code.map(|c| c.0),
-            request_id: super::caller::request_id(),
+            request_id: access
+                .request_id
+                .clone()
+                .or_else(crate::telemetry::request_id),
         };
         let json = serde_json::to_string(&event).unwrap_or_default();
         tracing::info!(target: "lance_catalog::audit", event = %json, "audit");

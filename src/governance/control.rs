@@ -6,7 +6,7 @@ use lance_namespace::LanceNamespace;
 
 use super::guard::Access;
 use super::models::*;
-use super::router::{Governance, DEFAULT_WAREHOUSE};
+use super::{Governance, DEFAULT_WAREHOUSE};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// How old a binding must be before a door may take it back from a

@@ -10,7 +10,7 @@ use lance_namespace::models::{
     QueryTableRequest,
 };
 
-use super::router::Governance;
+use super::Governance;
 use crate::api::op;
 use crate::auth::Credentials;
 use crate::core::rows::{Chunks, Rows};

@@ -4,7 +4,8 @@
 use super::guard::{Access, ObjectRef};
 use super::models::*;
 use super::registry::page_items;
-use super::router::{Governance, Route, DEFAULT_PROJECT};
+use super::{Governance, Route, DEFAULT_PROJECT};
+use crate::api::call::Call;
 use crate::api::op;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -72,9 +73,10 @@ impl Governance {
 
     pub(super) async fn create_grant_governed(
         &self,
+        call: &Call,
         request: CreateGrantRequest,
     ) -> CatalogResult<Grant> {
-        let principal = self.caller().await?;
+        let principal = self.caller(call).await?;
         let mut resource = request.resource;
         let (kind, route, object) = self.grant_target(&mut resource).await?;
         let access = on_resource(
@@ -145,9 +147,10 @@ impl Governance {
 
     pub(super) async fn list_grants_governed(
         &self,
+        call: &Call,
         request: ListGrantsRequest,
     ) -> CatalogResult<ListGrantsResponse> {
-        let caller = self.caller().await?;
+        let caller = self.caller(call).await?;
         let own = matches!((&caller, &request.principal), (Some(c), Some(p)) if c.id == *p);
         let mut wanted = None;
         if let Some(kind) = request.resource_kind.as_deref() {
@@ -171,7 +174,7 @@ impl Governance {
             resource.object_id = object.known().map(str::to_string);
             wanted = Some(super::grants::key_of(&resource));
         } else if !own {
-            self.control(op::ListGrants.action, "server", vec![])
+            self.control(call, op::ListGrants.action, "server", vec![])
                 .await?;
         }
         let grants: Vec<Grant> = self
@@ -197,14 +200,15 @@ impl Governance {
 
     pub(super) async fn revoke_grant_governed(
         &self,
+        call: &Call,
         request: RevokeGrantRequest,
     ) -> CatalogResult<RevokeGrantResponse> {
-        let caller = self.caller().await?;
+        let caller = self.caller(call).await?;
         let grant = match self.registry.grant_record(&request.grant_id).await {
             Ok(g) => g,
             // Told only to whoever could manage every grant.
             Err(e) => {
-                self.control(op::RevokeGrant.action, "server", vec![])
+                self.control(call, op::RevokeGrant.action, "server", vec![])
                     .await?;
                 return Err(e);
             }

@@ -62,6 +62,9 @@ pub struct Access {
     /// The real ids of the objects this access destroys if it succeeds
     /// (a drop without trash, a deregister): their grants end with them.
     pub ended: Vec<String>,
+    /// The request's id as its caller was shown it, for the audit trail
+    /// (`None`: the one the transport's observer knows).
+    pub request_id: Option<String>,
 }
 
 impl Access {

@@ -3,12 +3,13 @@
 //! (submit and delete are writes, get and list reads), and a pool of
 //! workers in every replica runs what any replica queued.
 
+use crate::api::call::Call;
 use crate::api::op;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::router::Governance;
+use super::Governance;
 use crate::core::maintenance::{
     check_table_id, DeleteLanceTaskRequest, DeleteLanceTaskResponse, GetLanceTaskStatusRequest,
     GetLanceTaskStatusResponse, ListLanceTasksRequest, ListLanceTasksResponse,
@@ -77,6 +78,7 @@ impl Governance {
     /// A submit, by its action (`submit_lance_table_<what>_task`).
     pub(super) async fn submit_task_governed(
         &self,
+        call: &Call,
         action: &'static str,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
@@ -88,7 +90,7 @@ impl Governance {
                 crate::error::CatalogError::internal(format!("no task type for {action}"))
             })?;
         check_table_id(&request.id)?;
-        let (route, access) = self.object_route(action, &request.id).await?;
+        let (route, access) = self.object_route(call, action, &request.id).await?;
         let by = access.principal.as_ref().map(|p| p.id.clone());
         let done = route
             .catalog
@@ -100,33 +102,36 @@ impl Governance {
 
     pub(super) async fn get_task_governed(
         &self,
+        call: &Call,
         request: GetLanceTaskStatusRequest,
     ) -> CatalogResult<GetLanceTaskStatusResponse> {
         check_table_id(&request.id)?;
         let (route, _) = self
-            .object_route(op::GetLanceTaskStatus.action, &request.id)
+            .object_route(call, op::GetLanceTaskStatus.action, &request.id)
             .await?;
         route.catalog.get_task(request).await
     }
 
     pub(super) async fn list_tasks_governed(
         &self,
+        call: &Call,
         request: ListLanceTasksRequest,
     ) -> CatalogResult<ListLanceTasksResponse> {
         check_table_id(&request.id)?;
         let (route, _) = self
-            .object_route(op::ListLanceTasks.action, &request.id)
+            .object_route(call, op::ListLanceTasks.action, &request.id)
             .await?;
         route.catalog.list_tasks(request).await
     }
 
     pub(super) async fn delete_task_governed(
         &self,
+        call: &Call,
         request: DeleteLanceTaskRequest,
     ) -> CatalogResult<DeleteLanceTaskResponse> {
         check_table_id(&request.id)?;
         let (route, access) = self
-            .object_route(op::DeleteLanceTask.action, &request.id)
+            .object_route(call, op::DeleteLanceTask.action, &request.id)
             .await?;
         let done = route.catalog.delete_task(request).await?;
         self.succeeded(&access).await;

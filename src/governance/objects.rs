@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::guard::{Access, ObjectRef};
 use super::models::Grant;
 use super::ops::string_list;
-use super::router::{Governance, Route, DEFAULT_WAREHOUSE};
+use super::{Governance, Route, DEFAULT_WAREHOUSE};
 use crate::api::{Effect, Target};
 use crate::core::identity::fresh_object_id;
 use crate::core::reserved::OBJECT_ID;

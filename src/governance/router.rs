@@ -7,232 +7,27 @@
 //! With warehouses off, everything is the default warehouse: the one root,
 //! exactly as without this layer.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::guard::{Access, AllowAll, Authorizer, Hooks, LogHooks};
+use super::guard::Access;
 use super::models::{Warehouse, ACTIVE, DELETING, QUARANTINED};
 use super::ops::top_levels;
 pub(super) use super::ops::{access, id_is_namespace, is_door, is_read};
-use super::Registry;
+use super::{Governance, Route};
 use crate::core::{reserved, Catalog, StorageConfig};
 use crate::error::{CatalogError, CatalogResult, Code};
 
-pub use super::models::{DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
+use super::models::{DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
 
 /// How long a binding read from the control root is trusted. Bindings are
 /// write-once; this only bounds how long another replica's drop and
 /// re-bind of the same name elsewhere takes to be seen here.
 const BINDING_TTL: Duration = Duration::from_secs(5);
 
-/// Settings of the governance layer.
-#[derive(Debug, Clone, Default)]
-pub struct GovernanceConfig {
-    /// The default warehouse's root (`--root`).
-    pub storage: StorageConfig,
-    /// Where the registries live; `None`: `<root>/_catalog/control`.
-    pub control_root: Option<String>,
-    /// `--warehouses on`: top-level namespaces are created through their
-    /// warehouse and bound to it.
-    pub warehouses: bool,
-    /// Authentication and authorization.
-    pub auth: AuthConfig,
-    /// Recoverable drops (`--trash-grace`, `--trash-purge-expired`).
-    pub trash: super::TrashConfig,
-    /// Maintenance tasks (`--workers`, `--task-lease`, `--task-quota`).
-    pub maintenance: super::MaintenanceConfig,
-}
-
-/// `--auth` and its settings.
-#[derive(Debug, Clone, Default)]
-pub struct AuthConfig {
-    /// `--auth required`: every request must be authenticated, and Cedar
-    /// decides what it may do.
-    pub required: bool,
-    pub jwt: Option<crate::auth::JwtConfig>,
-    /// Made server admin at start.
-    pub bootstrap_admin: Option<String>,
-    /// Operators' own `*.cedar` policy files.
-    pub policy_dir: Option<std::path::PathBuf>,
-}
-
-/// The catalog an operation runs on, and its warehouse.
-#[derive(Debug, Clone)]
-pub struct Route {
-    pub warehouse: String,
-    pub catalog: Arc<Catalog>,
-}
-
-/// The hierarchy above the core: registries, routing, guards.
-pub struct Governance {
-    pub(super) registry: Registry,
-    pub(super) warehouses: bool,
-    pub(super) home: Arc<Catalog>,
-    control_root: String,
-    /// Open catalogs by warehouse, with the root each was opened at.
-    catalogs: tokio::sync::Mutex<HashMap<String, (String, Arc<Catalog>)>>,
-    bound: std::sync::Mutex<HashMap<String, (String, Instant)>>,
-    pub(super) authorizer: Arc<dyn Authorizer>,
-    pub(super) hooks: Arc<dyn Hooks>,
-    /// Who is calling (API keys, JWTs).
-    pub(super) auth: Arc<crate::auth::Authenticator>,
-    /// The policies, when authentication is required.
-    pub(super) cedar: Option<Arc<crate::auth::cedar::CedarAuthorizer>>,
-    pub(super) grants: super::grants::GrantCache,
-    /// Denials stored per principal this minute (the rest are only logged).
-    pub(super) denials: std::sync::Mutex<HashMap<String, (Instant, u32)>>,
-    /// The server's trash settings (a project may have its own).
-    pub(super) trash: super::TrashConfig,
-    /// How maintenance tasks are kept and run.
-    pub(super) maintenance: super::MaintenanceConfig,
-    /// The latest readiness check's outcome (see `health.rs`).
-    pub(super) ready: tokio::sync::watch::Sender<Option<String>>,
-}
-
-impl std::fmt::Debug for Governance {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Governance")
-            .field("root", &self.home.root())
-            .field("control_root", &self.control_root)
-            .field("warehouses", &self.warehouses)
-            .finish()
-    }
-}
-
 impl Governance {
-    /// Open the default warehouse's root and the control root.
-    pub async fn open(config: &GovernanceConfig) -> CatalogResult<Self> {
-        let home = Catalog::open(&config.storage).await?;
-        let (records, control_root) = match config.control_root.as_deref() {
-            Some(uri) if !uri.trim().is_empty() => (
-                crate::core::open_records(uri, &config.storage.storage_options).await?,
-                crate::core::resolve_root(uri)?,
-            ),
-            _ => (
-                home.control_records(),
-                format!("{}/_catalog/control", home.root()),
-            ),
-        };
-        let mut gov = Self::single(home);
-        gov.registry = Registry::new(records.clone());
-        gov.control_root = control_root;
-        gov.warehouses = config.warehouses;
-        gov.trash = config.trash;
-        gov.maintenance = config.maintenance.clone();
-        let auth = &config.auth;
-        let jwt = match &auth.jwt {
-            Some(j) => Some(crate::auth::JwtVerifier::new(j.clone()).await?),
-            None => None,
-        };
-        gov.auth = Arc::new(crate::auth::Authenticator::new(
-            auth.required,
-            crate::auth::ApiKeys::new(records),
-            jwt,
-        ));
-        if auth.required {
-            let actions: Vec<&str> = crate::api::OPS
-                .iter()
-                .chain(crate::api::CONTROL_OPS)
-                .map(|op| op.action)
-                .chain(crate::auth::cedar::EXTRA_ACTIONS.iter().map(|(a, _)| *a))
-                .collect();
-            let cedar =
-                crate::auth::cedar::CedarAuthorizer::new(&actions, auth.policy_dir.as_deref())
-                    .map_err(CatalogError::invalid)?;
-            gov.cedar = Some(Arc::new(cedar));
-        }
-        if let Some(admin) = auth.bootstrap_admin.as_deref().filter(|a| !a.is_empty()) {
-            gov.registry
-                .grant(
-                    super::models::GrantResource {
-                        kind: "server".into(),
-                        ..Default::default()
-                    },
-                    admin,
-                    "admin",
-                    Some("--bootstrap-admin".into()),
-                )
-                .await?;
-        }
-        // Objects and grants from before real ids: every standing object
-        // gets its id, then old grants are bound to the objects they name.
-        identify(&gov.home, DEFAULT_WAREHOUSE).await;
-        if let Err(e) = gov.bind_unbound_grants().await {
-            tracing::warn!(error = %e.message, "grants from before real ids were not bound");
-        }
-        Ok(gov)
-    }
-
-    /// One root, warehouses off, registries in the root's control directory.
-    pub fn single(home: Catalog) -> Self {
-        let control_root = format!("{}/_catalog/control", home.root());
-        let records = home.control_records();
-        Self {
-            registry: Registry::new(records.clone()),
-            warehouses: false,
-            home: Arc::new(home),
-            control_root,
-            catalogs: Default::default(),
-            bound: Default::default(),
-            authorizer: Arc::new(AllowAll),
-            hooks: Arc::new(LogHooks),
-            auth: Arc::new(crate::auth::Authenticator::new(
-                false,
-                crate::auth::ApiKeys::new(records),
-                None,
-            )),
-            cedar: None,
-            grants: Default::default(),
-            denials: Default::default(),
-            trash: Default::default(),
-            maintenance: Default::default(),
-            ready: tokio::sync::watch::channel(None).0,
-        }
-    }
-
-    /// Set the trash settings (tests; the server reads its flags).
-    pub fn with_trash(mut self, trash: super::TrashConfig) -> Self {
-        self.trash = trash;
-        self
-    }
-
-    /// Set the maintenance-task settings (tests; the server reads flags).
-    pub fn with_maintenance(mut self, maintenance: super::MaintenanceConfig) -> Self {
-        self.maintenance = maintenance;
-        self
-    }
-
-    /// Replace the authorizer (the access issue's slot; tests use it to
-    /// check that a refusal leaves nothing behind).
-    pub fn with_authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
-        self.authorizer = authorizer;
-        self
-    }
-
-    /// Replace the post-write hooks.
-    pub fn with_hooks(mut self, hooks: Arc<dyn Hooks>) -> Self {
-        self.hooks = hooks;
-        self
-    }
-
-    /// Whether warehouses are on.
-    pub fn warehouses_on(&self) -> bool {
-        self.warehouses
-    }
-
-    /// The default warehouse's catalog.
-    pub fn home(&self) -> &Arc<Catalog> {
-        &self.home
-    }
-
-    /// The registries' location.
-    pub fn control_root(&self) -> &str {
-        &self.control_root
-    }
-
     /// The built-in default warehouse's record.
     pub(super) fn default_warehouse(&self) -> Warehouse {
         Warehouse {
@@ -482,7 +277,7 @@ impl Governance {
 
 /// Give a warehouse's objects from before real ids theirs (best effort:
 /// a grant names an object's id, and one without gets it then).
-async fn identify(catalog: &Catalog, warehouse: &str) {
+pub(super) async fn identify(catalog: &Catalog, warehouse: &str) {
     match catalog.ensure_identities().await {
         Ok(0) => {}
         Ok(n) => tracing::info!(

@@ -3,7 +3,8 @@
 //! and authorized as the spec's operations are.
 
 use super::guard::Access;
-use super::router::Governance;
+use super::Governance;
+use crate::api::call::Call;
 use crate::auth::Principal;
 use crate::error::CatalogResult;
 
@@ -11,22 +12,24 @@ impl Governance {
     /// Authorize the caller for `action` on a control-plane resource.
     pub(super) async fn control(
         &self,
+        call: &Call,
         action: &'static str,
         kind: &'static str,
         id: Vec<String>,
     ) -> CatalogResult<Access> {
-        self.control_at(action, kind, id, None).await
+        self.control_at(call, action, kind, id, None).await
     }
 
     /// The same, for a namespace or table of `warehouse`.
     pub(super) async fn control_at(
         &self,
+        call: &Call,
         action: &'static str,
         kind: &'static str,
         id: Vec<String>,
         warehouse: Option<String>,
     ) -> CatalogResult<Access> {
-        let principal = self.caller().await?;
+        let principal = self.caller(call).await?;
         let warehouse = match kind {
             "warehouse" => id.first().cloned(),
             _ => warehouse,
@@ -37,6 +40,7 @@ impl Governance {
             warehouse,
             kind,
             id,
+            request_id: call.request_id.clone(),
             ..Default::default()
         };
         self.authorize(&access).await?;
@@ -67,6 +71,7 @@ impl Governance {
     /// After a control-plane create: its creator owns it.
     pub(super) async fn created(
         &self,
+        call: &Call,
         principal: Option<Principal>,
         action: &'static str,
         kind: &'static str,
@@ -79,6 +84,7 @@ impl Governance {
             kind,
             id: vec![id.to_string()],
             creates: true,
+            request_id: call.request_id.clone(),
             ..Default::default()
         };
         self.own(&access).await;
@@ -90,16 +96,17 @@ impl Governance {
     /// admin's.
     pub(super) async fn own_or_admin(
         &self,
+        call: &Call,
         action: &'static str,
         owner: Option<&str>,
     ) -> CatalogResult<Option<Principal>> {
-        let caller = self.caller().await?;
+        let caller = self.caller(call).await?;
         let own = match (&caller, owner) {
             (Some(c), Some(o)) => c.id == o,
             _ => false,
         };
         if !own {
-            self.control(action, "server", vec![]).await?;
+            self.control(call, action, "server", vec![]).await?;
         }
         Ok(caller)
     }
@@ -110,14 +117,16 @@ impl Governance {
     /// (protection, undrop, pending tasks), as the spec's operations are.
     pub(super) async fn object_route(
         &self,
+        call: &Call,
         op: &'static str,
         id: &[String],
     ) -> CatalogResult<(super::Route, Access)> {
-        let principal = self.caller().await?;
+        let principal = self.caller(call).await?;
         let value = serde_json::json!({ "id": id });
         let route = self.route(op, &value).await?;
         let mut access = super::router::access(op, &route.warehouse, &value);
         access.principal = principal;
+        access.request_id = call.request_id.clone();
         self.authorize_object(&route, &mut access).await?;
         Ok((self.for_write(op, route).await?, access))
     }

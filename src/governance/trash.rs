@@ -5,6 +5,7 @@
 //! only where a policy says so. The trash itself is the core's
 //! (`core/trash.rs`).
 
+use crate::api::call::Call;
 use crate::api::op;
 pub use crate::api::trash::{
     ListTasksRequest, ListTasksResponse, ListTrashRequest, ListTrashResponse, PurgeTrashRequest,
@@ -15,7 +16,7 @@ use std::collections::HashMap;
 use super::duration::parse_duration;
 use super::guard::{Access, ObjectRef};
 use super::registry::page_items;
-use super::router::{Governance, Route, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
+use super::{Governance, Route, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
 use crate::core::reserved::{PRINCIPAL, TRASH_GRACE};
 use crate::core::trash::TrashEntry;
 use crate::core::undrop::{
@@ -81,9 +82,10 @@ impl Governance {
     /// namespace's grants, as a rename into it would.
     pub(super) async fn undrop_table_governed(
         &self,
+        call: &Call,
         request: UndropTableRequest,
     ) -> CatalogResult<UndropTableResponse> {
-        let principal = self.caller().await?;
+        let principal = self.caller(call).await?;
         let value = serde_json::json!({ "id": request.id });
         let route = self.route(op::UndropTable.action, &value).await?;
         let mut access = super::router::access(op::UndropTable.action, &route.warehouse, &value);
@@ -136,10 +138,11 @@ impl Governance {
 
     pub(super) async fn undrop_namespace_governed(
         &self,
+        call: &Call,
         request: UndropNamespaceRequest,
     ) -> CatalogResult<UndropNamespaceResponse> {
         if !(self.warehouses && request.id.len() == 1) {
-            let principal = self.caller().await?;
+            let principal = self.caller(call).await?;
             let value = serde_json::json!({ "id": request.id });
             let route = self.route(op::UndropNamespace.action, &value).await?;
             let mut access =
@@ -156,7 +159,7 @@ impl Governance {
         // A top-level namespace: its binding went with it. Its warehouse
         // is the one named, the one it is bound to again, or the one whose
         // trash holds it.
-        let principal = self.caller().await?;
+        let principal = self.caller(call).await?;
         let name = request.id[0].clone();
         let warehouse = match (&request.warehouse_id, self.bound_to(&name).await?) {
             (Some(w), Some(b)) if *w != b => {
@@ -332,9 +335,10 @@ impl Governance {
 
     pub(super) async fn list_trash_governed(
         &self,
+        call: &Call,
         request: ListTrashRequest,
     ) -> CatalogResult<ListTrashResponse> {
-        let caller = self.caller().await?;
+        let caller = self.caller(call).await?;
         let mut entries = self
             .all_trash(
                 request.project_id.as_deref(),
@@ -380,9 +384,10 @@ impl Governance {
 
     pub(super) async fn purge_trash_governed(
         &self,
+        call: &Call,
         request: PurgeTrashRequest,
     ) -> CatalogResult<PurgeTrashResponse> {
-        let caller = self.caller().await?;
+        let caller = self.caller(call).await?;
         crate::records::check_id("trash entry", &request.trash_id)?;
         let entry = match self
             .find_entry(&request.trash_id, request.warehouse_id.as_deref())
@@ -391,7 +396,7 @@ impl Governance {
             Ok(e) => e,
             // Told only to whoever could purge every entry.
             Err(e) => {
-                self.control(op::PurgeTrash.action, "server", vec![])
+                self.control(call, op::PurgeTrash.action, "server", vec![])
                     .await?;
                 return Err(e);
             }
@@ -420,9 +425,12 @@ impl Governance {
         Ok(purged)
     }
 
-    pub(super) async fn sweep_trash_governed(&self) -> CatalogResult<SweepTrashResponse> {
+    pub(super) async fn sweep_trash_governed(
+        &self,
+        call: &Call,
+    ) -> CatalogResult<SweepTrashResponse> {
         let access = self
-            .control(op::SweepTrash.action, "server", vec![])
+            .control(call, op::SweepTrash.action, "server", vec![])
             .await?;
         let done = self.sweep_trash().await?;
         self.succeeded(&access).await;
@@ -465,10 +473,11 @@ impl Governance {
 
     pub(super) async fn table_tasks_governed(
         &self,
+        call: &Call,
         request: ListTasksRequest,
     ) -> CatalogResult<ListTasksResponse> {
         let (route, _) = self
-            .object_route(op::ListTableTasks.action, &request.id)
+            .object_route(call, op::ListTableTasks.action, &request.id)
             .await?;
         let mut tasks = route.catalog.table_tasks(&request.id).await?;
         tasks.sort_by_key(|t| t.deadline_ms);
@@ -477,10 +486,11 @@ impl Governance {
 
     pub(super) async fn namespace_tasks_governed(
         &self,
+        call: &Call,
         request: ListTasksRequest,
     ) -> CatalogResult<ListTasksResponse> {
         let (route, _) = self
-            .object_route(op::ListNamespaceTasks.action, &request.id)
+            .object_route(call, op::ListNamespaceTasks.action, &request.id)
             .await?;
         let mut tasks = route.catalog.namespace_tasks(&request.id).await?;
         tasks.sort_by_key(|t| t.deadline_ms);

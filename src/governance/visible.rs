@@ -8,7 +8,7 @@ use lance_namespace::LanceNamespace;
 use serde_json::Value;
 
 use super::guard::Access;
-use super::router::{Governance, Route};
+use super::{Governance, Route};
 use crate::auth::Principal;
 use crate::error::{CatalogError, CatalogResult, Code};
 

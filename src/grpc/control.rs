@@ -45,6 +45,16 @@ impl ControlService {
     }
 }
 
+/// A call's metadata from a request's: its credentials and request id.
+fn call_of<P>(request: &Request<P>) -> Call {
+    let headers = request.metadata().clone().into_headers();
+    let request_id = headers
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    Call::new(crate::identity::credentials(&headers), request_id)
+}
+
 /// A request message as its model.
 fn request_model<P: prost::Message, M: DeserializeOwned>(
     request: Request<P>,
@@ -74,18 +84,12 @@ macro_rules! control_service {
                     &self,
                     request: Request<pb::$Req>,
                 ) -> Result<Response<pb::$Resp>, Status> {
-                    let caller = crate::identity::credentials(
-                        &request.metadata().clone().into_headers(),
-                    );
+                    let call = call_of(&request);
                     if let Some(gate) = &self.gate {
-                        gate.authenticate(&caller).await.map_err(to_status)?;
+                        gate.authenticate(&call.credentials).await.map_err(to_status)?;
                     }
                     let model: $Req = request_model(request, stringify!($Req))?;
-                    let answer = crate::governance::caller::as_caller(
-                        caller,
-                        self.plane.$method(model),
-                    )
-                    .await;
+                    let answer = self.plane.$method(&call, model).await;
                     response(answer, stringify!($Resp))
                 }
             )*
@@ -94,7 +98,7 @@ macro_rules! control_service {
         #[async_trait]
         impl ControlPlane for GrpcControl {
             $(
-                async fn $method(&self, request: $Req) -> CatalogResult<$Resp> {
+                async fn $method(&self, call: &Call, request: $Req) -> CatalogResult<$Resp> {
                     let value = serde_json::to_value(&request).map_err(|e| {
                         CatalogError::invalid(format!("cannot encode request: {e}"))
                     })?;
@@ -102,7 +106,7 @@ macro_rules! control_service {
                     let answer = self
                         .client
                         .clone()
-                        .$method(self.request(message))
+                        .$method(self.request(call, message))
                         .await
                         .map_err(|s| from_status(&s))?;
                     let value = to_json(&answer.into_inner(), stringify!($Resp))?;
@@ -142,11 +146,34 @@ impl GrpcControl {
         self
     }
 
-    fn request<T>(&self, message: T) -> Request<T> {
+    /// A request carrying the call's own credentials when it has any,
+    /// else the ones this client was made with, and the call's request id.
+    fn request<T>(&self, call: &Call, message: T) -> Request<T> {
         let mut request = Request::new(message);
-        if let Some((name, value)) = &self.credentials {
+        let own = [
+            ("x-api-key", call.credentials.api_key.clone()),
+            (
+                "authorization",
+                call.credentials
+                    .bearer
+                    .as_ref()
+                    .map(|t| format!("Bearer {t}")),
+            ),
+        ];
+        let sent: Vec<(&'static str, String)> = match call.credentials.is_empty() {
+            true => self.credentials.iter().cloned().collect(),
+            false => own
+                .into_iter()
+                .filter_map(|(name, value)| value.map(|v| (name, v)))
+                .collect(),
+        };
+        let ids = call
+            .request_id
+            .iter()
+            .map(|id| ("x-request-id", id.clone()));
+        for (name, value) in sent.into_iter().chain(ids) {
             if let Ok(v) = tonic::metadata::MetadataValue::try_from(value.as_str()) {
-                request.metadata_mut().insert(*name, v);
+                request.metadata_mut().insert(name, v);
             }
         }
         request

@@ -139,12 +139,13 @@ macro_rules! dispatch_control_fn {
         /// Run control-plane operation `op` with its request object.
         pub(crate) async fn dispatch_control(
             plane: &dyn ControlPlane,
+            call: &Call,
             op: &str,
             obj: Map<String, Value>,
         ) -> Result<Reply, CatalogError> {
             match op {
                 $( stringify!($Name) => {
-                    let answer: $Resp = plane.$method(model::<$Req>(obj)?).await?;
+                    let answer: $Resp = plane.$method(call, model::<$Req>(obj)?).await?;
                     Ok(Reply::Json(json(answer)?))
                 } )*
                 other => Err(CatalogError::unsupported(format!(

@@ -26,7 +26,7 @@ use lance_namespace::LanceNamespace;
 use serde_json::{Map, Value};
 
 pub use crate::api::{AnswerKind, BodyKind, Kind, OpDef, Plane, CONTROL_OPS, OPS};
-use crate::core::control::ControlPlane;
+use crate::core::control::{Call, ControlPlane};
 use crate::error::CatalogError;
 use crate::governance::Governance;
 use dispatch::{dispatch, dispatch_control, Reply};
@@ -109,7 +109,15 @@ pub async fn invoke(
     body: Bytes,
 ) -> Result<(), CatalogError> {
     match op.plane {
-        Plane::Control => dispatch_control(control, op.name, obj).await.map(|_| ()),
+        Plane::Control => {
+            let call = Call::new(
+                crate::auth::Credentials::from_identity(obj.get("identity")),
+                None,
+            );
+            dispatch_control(control, &call, op.name, obj)
+                .await
+                .map(|_| ())
+        }
         Plane::Spec => dispatch(ns, op.name, obj, body).await.map(|_| ()),
     }
 }
@@ -213,10 +221,7 @@ async fn handle(
         .and_then(|v| v.to_str().ok())
         .map(str::to_string)
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    let ran = crate::governance::caller::with_request_id(
-        request_id.clone(),
-        run(op, &state, path, req, &instance),
-    );
+    let ran = run(op, &state, path, req, &instance, &request_id);
     let mut resp = match ran.await {
         Ok(resp) => resp,
         Err(problem) => problem
@@ -236,6 +241,7 @@ async fn run(
     path: PathParams,
     req: Request,
     instance: &str,
+    request_id: &str,
 ) -> Result<Response, Problem> {
     let params = path
         .map_err(|e| path_problem(&e, instance))?
@@ -309,14 +315,13 @@ async fn run(
 
     let reply = match (op.plane, &state.control) {
         (Plane::Control, Some(control)) => {
-            // The control plane's models carry no identity: the call runs
-            // as its caller instead.
-            let caller = crate::auth::Credentials::from_identity(obj.get("identity"));
-            crate::governance::caller::as_caller(
-                caller,
-                dispatch_control(control.as_ref(), op.name, obj),
-            )
-            .await
+            // The control plane's models carry no identity: the caller
+            // travels as the call's metadata instead.
+            let call = Call::new(
+                crate::auth::Credentials::from_identity(obj.get("identity")),
+                Some(request_id.to_string()),
+            );
+            dispatch_control(control.as_ref(), &call, op.name, obj).await
         }
         _ => match streaming {
             Some(gov) => {

@@ -3,6 +3,7 @@
 //! project, no cascade, protection and force), and races between two
 //! servers sharing one control root.
 
+use lance_catalog::api::call::Call;
 use lance_catalog::core::control::*;
 use lance_catalog::grpc::control::GrpcControl;
 use lance_catalog::rest::RestConfig;
@@ -62,17 +63,23 @@ async fn projects_and_warehouses_over_rest_and_grpc() {
     // The same registry through gRPC.
     let grpc = GrpcControl::connect(&base).await.unwrap();
     let got = grpc
-        .describe_project(DescribeProjectRequest {
-            project_id: "acme".into(),
-        })
+        .describe_project(
+            &Call::default(),
+            DescribeProjectRequest {
+                project_id: "acme".into(),
+            },
+        )
         .await
         .unwrap();
     assert_eq!(got.description.as_deref(), Some("ACME"));
     assert_eq!(got.properties["team"], "data");
-    grpc.create_project(CreateProjectRequest {
-        project_id: "beta".into(),
-        ..Default::default()
-    })
+    grpc.create_project(
+        &Call::default(),
+        CreateProjectRequest {
+            project_id: "beta".into(),
+            ..Default::default()
+        },
+    )
     .await
     .unwrap();
     let (_, page1) = call(&c, Method::GET, format!("{base}/v1/projects?limit=1"), None).await;
@@ -209,17 +216,23 @@ async fn projects_and_warehouses_over_rest_and_grpc() {
         (s, e["code"].clone()),
         (StatusCode::NOT_FOUND, json!(10006))
     );
-    grpc.set_project_protection(SetProjectProtectionRequest {
-        project_id: "acme".into(),
-        protected: true,
-    })
+    grpc.set_project_protection(
+        &Call::default(),
+        SetProjectProtectionRequest {
+            project_id: "acme".into(),
+            protected: true,
+        },
+    )
     .await
     .unwrap();
     let e = grpc
-        .delete_project(DeleteProjectRequest {
-            project_id: "acme".into(),
-            force: None,
-        })
+        .delete_project(
+            &Call::default(),
+            DeleteProjectRequest {
+                project_id: "acme".into(),
+                force: None,
+            },
+        )
         .await
         .unwrap_err();
     assert_eq!(e.code.0, 10010);
@@ -444,10 +457,13 @@ async fn protected_tables_and_namespaces_refuse_deletion() {
     // Cleared over gRPC, the table drops normally; forced, the namespace too.
     let grpc = GrpcControl::connect(&base).await.unwrap();
     let cleared = grpc
-        .set_table_protection(SetProtectionRequest {
-            id: vec!["p".into(), "t".into()],
-            protected: false,
-        })
+        .set_table_protection(
+            &Call::default(),
+            SetProtectionRequest {
+                id: vec!["p".into(), "t".into()],
+                protected: false,
+            },
+        )
         .await
         .unwrap();
     assert!(!cleared.protected);

@@ -1,6 +1,7 @@
 //! The gRPC service seen by generic gRPC tooling: health, reflection, and
 //! the spec code carried with every error.
 
+use lance_catalog::api::call::Call;
 use lance_catalog::grpc::pb;
 use lance_catalog::rest::RestConfig;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -167,15 +168,18 @@ async fn control_plane_over_grpc_and_rest() {
     let (_env, base) = endpoint().await;
     let control = GrpcControl::connect(&base).await.unwrap();
     let info = control
-        .get_server_info(GetServerInfoRequest {})
+        .get_server_info(&Call::default(), GetServerInfoRequest {})
         .await
         .unwrap();
     assert_eq!(info.version, env!("CARGO_PKG_VERSION"));
     assert!(info.features.contains(&"jobs".to_string()), "{info:?}");
     let e = control
-        .describe_job(DescribeJobRequest {
-            job_id: "no-such-job".into(),
-        })
+        .describe_job(
+            &Call::default(),
+            DescribeJobRequest {
+                job_id: "no-such-job".into(),
+            },
+        )
         .await
         .unwrap_err();
     assert_eq!(e.code.0, 10000, "{e:?}");

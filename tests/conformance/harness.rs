@@ -1,5 +1,6 @@
 //! Test environments: a fresh storage root, and the namespace to test.
 
+use lance_catalog::api::call::Call;
 use std::sync::Arc;
 
 use arrow_array::{Float64Array, Int64Array, RecordBatch, StringArray};
@@ -141,19 +142,25 @@ pub async fn warehouses_with(root: StorageConfig) -> (Arc<Governance>, TempDir) 
     })
     .await
     .expect("open governance");
-    gov.create_project(CreateProjectRequest {
-        project_id: "p".into(),
-        ..Default::default()
-    })
+    gov.create_project(
+        &Call::default(),
+        CreateProjectRequest {
+            project_id: "p".into(),
+            ..Default::default()
+        },
+    )
     .await
     .expect("project");
-    gov.create_warehouse(CreateWarehouseRequest {
-        warehouse_id: "wh".into(),
-        project_id: "p".into(),
-        storage_options: (!root.storage_options.is_empty()).then_some(root.storage_options),
-        root: root.root,
-        ..Default::default()
-    })
+    gov.create_warehouse(
+        &Call::default(),
+        CreateWarehouseRequest {
+            warehouse_id: "wh".into(),
+            project_id: "p".into(),
+            storage_options: (!root.storage_options.is_empty()).then_some(root.storage_options),
+            root: root.root,
+            ..Default::default()
+        },
+    )
     .await
     .expect("warehouse");
     (Arc::new(gov), home)

@@ -371,27 +371,36 @@ async fn submit_get_list_delete_and_their_codes() {
         .unwrap();
     use lance_catalog::core::control::*;
     let sub = control
-        .submit_lance_table_cleanup_task(SubmitLanceTaskRequest {
-            id: vec!["prod".into(), "docs".into()],
-            params: json!({"older_than": "1d"}).as_object().cloned().unwrap(),
-        })
+        .submit_lance_table_cleanup_task(
+            &Call::default(),
+            SubmitLanceTaskRequest {
+                id: vec!["prod".into(), "docs".into()],
+                params: json!({"older_than": "1d"}).as_object().cloned().unwrap(),
+            },
+        )
         .await
         .unwrap();
     let got = control
-        .get_lance_task_status(GetLanceTaskStatusRequest {
-            id: vec!["prod".into(), "docs".into()],
-            task_id: sub.task_id.clone(),
-        })
+        .get_lance_task_status(
+            &Call::default(),
+            GetLanceTaskStatusRequest {
+                id: vec!["prod".into(), "docs".into()],
+                task_id: sub.task_id.clone(),
+            },
+        )
         .await
         .unwrap();
     assert_eq!(got.table_id, sub.table_id);
     assert_eq!(got.task_info.params["older_than"], "1d");
     assert_eq!(got.task_info.error, None);
     let err = control
-        .delete_lance_task(DeleteLanceTaskRequest {
-            id: vec!["prod".into(), "docs".into()],
-            task_id: sub.task_id,
-        })
+        .delete_lance_task(
+            &Call::default(),
+            DeleteLanceTaskRequest {
+                id: vec!["prod".into(), "docs".into()],
+                task_id: sub.task_id,
+            },
+        )
         .await
         .unwrap_err();
     assert_eq!(err.code.0, 10001);

@@ -3,6 +3,7 @@
 //! protection and `force`, and the guard order: a create refused by the
 //! authorizer leaves nothing behind, at every door.
 
+use lance_catalog::api::call::Call;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,22 +58,28 @@ async fn governance(home: &Path, gate: Arc<Gate>) -> Arc<Governance> {
     .await
     .unwrap()
     .with_authorizer(gate);
-    gov.create_project(CreateProjectRequest {
-        project_id: "acme".into(),
-        ..Default::default()
-    })
+    gov.create_project(
+        &Call::default(),
+        CreateProjectRequest {
+            project_id: "acme".into(),
+            ..Default::default()
+        },
+    )
     .await
     .unwrap();
     Arc::new(gov)
 }
 
 async fn warehouse(gov: &Governance, id: &str, root: &Path) {
-    gov.create_warehouse(CreateWarehouseRequest {
-        warehouse_id: id.into(),
-        project_id: "acme".into(),
-        root: root.to_string_lossy().into_owned(),
-        ..Default::default()
-    })
+    gov.create_warehouse(
+        &Call::default(),
+        CreateWarehouseRequest {
+            warehouse_id: id.into(),
+            project_id: "acme".into(),
+            root: root.to_string_lossy().into_owned(),
+            ..Default::default()
+        },
+    )
     .await
     .unwrap();
 }
@@ -110,12 +117,15 @@ async fn warehouse_roots_are_checked() {
         format!("{}/../x", spare.path().display()),
     ] {
         let made = gov
-            .create_warehouse(CreateWarehouseRequest {
-                warehouse_id: "w".into(),
-                project_id: "acme".into(),
-                root: root.clone(),
-                ..Default::default()
-            })
+            .create_warehouse(
+                &Call::default(),
+                CreateWarehouseRequest {
+                    warehouse_id: "w".into(),
+                    project_id: "acme".into(),
+                    root: root.clone(),
+                    ..Default::default()
+                },
+            )
             .await;
         assert_eq!(made.unwrap_err().code, Code::INVALID_INPUT, "{root}");
     }
@@ -487,18 +497,24 @@ async fn refused_creates_leave_nothing() {
         .await;
     assert_eq!(code(renamed), 15, "rename");
     let door = gov
-        .create_warehouse_namespace(CreateWarehouseNamespaceRequest {
-            warehouse_id: "w1".into(),
-            namespace: "c".into(),
-            ..Default::default()
-        })
+        .create_warehouse_namespace(
+            &Call::default(),
+            CreateWarehouseNamespaceRequest {
+                warehouse_id: "w1".into(),
+                namespace: "c".into(),
+                ..Default::default()
+            },
+        )
         .await;
     assert_eq!(door.unwrap_err().code, Code::PERMISSION_DENIED, "door");
     let project = gov
-        .create_project(CreateProjectRequest {
-            project_id: "p2".into(),
-            ..Default::default()
-        })
+        .create_project(
+            &Call::default(),
+            CreateProjectRequest {
+                project_id: "p2".into(),
+                ..Default::default()
+            },
+        )
         .await;
     assert_eq!(
         project.unwrap_err().code,
@@ -506,12 +522,15 @@ async fn refused_creates_leave_nothing() {
         "project"
     );
     let wh = gov
-        .create_warehouse(CreateWarehouseRequest {
-            warehouse_id: "w2".into(),
-            project_id: "acme".into(),
-            root: elsewhere.path().to_string_lossy().into_owned(),
-            ..Default::default()
-        })
+        .create_warehouse(
+            &Call::default(),
+            CreateWarehouseRequest {
+                warehouse_id: "w2".into(),
+                project_id: "acme".into(),
+                root: elsewhere.path().to_string_lossy().into_owned(),
+                ..Default::default()
+            },
+        )
         .await;
     assert_eq!(wh.unwrap_err().code, Code::PERMISSION_DENIED, "warehouse");
     // Flight's DoPut create is a door too.

@@ -1,6 +1,7 @@
 //! Recoverable drops of namespace subtrees, and a project's own trash
 //! policy with expiry and the sweep, over gRPC.
 
+use lance_catalog::api::call::Call;
 use lance_catalog::core::control::{
     ControlPlane, ListTrashRequest, UndropNamespaceRequest, UndropTableRequest,
     UpdateProjectRequest,
@@ -166,11 +167,14 @@ async fn cascade_drop_and_undrop_of_a_three_level_subtree() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn project_policy_expiry_and_sweep_over_grpc() {
     let (gov, wh, _home) = crate::harness::warehouses().await;
-    gov.update_project(UpdateProjectRequest {
-        project_id: "p".into(),
-        trash_grace: Some("1s".into()),
-        ..Default::default()
-    })
+    gov.update_project(
+        &Call::default(),
+        UpdateProjectRequest {
+            project_id: "p".into(),
+            trash_grace: Some("1s".into()),
+            ..Default::default()
+        },
+    )
     .await
     .unwrap();
     let addr = lance_catalog::server::spawn_governed(gov.clone(), RestConfig::default())
@@ -192,10 +196,13 @@ async fn project_policy_expiry_and_sweep_over_grpc() {
     .unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
     let listed = control
-        .list_trash(ListTrashRequest {
-            warehouse_id: Some("wh".into()),
-            ..Default::default()
-        })
+        .list_trash(
+            &Call::default(),
+            ListTrashRequest {
+                warehouse_id: Some("wh".into()),
+                ..Default::default()
+            },
+        )
         .await
         .unwrap();
     assert_eq!(listed.entries.len(), 2);
@@ -212,33 +219,45 @@ async fn project_policy_expiry_and_sweep_over_grpc() {
         .clone()
         .unwrap();
     // Reported, not purged: no policy says so.
-    let swept = control.sweep_trash(Default::default()).await.unwrap();
+    let swept = control
+        .sweep_trash(&Call::default(), Default::default())
+        .await
+        .unwrap();
     assert_eq!((swept.expired.len(), swept.purged.len()), (2, 0));
     assert!(wh.path().join(&rel).exists());
     // Undrop of a top-level namespace over gRPC: bound again, in its warehouse.
     let back = control
-        .undrop_namespace(UndropNamespaceRequest {
-            id: vec!["top".into()],
-            ..Default::default()
-        })
+        .undrop_namespace(
+            &Call::default(),
+            UndropNamespaceRequest {
+                id: vec!["top".into()],
+                ..Default::default()
+            },
+        )
         .await
         .unwrap();
     assert_eq!(back.restored.len(), 2);
     assert_eq!(count(&ns, &t).await, 4);
     let e = control
-        .undrop_table(UndropTableRequest {
-            id: vec!["top".into(), "t".into()],
-            ..Default::default()
-        })
+        .undrop_table(
+            &Call::default(),
+            UndropTableRequest {
+                id: vec!["top".into(), "t".into()],
+                ..Default::default()
+            },
+        )
         .await
         .unwrap_err();
     assert_eq!(e.code.0, 4);
     // Now the project purges expired trash.
-    gov.update_project(UpdateProjectRequest {
-        project_id: "p".into(),
-        purge_expired_trash: Some(true),
-        ..Default::default()
-    })
+    gov.update_project(
+        &Call::default(),
+        UpdateProjectRequest {
+            project_id: "p".into(),
+            purge_expired_trash: Some(true),
+            ..Default::default()
+        },
+    )
     .await
     .unwrap();
     ns.drop_table(DropTableRequest {
@@ -248,11 +267,14 @@ async fn project_policy_expiry_and_sweep_over_grpc() {
     .await
     .unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
-    let swept = control.sweep_trash(Default::default()).await.unwrap();
+    let swept = control
+        .sweep_trash(&Call::default(), Default::default())
+        .await
+        .unwrap();
     assert_eq!((swept.expired.len(), swept.purged.len()), (1, 1));
     assert!(!wh.path().join(&rel).exists());
     assert!(control
-        .list_trash(Default::default())
+        .list_trash(&Call::default(), Default::default())
         .await
         .unwrap()
         .entries

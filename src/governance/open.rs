@@ -1,0 +1,144 @@
+//! Opening the governance layer: the default warehouse's root, the control
+//! root's registries, authentication and the Cedar policies, and the real
+//! ids of objects from before they existed.
+
+use std::sync::Arc;
+
+use super::guard::{AllowAll, Authorizer, Hooks, LogHooks};
+use super::models::DEFAULT_WAREHOUSE;
+use super::router::identify;
+use super::{Governance, GovernanceConfig, Registry};
+use crate::core::Catalog;
+use crate::error::{CatalogError, CatalogResult};
+
+impl Governance {
+    /// Open the default warehouse's root and the control root.
+    pub async fn open(config: &GovernanceConfig) -> CatalogResult<Self> {
+        let home = Catalog::open(&config.storage).await?;
+        let (records, control_root) = match config.control_root.as_deref() {
+            Some(uri) if !uri.trim().is_empty() => (
+                crate::core::open_records(uri, &config.storage.storage_options).await?,
+                crate::core::resolve_root(uri)?,
+            ),
+            _ => (
+                home.control_records(),
+                format!("{}/_catalog/control", home.root()),
+            ),
+        };
+        let mut gov = Self::single(home);
+        gov.registry = Registry::new(records.clone());
+        gov.control_root = control_root;
+        gov.warehouses = config.warehouses;
+        gov.trash = config.trash;
+        gov.maintenance = config.maintenance.clone();
+        let auth = &config.auth;
+        let jwt = match &auth.jwt {
+            Some(j) => Some(crate::auth::JwtVerifier::new(j.clone()).await?),
+            None => None,
+        };
+        gov.auth = Arc::new(crate::auth::Authenticator::new(
+            auth.required,
+            crate::auth::ApiKeys::new(records),
+            jwt,
+        ));
+        if auth.required {
+            let actions: Vec<&str> = crate::api::OPS
+                .iter()
+                .chain(crate::api::CONTROL_OPS)
+                .map(|op| op.action)
+                .chain(crate::auth::cedar::EXTRA_ACTIONS.iter().map(|(a, _)| *a))
+                .collect();
+            let cedar =
+                crate::auth::cedar::CedarAuthorizer::new(&actions, auth.policy_dir.as_deref())
+                    .map_err(CatalogError::invalid)?;
+            gov.cedar = Some(Arc::new(cedar));
+        }
+        if let Some(admin) = auth.bootstrap_admin.as_deref().filter(|a| !a.is_empty()) {
+            gov.registry
+                .grant(
+                    super::models::GrantResource {
+                        kind: "server".into(),
+                        ..Default::default()
+                    },
+                    admin,
+                    "admin",
+                    Some("--bootstrap-admin".into()),
+                )
+                .await?;
+        }
+        // Objects and grants from before real ids: every standing object
+        // gets its id, then old grants are bound to the objects they name.
+        identify(&gov.home, DEFAULT_WAREHOUSE).await;
+        if let Err(e) = gov.bind_unbound_grants().await {
+            tracing::warn!(error = %e.message, "grants from before real ids were not bound");
+        }
+        Ok(gov)
+    }
+
+    /// One root, warehouses off, registries in the root's control directory.
+    pub fn single(home: Catalog) -> Self {
+        let control_root = format!("{}/_catalog/control", home.root());
+        let records = home.control_records();
+        Self {
+            registry: Registry::new(records.clone()),
+            warehouses: false,
+            home: Arc::new(home),
+            control_root,
+            catalogs: Default::default(),
+            bound: Default::default(),
+            authorizer: Arc::new(AllowAll),
+            hooks: Arc::new(LogHooks),
+            auth: Arc::new(crate::auth::Authenticator::new(
+                false,
+                crate::auth::ApiKeys::new(records),
+                None,
+            )),
+            cedar: None,
+            grants: Default::default(),
+            denials: Default::default(),
+            trash: Default::default(),
+            maintenance: Default::default(),
+            ready: tokio::sync::watch::channel(None).0,
+        }
+    }
+
+    /// Set the trash settings (tests; the server reads its flags).
+    pub fn with_trash(mut self, trash: super::TrashConfig) -> Self {
+        self.trash = trash;
+        self
+    }
+
+    /// Set the maintenance-task settings (tests; the server reads flags).
+    pub fn with_maintenance(mut self, maintenance: super::MaintenanceConfig) -> Self {
+        self.maintenance = maintenance;
+        self
+    }
+
+    /// Replace the authorizer (the access issue's slot; tests use it to
+    /// check that a refusal leaves nothing behind).
+    pub fn with_authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
+        self.authorizer = authorizer;
+        self
+    }
+
+    /// Replace the post-write hooks.
+    pub fn with_hooks(mut self, hooks: Arc<dyn Hooks>) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// Whether warehouses are on.
+    pub fn warehouses_on(&self) -> bool {
+        self.warehouses
+    }
+
+    /// The default warehouse's catalog.
+    pub fn home(&self) -> &Arc<Catalog> {
+        &self.home
+    }
+
+    /// The registries' location.
+    pub fn control_root(&self) -> &str {
+        &self.control_root
+    }
+}

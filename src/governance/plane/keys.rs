@@ -1,0 +1,76 @@
+//! API keys: only the server admin mints them; a principal may list and revoke its own.
+
+use super::prelude::*;
+
+impl Plane<'_> {
+    pub(super) async fn create_api_key(
+        &self,
+        request: CreateApiKeyRequest,
+    ) -> CatalogResult<CreateApiKeyResponse> {
+        // Only the server admin mints keys: a key outlives the token of
+        // whoever asked for it, so it is never a caller's own to make.
+        let caller = self.caller(self.call).await?;
+        self.control(self.call, op::CreateApiKey.action, "server", vec![])
+            .await?;
+        let (info, key) = self
+            .auth
+            .keys()
+            .mint(
+                &request.principal,
+                request.description,
+                caller.map(|c| c.id),
+            )
+            .await?;
+        Ok(CreateApiKeyResponse {
+            key_id: info.key_id,
+            key,
+            principal: info.principal,
+            description: info.description,
+            created_at_ms: info.created_at_ms,
+        })
+    }
+
+    pub(super) async fn list_api_keys(
+        &self,
+        request: ListApiKeysRequest,
+    ) -> CatalogResult<ListApiKeysResponse> {
+        self.own_or_admin(
+            self.call,
+            op::ListApiKeys.action,
+            request.principal.as_deref(),
+        )
+        .await?;
+        let keys = self.auth.keys().list(request.principal.as_deref()).await?;
+        let (api_keys, page_token) = page_items(
+            keys,
+            |k| k.key_id.clone(),
+            request.page_token.as_deref(),
+            request.limit,
+        )?;
+        Ok(ListApiKeysResponse {
+            api_keys,
+            page_token,
+        })
+    }
+
+    pub(super) async fn revoke_api_key(
+        &self,
+        request: RevokeApiKeyRequest,
+    ) -> CatalogResult<RevokeApiKeyResponse> {
+        // Whose key it is decides who may revoke it; an unknown key is
+        // told only to whoever could revoke any.
+        let owner = self
+            .auth
+            .keys()
+            .info(&request.key_id)
+            .await
+            .ok()
+            .map(|k| k.principal);
+        self.own_or_admin(self.call, op::RevokeApiKey.action, owner.as_deref())
+            .await?;
+        self.auth.keys().revoke(&request.key_id).await?;
+        Ok(RevokeApiKeyResponse {
+            key_id: request.key_id,
+        })
+    }
+}

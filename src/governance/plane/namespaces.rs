@@ -1,0 +1,67 @@
+//! A warehouse's top-level namespaces: the door that creates one bound to its warehouse, and their listing.
+
+use super::prelude::*;
+
+impl Plane<'_> {
+    pub(super) async fn create_warehouse_namespace(
+        &self,
+        request: CreateWarehouseNamespaceRequest,
+    ) -> CatalogResult<WarehouseNamespace> {
+        let principal = self.caller(self.call).await?;
+        if !self.warehouses && request.warehouse_id != DEFAULT_WAREHOUSE {
+            return Err(CatalogError::invalid(
+                "warehouses are off on this server (--warehouses on): every namespace lives in the default warehouse",
+            ));
+        }
+        let spec = CreateNamespaceRequest {
+            id: Some(vec![request.namespace.clone()]),
+            properties: request.properties,
+            mode: request.mode,
+            ..Default::default()
+        };
+        let made = if self.warehouses {
+            self.create_bound(&request.warehouse_id, spec, principal)
+                .await?
+        } else {
+            let mut spec = spec;
+            // The caller's credentials travel with the spec request.
+            let creds = self.call.credentials.clone();
+            spec.identity = Some(Box::new(lance_namespace::models::Identity {
+                api_key: creds.api_key,
+                auth_token: creds.bearer,
+            }));
+            self.create_namespace(spec)
+                .await
+                .map_err(|e| CatalogError::from_lance(&e))?
+        };
+        Ok(WarehouseNamespace {
+            warehouse_id: request.warehouse_id,
+            namespace: request.namespace,
+            properties: made.properties.unwrap_or_default(),
+        })
+    }
+
+    pub(super) async fn list_warehouse_namespaces(
+        &self,
+        request: ListWarehouseNamespacesRequest,
+    ) -> CatalogResult<ListWarehouseNamespacesResponse> {
+        self.control(
+            self.call,
+            op::ListWarehouseNamespaces.action,
+            "warehouse",
+            one(&request.warehouse_id),
+        )
+        .await?;
+        self.warehouse(&request.warehouse_id).await?;
+        let names = match self.warehouses {
+            true => self.registry.namespaces_of(&request.warehouse_id).await?,
+            false => crate::governance::spec::root_namespaces(&self.home).await?,
+        };
+        let (namespaces, page_token) =
+            crate::governance::registry::page(names, request.page_token.as_deref(), request.limit)?;
+        Ok(ListWarehouseNamespacesResponse {
+            namespaces,
+            page_token,
+        })
+    }
+}

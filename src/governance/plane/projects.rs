@@ -1,0 +1,146 @@
+//! Projects: the top of the hierarchy, each owned by its creator.
+
+use super::prelude::*;
+
+impl Plane<'_> {
+    pub(super) async fn create_project(
+        &self,
+        request: CreateProjectRequest,
+    ) -> CatalogResult<Project> {
+        let principal = self.caller(self.call).await?;
+        crate::records::check_id("project", &request.project_id)?;
+        if request.project_id == DEFAULT_PROJECT {
+            return Err(CatalogError::new(
+                Code::PROJECT_ALREADY_EXISTS,
+                "project \"default\" is built in",
+            ));
+        }
+        self.control(self.call, op::CreateProject.action, "server", vec![])
+            .await?;
+        let made = self.registry.create_project(request).await?;
+        self.created(
+            self.call,
+            principal,
+            op::CreateProject.action,
+            "project",
+            &made.project_id,
+        )
+        .await;
+        Ok(made)
+    }
+
+    pub(super) async fn list_projects(
+        &self,
+        request: ListProjectsRequest,
+    ) -> CatalogResult<ListProjectsResponse> {
+        let caller = self.caller(self.call).await?;
+        if !self.auth.required()
+            || self
+                .may(&caller, op::ListProjects.action, "server", vec![])
+                .await
+        {
+            return self.registry.list_projects(request).await;
+        }
+        // Only what the caller may see, paged over that.
+        let mut visible = Vec::new();
+        for p in self.registry.all_projects().await? {
+            let id = one(&p.project_id);
+            if self
+                .may(&caller, op::DescribeProject.action, "project", id)
+                .await
+            {
+                visible.push(p);
+            }
+        }
+        let (projects, page_token) = page_items(
+            visible,
+            |p| p.project_id.clone(),
+            request.page_token.as_deref(),
+            request.limit,
+        )?;
+        Ok(ListProjectsResponse {
+            projects,
+            page_token,
+        })
+    }
+
+    pub(super) async fn describe_project(
+        &self,
+        request: DescribeProjectRequest,
+    ) -> CatalogResult<Project> {
+        self.control(
+            self.call,
+            op::DescribeProject.action,
+            "project",
+            one(&request.project_id),
+        )
+        .await?;
+        if request.project_id == DEFAULT_PROJECT {
+            if let Err(e) = self.registry.project(DEFAULT_PROJECT).await {
+                if e.code == Code::PROJECT_NOT_FOUND {
+                    return Ok(Project {
+                        project_id: DEFAULT_PROJECT.to_string(),
+                        description: Some("built in: the server's --root".to_string()),
+                        ..Default::default()
+                    });
+                }
+            }
+        }
+        self.registry.project(&request.project_id).await
+    }
+
+    pub(super) async fn update_project(
+        &self,
+        request: UpdateProjectRequest,
+    ) -> CatalogResult<Project> {
+        let access = self
+            .control(
+                self.call,
+                op::UpdateProject.action,
+                "project",
+                one(&request.project_id),
+            )
+            .await?;
+        let done = self.registry.update_project(request).await?;
+        self.succeeded(&access).await;
+        Ok(done)
+    }
+
+    pub(super) async fn delete_project(
+        &self,
+        request: DeleteProjectRequest,
+    ) -> CatalogResult<DeleteProjectResponse> {
+        let access = self
+            .control(
+                self.call,
+                op::DeleteProject.action,
+                "project",
+                one(&request.project_id),
+            )
+            .await?;
+        if request.project_id == DEFAULT_PROJECT {
+            return Err(builtin("project", DEFAULT_PROJECT));
+        }
+        let done = self.registry.delete_project(request).await?;
+        self.grants_follow(&access).await;
+        self.succeeded(&access).await;
+        Ok(done)
+    }
+
+    pub(super) async fn set_project_protection(
+        &self,
+        request: SetProjectProtectionRequest,
+    ) -> CatalogResult<Project> {
+        let access = self
+            .control(
+                self.call,
+                op::SetProjectProtection.action,
+                "project",
+                one(&request.project_id),
+            )
+            .await?;
+        let done = self.registry.set_project_protection(request).await?;
+        self.succeeded(&access).await;
+        Ok(done)
+    }
+}

@@ -1,0 +1,186 @@
+//! Warehouses: a storage root each, in a project; the built-in default follows `--root`.
+
+use super::prelude::*;
+
+impl Plane<'_> {
+    pub(super) async fn create_warehouse(
+        &self,
+        mut request: CreateWarehouseRequest,
+    ) -> CatalogResult<Warehouse> {
+        let principal = self.caller(self.call).await?;
+        crate::records::check_id("warehouse", &request.warehouse_id)?;
+        if request.warehouse_id == DEFAULT_WAREHOUSE {
+            return Err(CatalogError::new(
+                Code::WAREHOUSE_ALREADY_EXISTS,
+                "warehouse \"default\" is built in: it is the server's --root",
+            ));
+        }
+        if let Err(e) = self.registry.project(&request.project_id).await {
+            let access = Access {
+                principal: principal.clone(),
+                action: op::CreateWarehouse.action,
+                kind: "project",
+                id: one(&request.project_id),
+                ..Default::default()
+            };
+            return Err(self
+                .hidden(e, &access, "project", one(&request.project_id))
+                .await);
+        }
+        self.control(
+            self.call,
+            op::CreateWarehouse.action,
+            "project",
+            one(&request.project_id),
+        )
+        .await?;
+        request.root = self.check_root(&request.root).await?;
+        let options = request.storage_options.clone().unwrap_or_default();
+        crate::core::probe_root(&request.root, &options).await?;
+        let made = self.registry.create_warehouse(request).await?;
+        self.created(
+            self.call,
+            principal,
+            op::CreateWarehouse.action,
+            "warehouse",
+            &made.warehouse_id,
+        )
+        .await;
+        Ok(made)
+    }
+
+    pub(super) async fn list_warehouses(
+        &self,
+        request: ListWarehousesRequest,
+    ) -> CatalogResult<ListWarehousesResponse> {
+        let caller = self.caller(self.call).await?;
+        let scope_ok = match request.project_id.as_deref() {
+            Some(p) => {
+                self.may(&caller, op::ListWarehouses.action, "project", one(p))
+                    .await
+            }
+            None => {
+                self.may(&caller, op::ListWarehouses.action, "server", vec![])
+                    .await
+            }
+        };
+        if !self.auth.required() || scope_ok {
+            return self.registry.list_warehouses(request).await;
+        }
+        let mut visible = Vec::new();
+        for w in self
+            .registry
+            .all_warehouses(request.project_id.as_deref())
+            .await?
+        {
+            let id = one(&w.warehouse_id);
+            if self
+                .may(&caller, op::DescribeWarehouse.action, "warehouse", id)
+                .await
+            {
+                visible.push(w);
+            }
+        }
+        let (warehouses, page_token) = page_items(
+            visible,
+            |w| w.warehouse_id.clone(),
+            request.page_token.as_deref(),
+            request.limit,
+        )?;
+        Ok(ListWarehousesResponse {
+            warehouses,
+            page_token,
+        })
+    }
+
+    pub(super) async fn describe_warehouse(
+        &self,
+        request: DescribeWarehouseRequest,
+    ) -> CatalogResult<Warehouse> {
+        self.control(
+            self.call,
+            op::DescribeWarehouse.action,
+            "warehouse",
+            one(&request.warehouse_id),
+        )
+        .await?;
+        Ok(self.warehouse(&request.warehouse_id).await?.redacted())
+    }
+
+    pub(super) async fn update_warehouse(
+        &self,
+        request: UpdateWarehouseRequest,
+    ) -> CatalogResult<Warehouse> {
+        let access = self
+            .control(
+                self.call,
+                op::UpdateWarehouse.action,
+                "warehouse",
+                one(&request.warehouse_id),
+            )
+            .await?;
+        if request.warehouse_id == DEFAULT_WAREHOUSE {
+            return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
+        }
+        let done = self.registry.update_warehouse(request).await?;
+        self.succeeded(&access).await;
+        Ok(done)
+    }
+
+    pub(super) async fn delete_warehouse(
+        &self,
+        request: DeleteWarehouseRequest,
+    ) -> CatalogResult<DeleteWarehouseResponse> {
+        let access = self
+            .control(
+                self.call,
+                op::DeleteWarehouse.action,
+                "warehouse",
+                one(&request.warehouse_id),
+            )
+            .await?;
+        if request.warehouse_id == DEFAULT_WAREHOUSE {
+            return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
+        }
+        // Its trash holds bytes only its catalog can bring back or purge.
+        if let Ok(catalog) = self.catalog(&request.warehouse_id).await {
+            let held = catalog.trash_entries().await?;
+            if !held.is_empty() {
+                return Err(CatalogError::new(
+                    Code::WAREHOUSE_NOT_EMPTY,
+                    format!(
+                        "warehouse {:?} holds {} trash entries (GET /v1/trash?warehouse_id={}); undrop or purge them first",
+                        request.warehouse_id,
+                        held.len(),
+                        request.warehouse_id
+                    ),
+                ));
+            }
+        }
+        let deleted = self.registry.delete_warehouse(request).await?;
+        self.forget_catalog(&deleted.warehouse_id).await;
+        self.grants_follow(&access).await;
+        self.succeeded(&access).await;
+        Ok(deleted)
+    }
+
+    pub(super) async fn set_warehouse_protection(
+        &self,
+        request: SetWarehouseProtectionRequest,
+    ) -> CatalogResult<Warehouse> {
+        let access = self
+            .control(
+                self.call,
+                op::SetWarehouseProtection.action,
+                "warehouse",
+                one(&request.warehouse_id),
+            )
+            .await?;
+        if request.warehouse_id == DEFAULT_WAREHOUSE {
+            return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
+        }
+        let done = self.registry.set_warehouse_protection(request).await?;
+        self.succeeded(&access).await;
+        Ok(done)
+    }
+}
