@@ -196,7 +196,7 @@ async fn serve_http(
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(header_timeout)
-        .max_headers(crate::rest::guard::HYPER_MAX_HEADERS);
+        .max_headers(crate::rest::limits::HYPER_MAX_HEADERS);
     let graceful = GracefulShutdown::new();
     tokio::pin!(stop);
     loop {

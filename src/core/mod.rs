@@ -33,7 +33,6 @@
 //! | drops under a grace period (table, cascade) | `detach.rs` |
 //! | undrop of a table or a namespace subtree | `undrop.rs` |
 //! | storage options from `lance.storage.*` namespace properties | `storage_options.rs` |
-//! | the control plane's trait and models (served by `governance/`) | `control.rs` |
 //! | table maintenance tasks: submit, list, workers, running them | `maintenance/` |
 //! | the reconciler | `reconcile.rs` |
 //! | object identity: real ids of tables and namespaces | `identity.rs` |
@@ -46,7 +45,6 @@ mod branch_index;
 mod branch_ops;
 mod checks;
 mod computed;
-pub mod control;
 mod data;
 mod detach;
 pub mod identity;

@@ -3,26 +3,30 @@
 //!
 //! | what | file |
 //! |---|---|
+//! | the `Governance` struct and the `Route` a request takes | `mod.rs` |
+//! | its settings; opening it (registries, auth, Cedar, real ids) | `config.rs`, `open.rs` |
 //! | registries on the control root: projects, warehouses, bindings | `registry.rs`, `bindings.rs` |
-//! | routing each request to its warehouse's core `Catalog` | `router.rs`, `ops.rs` |
-//! | the spec's 54 operations over the hierarchy | `spec.rs`, `visible.rs` (what lists show) |
-//! | the control plane; the door for top-level namespaces | `plane.rs`, `targets.rs`, `control.rs` |
-//! | grant management: create, list, revoke | `grant_ops.rs` |
+//! | routing each request to its warehouse's core `Catalog` | `router.rs`, `requests.rs` (what a request names) |
+//! | the spec's 54 operations over the hierarchy: one admit, one finish | `spec.rs`, `visible.rs` (what lists show) |
+//! | the bodies that stream (REST create/insert/query, Flight) | `streams.rs` |
+//! | the control plane, a file per concern, served per call | `plane/`, `targets.rs` (authorizing its targets) |
+//! | the door for top-level namespaces; warehouse roots | `door.rs` |
+//! | grant management: create, list, revoke | `granting.rs` |
 //! | the guard order's slots; grants, Cedar, ownership | `guard.rs`, `grants.rs`, `access.rs` |
 //! | which object a request is about: minted and looked-up real ids | `objects.rs` |
 //! | the audit trail | `audit.rs` |
 //! | recoverable drops: grace, undrop, trash listing, purge, sweep | `trash.rs` |
 //! | maintenance tasks: the governed API and the worker pool | `maintenance.rs` |
-//! | a view of one warehouse for any `LanceNamespace` | `scoped.rs` |
+//! | readiness; a view of one warehouse for any `LanceNamespace` | `health.rs`, `scoped.rs` |
+//! | durations (`7d`, `90m`) | `duration.rs` |
 
 mod access;
 mod audit;
 mod bindings;
 mod config;
-mod control;
-mod data;
+mod door;
 mod duration;
-mod grant_ops;
+mod granting;
 mod grants;
 pub mod guard;
 mod health;
@@ -30,12 +34,13 @@ mod maintenance;
 pub mod models;
 mod objects;
 mod open;
-mod ops;
 mod plane;
 mod registry;
+mod requests;
 mod router;
 mod scoped;
 mod spec;
+mod streams;
 mod targets;
 pub mod trash;
 mod visible;

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::guard::{Access, ObjectRef};
 use super::models::Grant;
-use super::ops::string_list;
+use super::requests::string_list;
 use super::{Governance, Route, DEFAULT_WAREHOUSE};
 use crate::api::{Effect, Target};
 use crate::core::identity::fresh_object_id;
@@ -164,7 +164,7 @@ impl Governance {
         self.authorize_bound(access).await?;
         if access.object == ObjectRef::Standing
             && !self.auth.required()
-            && !super::ops::is_read(access.action)
+            && !super::requests::is_read(access.action)
         {
             access.object = self.standing(route, access).await?;
         }

@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use super::guard::Access;
 use super::models::{Warehouse, ACTIVE, DELETING, QUARANTINED};
-use super::ops::top_levels;
-pub(super) use super::ops::{access, id_is_namespace, is_door, is_read};
+use super::requests::top_levels;
+pub(super) use super::requests::{access, id_is_namespace, is_door, is_read};
 use super::{Governance, Route};
 use crate::core::{reserved, Catalog, StorageConfig};
 use crate::error::{CatalogError, CatalogResult, Code};

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::guard::{Access, ObjectRef};
 use super::objects::{batch_parts, is_batch, mint};
-use super::ops::string_list;
+use super::requests::string_list;
 use super::router::{access, id_is_namespace, is_door, is_read};
 use super::{Governance, Route, DEFAULT_WAREHOUSE};
 use crate::error::{CatalogError, CatalogResult, Code};

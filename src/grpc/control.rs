@@ -15,7 +15,7 @@ use super::convert::{
 };
 use super::pb;
 use super::pb::catalog_control_service_client::CatalogControlServiceClient;
-use crate::core::control::*;
+use crate::api::control::*;
 use crate::error::{CatalogError, CatalogResult};
 use crate::grpc::status::{from_status, to_status};
 

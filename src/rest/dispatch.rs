@@ -8,8 +8,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::api::control::*;
 use crate::api::inventory::{for_each_control_op, for_each_spec_op};
-use crate::core::control::*;
 use crate::error::CatalogError;
 
 /// What a successful operation answers.

@@ -3,7 +3,7 @@
 //! nothing about what an operation means.
 
 mod dispatch;
-pub mod guard;
+pub mod limits;
 pub mod openapi;
 mod probes;
 mod problem;
@@ -25,8 +25,8 @@ use futures::StreamExt;
 use lance_namespace::LanceNamespace;
 use serde_json::{Map, Value};
 
+use crate::api::control::{Call, ControlPlane};
 pub use crate::api::{AnswerKind, BodyKind, Kind, OpDef, Plane, CONTROL_OPS, OPS};
-use crate::core::control::{Call, ControlPlane};
 use crate::error::CatalogError;
 use crate::governance::Governance;
 use dispatch::{dispatch, dispatch_control, Reply};
@@ -176,7 +176,7 @@ fn finish(api: Router, config: &RestConfig) -> Router {
     let idle = config.body_idle_timeout;
     app.fallback(not_found)
         .layer(axum::middleware::from_fn(move |req, next| {
-            guard::limits(idle, req, next)
+            limits::limits(idle, req, next)
         }))
 }
 
@@ -365,7 +365,7 @@ fn body_problem(e: &axum::Error, limit: usize, instance: &str) -> Problem {
         .map(|s| s.is::<http_body_util::LengthLimitError>())
         .unwrap_or(false)
         || e.to_string().contains("length limit");
-    if guard::is_idle_timeout(e) {
+    if limits::is_idle_timeout(e) {
         return Problem::invalid(
             format!("the request body stalled: {e}; send the whole body without pausing"),
             instance,

@@ -4,7 +4,7 @@
 //! servers sharing one control root.
 
 use lance_catalog::api::call::Call;
-use lance_catalog::core::control::*;
+use lance_catalog::api::control::*;
 use lance_catalog::grpc::control::GrpcControl;
 use lance_catalog::rest::RestConfig;
 use lance_catalog::{Catalog, StorageConfig};

@@ -163,7 +163,7 @@ async fn errors_carry_the_spec_code() {
 /// gRPC (the Rust client) and REST.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn control_plane_over_grpc_and_rest() {
-    use lance_catalog::core::control::{ControlPlane, DescribeJobRequest, GetServerInfoRequest};
+    use lance_catalog::api::control::{ControlPlane, DescribeJobRequest, GetServerInfoRequest};
     use lance_catalog::grpc::control::GrpcControl;
     let (_env, base) = endpoint().await;
     let control = GrpcControl::connect(&base).await.unwrap();

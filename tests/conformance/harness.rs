@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arrow_array::{Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
-use lance_catalog::core::control::{ControlPlane, CreateProjectRequest, CreateWarehouseRequest};
+use lance_catalog::api::control::{ControlPlane, CreateProjectRequest, CreateWarehouseRequest};
 use lance_catalog::governance::{Governance, GovernanceConfig, Scoped};
 use lance_catalog::rest::RestConfig;
 use lance_catalog::{Catalog, CatalogError, StorageConfig};

@@ -369,7 +369,7 @@ async fn submit_get_list_delete_and_their_codes() {
     let control = lance_catalog::grpc::control::GrpcControl::connect(&s.base)
         .await
         .unwrap();
-    use lance_catalog::core::control::*;
+    use lance_catalog::api::control::*;
     let sub = control
         .submit_lance_table_cleanup_task(
             &Call::default(),

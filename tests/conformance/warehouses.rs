@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use arrow_flight::FlightDescriptor;
 use async_trait::async_trait;
-use lance_catalog::core::control::*;
+use lance_catalog::api::control::*;
 use lance_catalog::governance::guard::{Access, Authorizer};
 use lance_catalog::governance::{Governance, GovernanceConfig, Scoped};
 use lance_catalog::rest::RestConfig;

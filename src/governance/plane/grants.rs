@@ -1,4 +1,4 @@
-//! Grants: created, listed and revoked through `grant_ops.rs`, bound to real ids.
+//! Grants: created, listed and revoked by the rules of `granting.rs`, bound to real ids.
 
 use super::prelude::*;
 

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 
 use super::Governance;
 use crate::api::call::Call;
-use crate::core::control::*;
+use crate::api::control::*;
 use crate::error::{CatalogError, CatalogResult};
 
 mod grants;
@@ -31,8 +31,8 @@ mod warehouses;
 /// What every file of the control plane names.
 mod prelude {
     pub(super) use super::{builtin, one, Plane};
+    pub(super) use crate::api::control::*;
     pub(super) use crate::api::op;
-    pub(super) use crate::core::control::*;
     pub(super) use crate::error::{CatalogError, CatalogResult, Code};
     pub(super) use crate::governance::guard::Access;
     pub(super) use crate::governance::registry::page_items;

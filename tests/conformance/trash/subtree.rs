@@ -2,7 +2,7 @@
 //! policy with expiry and the sweep, over gRPC.
 
 use lance_catalog::api::call::Call;
-use lance_catalog::core::control::{
+use lance_catalog::api::control::{
     ControlPlane, ListTrashRequest, UndropNamespaceRequest, UndropTableRequest,
     UpdateProjectRequest,
 };
