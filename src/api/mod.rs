@@ -16,6 +16,7 @@ pub(crate) mod inventory;
 pub mod jobs;
 pub mod maintenance;
 mod ops;
+pub mod page;
 pub mod protection;
 pub mod trash;
 

@@ -252,11 +252,11 @@ impl Catalog {
         // (without them, each table's data is looked at).
         if req.include_declared != Some(false) {
             let index = self.table_index().await?;
-            return Ok(index.tables_of(
+            return index.tables_of(
                 req.id.as_deref().unwrap_or_default(),
                 req.page_token.as_deref(),
                 req.limit,
-            ));
+            );
         }
         engine(self.inner.list_tables(req).await)
     }
@@ -273,7 +273,7 @@ impl Catalog {
         check_limit(req.limit)?;
         if req.include_declared != Some(false) {
             let index = self.table_index().await?;
-            return Ok(index.all_tables(req.page_token.as_deref(), req.limit));
+            return index.all_tables(req.page_token.as_deref(), req.limit);
         }
         let mut all = Vec::new();
         let mut pending = vec![Vec::<String>::new()];
@@ -293,29 +293,21 @@ impl Catalog {
             }
         }
         all.sort();
-        let start = match req.page_token.as_deref().filter(|t| !t.is_empty()) {
-            Some(token) => all.partition_point(|id| id.as_str() <= token),
-            None => 0,
-        };
-        let rest = &all[start..];
-        let limit = req.limit.map(|l| l as usize).unwrap_or(usize::MAX);
-        let page: Vec<String> = rest.iter().take(limit).cloned().collect();
-        let page_token = (rest.len() > page.len() && !page.is_empty())
-            .then(|| page.last().cloned())
-            .flatten();
+        let (tables, page_token) = crate::api::page::page(
+            &all,
+            req.page_token.as_deref(),
+            req.limit,
+            crate::api::page::SPEC,
+        )?;
         Ok(ListTablesResponse {
-            tables: page,
+            tables,
             page_token,
             ..Default::default()
         })
     }
 }
 
+/// A negative `limit` is refused before any listing work.
 pub(crate) fn check_limit(limit: Option<i32>) -> CatalogResult<()> {
-    match limit {
-        Some(l) if l < 0 => Err(CatalogError::invalid(format!(
-            "limit must be zero or positive, got {l}"
-        ))),
-        _ => Ok(()),
-    }
+    crate::api::page::size(limit, crate::api::page::SPEC).map(|_| ())
 }

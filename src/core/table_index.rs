@@ -64,7 +64,7 @@ impl TableIndex {
         ns: &[String],
         page_token: Option<&str>,
         limit: Option<i32>,
-    ) -> ListTablesResponse {
+    ) -> CatalogResult<ListTablesResponse> {
         let names = self
             .by_namespace
             .get(&super::checks::manifest_key(ns))
@@ -78,7 +78,7 @@ impl TableIndex {
         &self,
         page_token: Option<&str>,
         limit: Option<i32>,
-    ) -> ListTablesResponse {
+    ) -> CatalogResult<ListTablesResponse> {
         page(&self.all, page_token, limit)
     }
 }
@@ -92,27 +92,20 @@ fn ancestors(ns: &str) -> impl Iterator<Item = &str> {
     ends.map(move |end| &ns[..end])
 }
 
-/// The engine's paging, on a sorted list: start after the token (the last
-/// name of the previous page), at most `limit` names (all without one), and
-/// a token when more follow.
-fn page(sorted: &[String], page_token: Option<&str>, limit: Option<i32>) -> ListTablesResponse {
-    let start = match page_token.filter(|t| !t.is_empty()) {
-        Some(token) => sorted.partition_point(|n| n.as_str() <= token),
-        None => 0,
-    };
-    let rest = &sorted[start..];
-    let (tables, page_token) = match limit.and_then(|l| usize::try_from(l).ok()) {
-        Some(limit) if rest.len() > limit => {
-            let token = (limit > 0).then(|| rest[limit - 1].clone());
-            (rest[..limit].to_vec(), token)
-        }
-        _ => (rest.to_vec(), None),
-    };
-    ListTablesResponse {
+/// A page of `sorted` names, by the one paging rule (`api::page`, the
+/// spec's sizes: everything without a `limit`).
+fn page(
+    sorted: &[String],
+    page_token: Option<&str>,
+    limit: Option<i32>,
+) -> CatalogResult<ListTablesResponse> {
+    let (tables, page_token) =
+        crate::api::page::page(sorted, page_token, limit, crate::api::page::SPEC)?;
+    Ok(ListTablesResponse {
         tables,
         page_token,
         ..Default::default()
-    }
+    })
 }
 
 impl Catalog {
@@ -170,16 +163,16 @@ mod tests {
     fn pages_follow_the_engine() {
         let idx = index();
         let a = vec!["a".to_string()];
-        let p = idx.tables_of(&a, None, Some(1));
+        let p = idx.tables_of(&a, None, Some(1)).unwrap();
         assert_eq!(p.tables, vec!["t1"]);
         assert_eq!(p.page_token.as_deref(), Some("t1"));
-        let p = idx.tables_of(&a, Some("t1"), Some(1));
+        let p = idx.tables_of(&a, Some("t1"), Some(1)).unwrap();
         assert_eq!((p.tables, p.page_token), (vec!["t2".to_string()], None));
-        assert_eq!(idx.tables_of(&a, None, Some(0)).tables.len(), 0);
-        assert_eq!(idx.tables_of(&[], None, None).tables, vec!["top"]);
+        assert_eq!(idx.tables_of(&a, None, Some(0)).unwrap().tables.len(), 0);
+        assert_eq!(idx.tables_of(&[], None, None).unwrap().tables, vec!["top"]);
         // Not reachable: its namespace is gone.
         assert_eq!(
-            idx.all_tables(None, None).tables,
+            idx.all_tables(None, None).unwrap().tables,
             vec!["a$b$t", "a$t1", "a$t2", "top"]
         );
     }

@@ -86,7 +86,12 @@ impl Registry {
             .into_iter()
             .filter(|id| id.as_str() >= from.as_str())
             .collect();
-        let (ids, page_token) = super::registry::page(ids, req.page_token.as_deref(), req.limit)?;
+        let (ids, page_token) = crate::api::page::page(
+            &ids,
+            req.page_token.as_deref(),
+            req.limit,
+            crate::api::page::CONTROL,
+        )?;
         let mut events = Vec::with_capacity(ids.len());
         for id in ids {
             if let Some(e) = self.records.get::<Event>(EVENT, &id).await? {

@@ -3,10 +3,10 @@
 
 use super::guard::{Access, ObjectRef};
 use super::models::*;
-use super::registry::page_items;
 use super::{Governance, Route, DEFAULT_PROJECT};
 use crate::api::call::Call;
 use crate::api::op;
+use crate::api::page::{page_items, CONTROL};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 impl Governance {
@@ -194,6 +194,7 @@ impl Governance {
             |g| g.grant_id.clone(),
             request.page_token.as_deref(),
             request.limit,
+            CONTROL,
         )?;
         Ok(ListGrantsResponse { grants, page_token })
     }

@@ -7,15 +7,12 @@
 use std::collections::HashMap;
 
 use super::models::*;
+use crate::api::page::{page, CONTROL};
 use crate::error::{CatalogError, CatalogResult, Code};
 use crate::records::Records;
 
 pub(super) const PROJECT: &str = "project";
 pub(super) const WAREHOUSE: &str = "warehouse";
-
-/// Default and largest page of a listing.
-const DEFAULT_PAGE: usize = 100;
-const MAX_PAGE: usize = 1000;
 
 pub(super) use crate::records::now_ms;
 
@@ -28,48 +25,6 @@ fn merge(props: &mut HashMap<String, String>, updates: Option<HashMap<String, St
             props.insert(k, v);
         }
     }
-}
-
-/// One page of sorted `ids` after `token`, and the next token.
-pub(super) fn page(
-    ids: Vec<String>,
-    token: Option<&str>,
-    limit: Option<i32>,
-) -> CatalogResult<(Vec<String>, Option<String>)> {
-    let limit = match limit {
-        None => DEFAULT_PAGE,
-        Some(n) if n > 0 => (n as usize).min(MAX_PAGE),
-        Some(n) => return Err(CatalogError::invalid(format!("limit {n} must be positive"))),
-    };
-    let start = token
-        .filter(|t| !t.is_empty())
-        .map(|t| ids.partition_point(|id| id.as_str() <= t))
-        .unwrap_or(0);
-    let rest = &ids[start..];
-    let taken: Vec<String> = rest.iter().take(limit).cloned().collect();
-    let next = (rest.len() > limit)
-        .then(|| taken.last().cloned())
-        .flatten();
-    Ok((taken, next))
-}
-
-/// One page of `items` (sorted by `key`) after `token`, and the next token.
-pub(super) fn page_items<T>(
-    items: Vec<T>,
-    key: impl Fn(&T) -> String,
-    token: Option<&str>,
-    limit: Option<i32>,
-) -> CatalogResult<(Vec<T>, Option<String>)> {
-    let keys: Vec<String> = items.iter().map(&key).collect();
-    let (page, next) = page(keys, token, limit)?;
-    let page: std::collections::HashSet<String> = page.into_iter().collect();
-    Ok((
-        items
-            .into_iter()
-            .filter(|i| page.contains(&key(i)))
-            .collect(),
-        next,
-    ))
 }
 
 /// A project's trash grace period must read as a duration.
@@ -143,7 +98,7 @@ impl Registry {
         req: ListProjectsRequest,
     ) -> CatalogResult<ListProjectsResponse> {
         let ids = self.records.ids::<Project>(PROJECT).await?;
-        let (ids, page_token) = page(ids, req.page_token.as_deref(), req.limit)?;
+        let (ids, page_token) = page(&ids, req.page_token.as_deref(), req.limit, CONTROL)?;
         let mut projects = Vec::with_capacity(ids.len());
         for id in ids {
             // Deleted between the listing and now: not listed.
@@ -370,7 +325,7 @@ impl Registry {
             }
             None => self.records.ids::<Warehouse>(WAREHOUSE).await?,
         };
-        let (ids, page_token) = page(ids, req.page_token.as_deref(), req.limit)?;
+        let (ids, page_token) = page(&ids, req.page_token.as_deref(), req.limit, CONTROL)?;
         let mut warehouses = Vec::with_capacity(ids.len());
         for id in ids {
             if let Some(w) = self.records.get::<Warehouse>(WAREHOUSE, &id).await? {
@@ -505,28 +460,5 @@ impl Registry {
             ));
         }
         Ok(DeleteWarehouseResponse { warehouse_id: id })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pages_follow_tokens() {
-        let ids: Vec<String> = (0..5).map(|i| format!("p{i}")).collect();
-        let (a, t) = page(ids.clone(), None, Some(2)).unwrap();
-        assert_eq!(
-            (a, t.clone()),
-            (vec!["p0".into(), "p1".into()], Some("p1".into()))
-        );
-        let (b, t) = page(ids.clone(), t.as_deref(), Some(2)).unwrap();
-        assert_eq!(b, vec!["p2", "p3"]);
-        let (c, t) = page(ids.clone(), t.as_deref(), Some(2)).unwrap();
-        assert_eq!((c, t), (vec!["p4".to_string()], None));
-        assert_eq!(
-            page(ids, None, Some(0)).unwrap_err().code,
-            Code::INVALID_INPUT
-        );
     }
 }

@@ -5,6 +5,7 @@
 //! unbinds it), and the root listings, which merge every warehouse.
 
 use crate::api::op;
+use crate::api::page::SPEC;
 use bytes::Bytes;
 use lance_namespace::models;
 use lance_namespace::LanceNamespace;
@@ -316,7 +317,7 @@ impl Governance {
             names = seen;
         }
         let (namespaces, page_token) =
-            super::registry::page(names, request.page_token.as_deref(), request.limit)?;
+            crate::api::page::page(&names, request.page_token.as_deref(), request.limit, SPEC)?;
         Ok(models::ListNamespacesResponse {
             namespaces,
             page_token,
@@ -350,8 +351,12 @@ impl Governance {
             let tables = self
                 .visible_table_keys(&principal, keys, &route.warehouse)
                 .await?;
-            let (tables, page_token) =
-                super::registry::page(tables, request.page_token.as_deref(), request.limit)?;
+            let (tables, page_token) = crate::api::page::page(
+                &tables,
+                request.page_token.as_deref(),
+                request.limit,
+                SPEC,
+            )?;
             return Ok(models::ListTablesResponse {
                 tables,
                 page_token,
@@ -399,7 +404,7 @@ impl Governance {
         tables.sort();
         tables.dedup();
         let (tables, page_token) =
-            super::registry::page(tables, request.page_token.as_deref(), request.limit)?;
+            crate::api::page::page(&tables, request.page_token.as_deref(), request.limit, SPEC)?;
         Ok(models::ListTablesResponse {
             tables,
             page_token,

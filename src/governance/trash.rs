@@ -15,8 +15,8 @@ use std::collections::HashMap;
 
 use super::duration::parse_duration;
 use super::guard::{Access, ObjectRef};
-use super::registry::page_items;
 use super::{Governance, Route, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
+use crate::api::page::{page_items, CONTROL};
 use crate::core::reserved::{PRINCIPAL, TRASH_GRACE};
 use crate::core::trash::TrashEntry;
 use crate::core::undrop::{
@@ -362,6 +362,7 @@ impl Governance {
             |e| e.trash_id.clone(),
             request.page_token.as_deref(),
             request.limit,
+            CONTROL,
         )?;
         Ok(ListTrashResponse {
             entries,

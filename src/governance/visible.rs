@@ -3,6 +3,7 @@
 //! some children) sees those it may describe, paged over what it sees.
 
 use crate::api::op;
+use crate::api::page::SPEC;
 use lance_namespace::models;
 use lance_namespace::LanceNamespace;
 use serde_json::Value;
@@ -121,7 +122,7 @@ impl Governance {
                 .await);
         }
         let (namespaces, page_token) =
-            super::registry::page(names, request.page_token.as_deref(), request.limit)?;
+            crate::api::page::page(&names, request.page_token.as_deref(), request.limit, SPEC)?;
         Ok(models::ListNamespacesResponse {
             namespaces,
             page_token,
@@ -179,7 +180,7 @@ impl Governance {
                 .await);
         }
         let (tables, page_token) =
-            super::registry::page(names, request.page_token.as_deref(), request.limit)?;
+            crate::api::page::page(&names, request.page_token.as_deref(), request.limit, SPEC)?;
         Ok(models::ListTablesResponse {
             tables,
             page_token,

@@ -46,6 +46,7 @@ impl Plane<'_> {
             |k| k.key_id.clone(),
             request.page_token.as_deref(),
             request.limit,
+            CONTROL,
         )?;
         Ok(ListApiKeysResponse {
             api_keys,

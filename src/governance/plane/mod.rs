@@ -33,9 +33,9 @@ mod prelude {
     pub(super) use super::{builtin, one, Plane};
     pub(super) use crate::api::control::*;
     pub(super) use crate::api::op;
+    pub(super) use crate::api::page::{page_items, CONTROL};
     pub(super) use crate::error::{CatalogError, CatalogResult, Code};
     pub(super) use crate::governance::guard::Access;
-    pub(super) use crate::governance::registry::page_items;
     pub(super) use crate::governance::{DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
     pub(super) use lance_namespace::models::CreateNamespaceRequest;
     pub(super) use lance_namespace::LanceNamespace;

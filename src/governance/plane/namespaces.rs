@@ -57,8 +57,12 @@ impl Plane<'_> {
             true => self.registry.namespaces_of(&request.warehouse_id).await?,
             false => crate::governance::spec::root_namespaces(&self.home).await?,
         };
-        let (namespaces, page_token) =
-            crate::governance::registry::page(names, request.page_token.as_deref(), request.limit)?;
+        let (namespaces, page_token) = crate::api::page::page(
+            &names,
+            request.page_token.as_deref(),
+            request.limit,
+            CONTROL,
+        )?;
         Ok(ListWarehouseNamespacesResponse {
             namespaces,
             page_token,

@@ -57,6 +57,7 @@ impl Plane<'_> {
             |p| p.project_id.clone(),
             request.page_token.as_deref(),
             request.limit,
+            CONTROL,
         )?;
         Ok(ListProjectsResponse {
             projects,

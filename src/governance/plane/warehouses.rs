@@ -86,6 +86,7 @@ impl Plane<'_> {
             |w| w.warehouse_id.clone(),
             request.page_token.as_deref(),
             request.limit,
+            CONTROL,
         )?;
         Ok(ListWarehousesResponse {
             warehouses,
