@@ -14,7 +14,7 @@ use reqwest::{Client, Method, StatusCode};
 use serde_json::json;
 
 use super::{server, DAY};
-use crate::governance::call;
+use crate::governance::hierarchy::call;
 use crate::harness::{code, count, create, ids, namespace, rows, table};
 
 /// Tables `a$t0..t2`, `a$b$t3..t5`, `a$b$c$t6..t9`, each with `n + 1` rows.

@@ -23,7 +23,7 @@ use reqwest::{Client, Method, StatusCode};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-use crate::governance::call;
+use crate::governance::hierarchy::call;
 use crate::harness::{code, create, ids, rows};
 
 /// Refuses every access while `deny` is set.
@@ -601,14 +601,18 @@ async fn refused_creates_leave_nothing() {
         .await;
     assert_eq!(wh.unwrap_err().code, Code::PERMISSION_DENIED, "warehouse");
     // Flight's DoPut create is a door too.
-    let mut flight = crate::flight::connect(&base).await;
-    let put = crate::flight::put(
+    let mut flight = crate::transport::flight::connect(&base).await;
+    let put = crate::transport::flight::put(
         &mut flight,
         FlightDescriptor::new_cmd(json!({"op": "create", "id": ["a", "f"]}).to_string()),
         vec![crate::harness::batch(0, 2)],
     )
     .await;
-    assert_eq!(crate::flight::spec_code(put.unwrap_err()), "15", "flight");
+    assert_eq!(
+        crate::transport::flight::spec_code(put.unwrap_err()),
+        "15",
+        "flight"
+    );
     // Over REST the refusal is a 403 with code 15.
     let r = Client::new()
         .post(format!("{base}/warehouses/w1/v1/table/a%24v/create"))

@@ -44,7 +44,7 @@ async fn grpc(s: &Server) -> GrpcNamespace {
 }
 
 async fn flight(s: &Server, who: &str) -> FlightClient {
-    let mut client = crate::flight::connect(&s.base).await;
+    let mut client = crate::transport::flight::connect(&s.base).await;
     client
         .add_header(
             "authorization",

@@ -112,7 +112,7 @@ async fn a_writer_cannot_make_itself_admin_by_drop_and_recreate() {
         Ok(stream) => stream.try_collect::<Vec<_>>().await.map(|_| ()),
         Err(e) => Err(e),
     };
-    assert_eq!(crate::flight::spec_code(got.unwrap_err()), "15");
+    assert_eq!(crate::transport::flight::spec_code(got.unwrap_err()), "15");
     let mut f = flight(&s, "rita").await;
     let ticket = Ticket::new(Bytes::from(json!({"id": ["a", "t1"]}).to_string()));
     let batches: Vec<_> = f.do_get(ticket).await.unwrap().try_collect().await.unwrap();
@@ -302,7 +302,7 @@ async fn a_table_made_by_doput_is_owned_by_its_creator() {
     s.namespaces(&["a"]).await;
     s.grant("namespace", json!(["a"]), "walt", "writer").await;
     let mut f = flight(&s, "walt").await;
-    let made = crate::flight::put(
+    let made = crate::transport::flight::put(
         &mut f,
         arrow_flight::FlightDescriptor::new_path(vec!["a".into(), "fl".into()]),
         vec![crate::harness::batch(0, 2)],
@@ -321,7 +321,7 @@ async fn a_table_made_by_doput_is_owned_by_its_creator() {
     let share = json!({"resource": {"kind": "table", "id": ["a", "fl"]}, "principal": "x", "relation": "reader"});
     assert_eq!(s.status("walt", "POST", "/v1/grants", share).await, OK);
     // An append by DoPut owns nothing new.
-    crate::flight::put(
+    crate::transport::flight::put(
         &mut f,
         arrow_flight::FlightDescriptor::new_path(vec!["a".into(), "fl".into()]),
         vec![crate::harness::batch(2, 1)],

@@ -16,7 +16,7 @@ use lance_namespace_impls::RestNamespaceBuilder;
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::governance::call;
+use crate::governance::hierarchy::call;
 use crate::harness::{code, count, create, ids, rows, table, Env};
 
 pub(crate) const DAY: u64 = 86_400;

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::harness::rows;
-use crate::wire::{problem, server};
+use crate::transport::wire::{problem, server};
 
 const ARROW: &str = "application/vnd.apache.arrow.stream";
 

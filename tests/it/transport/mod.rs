@@ -1,0 +1,8 @@
+//! Each transport's own wire, beyond the conformance cases: REST as a
+//! plain HTTP client sees it (`wire`) and as a hostile one does
+//! (`hostile`), gRPC, and Arrow Flight.
+
+pub(crate) mod flight;
+mod grpc;
+mod hostile;
+pub(crate) mod wire;
