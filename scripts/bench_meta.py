@@ -18,7 +18,9 @@ then, over raw keep-alive HTTP/1.1:
     pages, repeated and right after a write.
 
 It prints one table with both servers and the ratio, and exits 0; it
-asserts nothing. Run it on a release build on a quiet machine:
+asserts nothing. With --anchor another build of lance-catalog (e.g. the
+commit before a change) runs in the same rounds, beside them, and the table
+gains its column and the ratio to it. Run it on a release build on a quiet machine:
 
   cargo build --release
   python3 scripts/bench_meta.py --bin $CARGO_TARGET_DIR/release/lance-catalog
@@ -241,6 +243,7 @@ def main():
     ap.add_argument("--connections", type=int, default=32)
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--procs", type=int, default=4, help="client processes for the throughput runs")
+    ap.add_argument("--anchor", help="another lance-catalog binary to run in the same rounds (before/after)")
     ap.add_argument("--list-scale", default="", help="comma-separated table counts, e.g. 1000,10000")
     a = ap.parse_args()
 
@@ -253,6 +256,11 @@ def main():
         ref, ref_url = start([sys.executable, "-c", REFERENCE, f"{work}/ref", str(free_port())])
         servers = {"ours": (ours, ours_url), "reference": (ref, ref_url)}
         roots = {"ours": f"{work}/ours", "reference": f"{work}/ref"}
+        if a.anchor:
+            servers["anchor"] = start([a.anchor, "serve", "--root", f"{work}/anchor", "--listen",
+                                       "127.0.0.1:0", "--workers", "0"],
+                                      env=dict(os.environ, LANCE_CATALOG_LOG="warn"))
+            roots["anchor"] = f"{work}/anchor"
         results = {}
         for name, (_, url) in servers.items():
             populate(url, a.tables)
@@ -271,14 +279,24 @@ def main():
         print(f"\n{a.tables} tables; latency: median (p99) of {a.requests} calls on one keep-alive "
               f"connection; throughput: {a.connections} connections over {a.procs} client processes, "
               f"{a.seconds:g} s each\n")
-        print("| measure | ours | reference | ours / reference |")
-        print("|---|---|---|---|")
+        anc = "anchor" in results
+        head = "| measure | ours | reference | ours / reference |" + (" anchor | ours / anchor |" if anc else "")
+        print(head)
+        print("|---|---|---|---|" + ("---|---|" if anc else ""))
         for name, _, _, _ in CALLS:
             o, r = results["ours"]["latency"][name], results["reference"]["latency"][name]
-            print(f"| {name}, 1 client | {o[0]:.3f} ms ({o[1]:.2f}) | {r[0]:.3f} ms ({r[1]:.2f}) | {o[0] / r[0]:.2f} |")
+            row = f"| {name}, 1 client | {o[0]:.3f} ms ({o[1]:.2f}) | {r[0]:.3f} ms ({r[1]:.2f}) | {o[0] / r[0]:.2f} |"
+            if anc:
+                x = results["anchor"]["latency"][name]
+                row += f" {x[0]:.3f} ms ({x[1]:.2f}) | {o[0] / x[0]:.2f} |"
+            print(row)
         for name in ("describe_table", "list_tables"):
             o, r = results["ours"]["throughput"][name], results["reference"]["throughput"][name]
-            print(f"| {name}, {a.connections} connections | {o:,.0f} /s | {r:,.0f} /s | {o / r:.2f} (throughput) |")
+            row = f"| {name}, {a.connections} connections | {o:,.0f} /s | {r:,.0f} /s | {o / r:.2f} (throughput) |"
+            if anc:
+                x = results["anchor"]["throughput"][name]
+                row += f" {x:,.0f} /s | {o / x:.2f} (throughput) |"
+            print(row)
         if scales:
             print("\nList pages of 100 (median ms) as the namespace grows (declared tables):\n")
             print("| tables | measure | ours | reference | ours / reference |")
