@@ -10,8 +10,8 @@ use crate::core::StorageConfig;
 use crate::governance::{AuthConfig, GovernanceConfig};
 use crate::rest::RestConfig;
 
-/// `lance-catalog serve` settings.
-#[derive(Debug, Clone, Args)]
+/// `lance-catalog serve` settings. Debug shows no secret (see below).
+#[derive(Clone, Args)]
 pub struct ServeArgs {
     /// Storage root: a path, file://…, memory://…, or s3://bucket/prefix.
     #[arg(
@@ -202,6 +202,57 @@ pub struct ServeArgs {
     pub body_idle_timeout: f64,
 }
 
+/// Every setting but the secrets: the JWT secret shows only whether it is
+/// set, storage options only their keys.
+impl std::fmt::Debug for ServeArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let option_keys: Vec<&str> = self
+            .storage_options
+            .iter()
+            .map(|kv| kv.split_once('=').map_or(kv.as_str(), |(k, _)| k))
+            .collect();
+        f.debug_struct("ServeArgs")
+            .field(
+                "jwt_secret",
+                &self.jwt_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("storage_options", &option_keys)
+            .field("root", &self.root)
+            .field("control_root", &self.control_root)
+            .field("warehouses", &self.warehouses)
+            .field("auth", &self.auth)
+            .field("bootstrap_admin", &self.bootstrap_admin)
+            .field("policy_dir", &self.policy_dir)
+            .field("jwks_file", &self.jwks_file)
+            .field("jwks_url", &self.jwks_url)
+            .field("oidc_issuer", &self.oidc_issuer)
+            .field("jwt_issuer", &self.jwt_issuer)
+            .field("jwt_audience", &self.jwt_audience)
+            .field("jwt_principal_claim", &self.jwt_principal_claim)
+            .field("jwt_groups_claim", &self.jwt_groups_claim)
+            .field("trash_grace", &self.trash_grace)
+            .field("trash_purge_expired", &self.trash_purge_expired)
+            .field("trash_sweep_interval", &self.trash_sweep_interval)
+            .field("workers", &self.workers)
+            .field("task_lease", &self.task_lease)
+            .field("task_poll", &self.task_poll)
+            .field("task_quota", &self.task_quota)
+            .field("config", &self.config)
+            .field("log_format", &self.log_format)
+            .field("listen", &self.listen)
+            .field("grpc_listen", &self.grpc_listen)
+            .field("prefix", &self.prefix)
+            .field("forward_storage_secrets", &self.forward_storage_secrets)
+            .field("metadata_cache_mib", &self.metadata_cache_mib)
+            .field("index_cache_mib", &self.index_cache_mib)
+            .field("max_arrow_body", &self.max_arrow_body)
+            .field("max_json_body", &self.max_json_body)
+            .field("header_read_timeout", &self.header_read_timeout)
+            .field("body_idle_timeout", &self.body_idle_timeout)
+            .finish()
+    }
+}
+
 impl ServeArgs {
     /// The cache bounds of each warehouse's Lance session.
     pub fn cache_limits(&self) -> crate::core::CacheLimits {
@@ -299,4 +350,30 @@ impl ServeArgs {
 /// negative setting cannot turn the timeout into an instant failure).
 fn seconds(s: f64) -> Duration {
     Duration::from_secs_f64(if s.is_finite() { s.max(0.001) } else { 0.001 })
+}
+
+#[cfg(test)]
+mod debug_tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    #[test]
+    fn debug_shows_no_secret() {
+        let cli = Cli::parse_from([
+            "x",
+            "--jwt-secret",
+            "hs256-topsecret",
+            "--storage-option",
+            "aws_secret_access_key=s3-topsecret",
+        ]);
+        let shown = format!("{:?}", cli.args);
+        assert!(!shown.contains("topsecret"), "{shown}");
+        assert!(shown.contains("aws_secret_access_key"), "{shown}");
+    }
 }

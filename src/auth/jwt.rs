@@ -15,8 +15,8 @@ use tokio::sync::Mutex;
 use super::{unauthenticated, Principal};
 use crate::error::{CatalogError, CatalogResult};
 
-/// How tokens are checked.
-#[derive(Debug, Clone, Default)]
+/// How tokens are checked. Debug never shows the shared secret.
+#[derive(Clone, Default)]
 pub struct JwtConfig {
     /// HS256/384/512 shared secret.
     pub secret: Option<String>,
@@ -34,6 +34,21 @@ pub struct JwtConfig {
     pub principal_claim: String,
     /// The claim listing the principal's groups (`groups` by default).
     pub groups_claim: String,
+}
+
+impl std::fmt::Debug for JwtConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtConfig")
+            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
+            .field("jwks_file", &self.jwks_file)
+            .field("jwks_url", &self.jwks_url)
+            .field("oidc_issuer", &self.oidc_issuer)
+            .field("issuer", &self.issuer)
+            .field("audience", &self.audience)
+            .field("principal_claim", &self.principal_claim)
+            .field("groups_claim", &self.groups_claim)
+            .finish()
+    }
 }
 
 const REFETCH_EVERY: Duration = Duration::from_secs(60);
