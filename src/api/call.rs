@@ -58,11 +58,6 @@ impl Call {
             request_id,
         }
     }
-
-    /// A call with no credentials (the server itself, or `--auth none`).
-    pub fn anonymous() -> Self {
-        Self::default()
-    }
 }
 
 #[cfg(test)]

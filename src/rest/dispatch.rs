@@ -136,13 +136,16 @@ for_each_spec_op!(dispatch_fn);
 macro_rules! dispatch_control_fn {
     ($( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; )*) => {
-        /// Run control-plane operation `op` with its request object.
+        /// Run control-plane operation `op` with its request object. The
+        /// control plane's models carry no identity: the caller the
+        /// transport put in `identity` travels as the call's metadata.
         pub(crate) async fn dispatch_control(
             plane: &dyn ControlPlane,
-            call: &Call,
+            request_id: Option<String>,
             op: &str,
             obj: Map<String, Value>,
         ) -> Result<Reply, CatalogError> {
+            let call = &Call::new(Credentials::from_identity(obj.get("identity")), request_id);
             match op {
                 $( stringify!($Name) => {
                     let answer: $Resp = plane.$method(call, model::<$Req>(obj)?).await?;

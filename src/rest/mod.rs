@@ -25,7 +25,7 @@ use futures::StreamExt;
 use lance_namespace::LanceNamespace;
 use serde_json::{Map, Value};
 
-use crate::api::control::{Call, ControlPlane};
+use crate::api::control::ControlPlane;
 pub use crate::api::{AnswerKind, BodyKind, Kind, OpDef, Plane, CONTROL_OPS, OPS};
 use crate::error::CatalogError;
 use crate::governance::Governance;
@@ -109,15 +109,9 @@ pub async fn invoke(
     body: Bytes,
 ) -> Result<(), CatalogError> {
     match op.plane {
-        Plane::Control => {
-            let call = Call::new(
-                crate::auth::Credentials::from_identity(obj.get("identity")),
-                None,
-            );
-            dispatch_control(control, &call, op.name, obj)
-                .await
-                .map(|_| ())
-        }
+        Plane::Control => dispatch_control(control, None, op.name, obj)
+            .await
+            .map(|_| ()),
         Plane::Spec => dispatch(ns, op.name, obj, body).await.map(|_| ()),
     }
 }
@@ -315,13 +309,8 @@ async fn run(
 
     let reply = match (op.plane, &state.control) {
         (Plane::Control, Some(control)) => {
-            // The control plane's models carry no identity: the caller
-            // travels as the call's metadata instead.
-            let call = Call::new(
-                crate::auth::Credentials::from_identity(obj.get("identity")),
-                Some(request_id.to_string()),
-            );
-            dispatch_control(control.as_ref(), &call, op.name, obj).await
+            let id = Some(request_id.to_string());
+            dispatch_control(control.as_ref(), id, op.name, obj).await
         }
         _ => match streaming {
             Some(gov) => {

@@ -1,8 +1,9 @@
 //! Governance above the spec: the hierarchy's registries (`hierarchy`),
-//! warehouses, authentication and authorization (`auth`), recoverable
-//! drops (`trash`).
+//! warehouses, listing through them (`lists`), authentication and
+//! authorization (`auth`), recoverable drops (`trash`).
 
 mod auth;
 pub(crate) mod hierarchy;
+mod lists;
 mod trash;
-mod warehouses;
+pub(crate) mod warehouses;
