@@ -4,7 +4,7 @@
 use lance_namespace::models::{DescribeNamespaceRequest, NamespaceExistsRequest};
 use lance_namespace::LanceNamespace;
 
-use super::{engine, Catalog};
+use crate::core::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// Longest id segment we accept; longer names are almost certainly a mistake
@@ -64,7 +64,7 @@ fn check_segments(id: &[String]) -> CatalogResult<()> {
     Ok(())
 }
 
-use super::reserved::{PENDING, RESERVED_PREFIX};
+use crate::core::reserved::{PENDING, RESERVED_PREFIX};
 
 /// Refuse caller-set properties that would forge the catalog's bookkeeping.
 pub(crate) fn check_properties(
@@ -84,8 +84,8 @@ pub(crate) fn check_properties(
 pub(crate) fn public_properties(props: &mut Option<std::collections::HashMap<String, String>>) {
     if let Some(p) = props.as_mut() {
         p.remove(PENDING);
-        p.remove(super::reserved::TABLE_ID);
-        p.remove(super::reserved::NAMESPACE_ID);
+        p.remove(crate::core::reserved::TABLE_ID);
+        p.remove(crate::core::reserved::NAMESPACE_ID);
     }
 }
 
@@ -99,7 +99,7 @@ impl Catalog {
             id: Some(id.to_vec()),
             ..Default::default()
         };
-        let key = super::meta_cache::key_of("namespace_present", &req);
+        let key = crate::core::meta_cache::key_of("namespace_present", &req);
         let check = async {
             match engine(self.inner.namespace_exists(req).await) {
                 Ok(()) => Ok(true),

@@ -14,10 +14,10 @@
 
 use std::collections::HashMap;
 
-use super::checks::manifest_key;
-use super::manifest_tx::{literal, row_object_id, row_properties, row_type, single_rows};
-use super::reserved::{NAMESPACE_ID, OBJECT_ID, TABLE_ID};
-use super::Catalog;
+use crate::core::checks::manifest_key;
+use crate::core::manifest_tx::{literal, row_object_id, row_properties, row_type, single_rows};
+use crate::core::reserved::{NAMESPACE_ID, OBJECT_ID, TABLE_ID};
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// The property holding the real id of an object of `kind` (`table` or
@@ -115,8 +115,8 @@ impl Catalog {
             return Ok(real);
         }
         let missing = || match kind {
-            "table" => super::checks::table_not_found(id),
-            _ => super::checks::missing_namespace(id),
+            "table" => crate::core::checks::table_not_found(id),
+            _ => crate::core::checks::missing_namespace(id),
         };
         let fresh = fresh_object_id();
         // Two replicas giving one at once: one commit wins, the other,
@@ -158,7 +158,7 @@ impl Catalog {
                 if row_properties(&row)?.contains_key(id_property(&kind)) {
                     continue;
                 }
-                rows.push(super::manifest_tx::with_properties(&row, |p| {
+                rows.push(crate::core::manifest_tx::with_properties(&row, |p| {
                     p.insert(id_property(&kind).to_string(), fresh_object_id());
                 })?);
             }
@@ -210,7 +210,7 @@ mod tests {
     #[tokio::test]
     async fn objects_without_an_id_get_one_once() {
         let dir = tempfile::tempdir().unwrap();
-        let catalog = Catalog::open(&super::super::StorageConfig {
+        let catalog = Catalog::open(&crate::core::StorageConfig {
             root: dir.path().to_string_lossy().into_owned(),
             ..Default::default()
         })

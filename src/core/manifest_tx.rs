@@ -19,7 +19,7 @@ use futures::TryStreamExt;
 use lance::dataset::{MergeInsertBuilder, WhenMatched, WhenNotMatched, WhenNotMatchedBySource};
 use lance::Dataset;
 
-use super::Catalog;
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// The manifest's key column.
@@ -227,10 +227,13 @@ impl Catalog {
         id: &[String],
         updates: HashMap<String, String>,
     ) -> CatalogResult<()> {
-        let missing = || super::checks::table_not_found(id);
-        self.update_properties(&super::checks::manifest_key(id), "table", missing, |p| {
-            p.extend(updates.clone())
-        })
+        let missing = || crate::core::checks::table_not_found(id);
+        self.update_properties(
+            &crate::core::checks::manifest_key(id),
+            "table",
+            missing,
+            |p| p.extend(updates.clone()),
+        )
         .await
     }
 

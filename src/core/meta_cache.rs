@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use lance::Dataset;
 
-use super::{engine, Catalog};
+use crate::core::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// Kept answers at most; past it the cache starts over (distinct keys of

@@ -7,86 +7,73 @@
 //! The core checks shape and parents before it writes, normalises every error
 //! to a spec code, and fills the operations the engine leaves out.
 //!
-//! Where each operation lives (every spec operation enters through
-//! `namespace_impl.rs`; an operation not listed is the engine's, with the
-//! id checked and the error settled by `settle.rs`):
+//! The core is in rooms, one folder per object; the `Catalog` essentials
+//! (opening the root, ids and reserved keys, the manifest, object identity,
+//! deletion protection, the metadata cache) stay at the top. Where each
+//! operation lives (every spec operation enters through `namespace_impl.rs`;
+//! an operation not listed is the engine's, with the id checked and the
+//! error settled by `settle.rs`):
 //!
 //! | operations | file |
 //! |---|---|
-//! | namespaces: create, list, drop (mode, behavior, cascade) | `namespaces.rs` |
-//! | create, declare, register, insert, merge-insert, drop table | `tables.rs` |
-//! | writing and recording a new table's bytes; nested locations | `placement.rs` |
-//! | where tables live; what a drop may delete | `locations.rs` |
-//! | rename | `rename.rs` |
-//! | versions: list, describe, create (managed versioning) | `versions.rs` |
-//! | batch create versions, batch commit | `batch_commit.rs`, `manifest_tx.rs` |
-//! | update, delete, describe on a branch | `branch_ops.rs` |
-//! | create and drop index on a branch | `branch_index.rs` |
-//! | query, explain/analyze on a branch, Flight scans | `scan.rs` |
-//! | Flight writes (create, insert, merge-insert from a stream) | `stream_write.rs` |
-//! | schema and field metadata; column checks | `metadata.rs` |
-//! | add columns (computed, virtual), backfill | `computed.rs`, `jobs.rs` |
-//! | materialized views | `views.rs` |
-//! | tags on a branch, branch helpers, opening datasets | `open.rs` |
-//! | deletion protection of tables and namespaces | `protection.rs` |
-//! | recoverable drops: trash records, purge, pending deadlines | `trash.rs` |
-//! | drops under a grace period (table, cascade) | `detach.rs` |
-//! | undrop of a table or a namespace subtree | `undrop.rs` |
-//! | storage options from `lance.storage.*` namespace properties | `storage_options.rs` |
+//! | namespaces: create, list, drop (mode, behavior, cascade) | `namespace/namespaces.rs` |
+//! | storage options from `lance.storage.*` namespace properties | `namespace/storage_options.rs` |
+//! | create, declare, register, insert, merge-insert, drop table | `table/tables.rs` |
+//! | describe (the catalog's record; at a branch or tag) | `table/describe.rs` |
+//! | writing and recording a new table's bytes; nested locations | `table/placement.rs` |
+//! | where tables live; what a drop may delete | `table/locations.rs` |
+//! | rename | `table/rename.rs` |
+//! | schema and field metadata; column checks | `table/metadata.rs` |
+//! | versions: list, describe, create (managed versioning) | `version/versions.rs` |
+//! | batch create versions, batch commit | `version/batch_commit.rs`, `manifest_tx.rs` |
+//! | update, delete, merge-insert, drop index on a branch | `branch/writes.rs` |
+//! | create index on a branch | `branch/index.rs` |
+//! | tags on a branch, branch helpers, opening datasets | `branch/open.rs` |
+//! | query, explain/analyze on a branch, Flight scans | `data/scan.rs`, `data/query.rs` |
+//! | Flight writes (create, insert, merge-insert from a stream) | `data/stream_write.rs` |
+//! | Arrow bodies; SQL text in requests | `data/body.rs`, `data/rows.rs`, `data/sql_text.rs` |
+//! | add columns (computed, virtual), backfill | `derived/computed.rs`, `derived/jobs.rs` |
+//! | materialized views | `derived/views.rs` |
+//! | recoverable drops: trash records, purge, pending deadlines | `trash/records.rs` |
+//! | drops under a grace period (table, cascade) | `trash/detach.rs` |
+//! | undrop of a table or a namespace subtree | `trash/undrop.rs` |
 //! | table maintenance tasks: submit, list, workers, running them | `maintenance/` |
-//! | the reconciler | `reconcile.rs` |
+//! | the reconciler | `maintenance/reconcile.rs` |
+//! | deletion protection of tables and namespaces | `protection.rs` |
 //! | object identity: real ids of tables and namespaces | `identity.rs` |
 //! | id and property checks, manifest keys | `checks.rs`, `reserved.rs` |
-//! | Arrow bodies | `data.rs` |
+//! | manifest transactions (the lock, conditional commits) | `manifest_tx.rs` |
 //! | opening the storage root | `storage.rs` |
 
-mod batch_commit;
-mod branch_index;
-mod branch_ops;
+pub mod branch;
 mod checks;
-mod computed;
-mod data;
-mod detach;
+pub mod data;
+pub mod derived;
 pub mod identity;
-mod jobs;
-mod locations;
 pub mod maintenance;
 mod manifest_tx;
 mod meta_cache;
-mod metadata;
+pub mod namespace;
 mod namespace_impl;
-mod namespaces;
-mod open;
-mod placement;
 pub mod protection;
-mod query;
-mod reconcile;
-mod rename;
 pub mod reserved;
-pub mod rows;
-mod scan;
 mod settle;
-mod sql_text;
 mod storage;
-mod storage_options;
-mod stream_write;
+pub mod table;
 mod table_index;
-mod tables;
 pub mod trash;
-pub mod undrop;
-mod versions;
-mod views;
+pub mod version;
 
-pub use jobs::{Job, JobState};
-pub use reconcile::{Orphan, Reconciliation, TableWithoutData};
+pub use data::scan::{Scan, ScanSpec};
+pub use data::stream_write::{insert_mode_is_overwrite, WriteOp, WriteOutcome};
+pub use derived::jobs::{Job, JobState};
+pub use maintenance::reconcile::{Orphan, Reconciliation, TableWithoutData};
+pub use namespace::storage_options::{is_secret, REDACTED};
 pub use reserved::UNSET_KEYS;
-pub use scan::{Scan, ScanSpec};
 pub use storage::{
     open_records, probe_root, resolve_root, set_cache_limits, CacheLimits, StorageConfig,
 };
-pub use storage_options::{is_secret, REDACTED};
-pub use stream_write::{insert_mode_is_overwrite, WriteOp, WriteOutcome};
-pub use tables::{LOCATION_KEY, PROPERTIES_KEY};
+pub use table::tables::{LOCATION_KEY, PROPERTIES_KEY};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -111,7 +98,7 @@ pub struct Catalog {
     storage_options: HashMap<String, String>,
     /// `--forward-storage-secrets`: see `storage_options.rs`.
     forward_secrets: bool,
-    jobs: jobs::Jobs,
+    jobs: derived::jobs::Jobs,
     /// The storage root's object store (version manifests, job records).
     store: Arc<ObjectStore>,
     /// Serialises the core's own manifest transactions within this process.
@@ -240,7 +227,7 @@ impl Catalog {
                     Ok((_, root)) => path
                         .prefix_match(&root)
                         .and_then(|mut rest| rest.next())
-                        .is_some_and(|first| !locations::is_reserved(first.as_ref())),
+                        .is_some_and(|first| !table::locations::is_reserved(first.as_ref())),
                     Err(_) => false,
                 };
                 if !below_root {

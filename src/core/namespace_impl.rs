@@ -45,9 +45,9 @@ use lance_namespace::models::{
 };
 use lance_namespace::LanceNamespace;
 
-use super::checks::{namespace_id, table_id};
-use super::settle::{checked, out, transaction_id, Names};
-use super::Catalog;
+use crate::core::checks::{namespace_id, table_id};
+use crate::core::settle::{checked, out, transaction_id, Names};
+use crate::core::Catalog;
 use crate::error::{CatalogError, Code};
 
 #[async_trait]
@@ -95,7 +95,8 @@ impl LanceNamespace for Catalog {
         request: CreateTableRequest,
         data: Bytes,
     ) -> Result<CreateTableResponse> {
-        let rows = out(super::rows::Rows::from_bytes(data, op::CreateTable.action).await)?;
+        let rows =
+            out(crate::core::data::rows::Rows::from_bytes(data, op::CreateTable.action).await)?;
         out(self.create_table_op(request, rows).await)
     }
 
@@ -104,7 +105,8 @@ impl LanceNamespace for Catalog {
         request: InsertIntoTableRequest,
         data: Bytes,
     ) -> Result<InsertIntoTableResponse> {
-        let rows = out(super::rows::Rows::from_bytes(data, op::InsertIntoTable.action).await)?;
+        let rows =
+            out(crate::core::data::rows::Rows::from_bytes(data, op::InsertIntoTable.action).await)?;
         out(self.insert_op(request, rows).await)
     }
 
@@ -113,7 +115,7 @@ impl LanceNamespace for Catalog {
         request: MergeInsertIntoTableRequest,
         data: Bytes,
     ) -> Result<MergeInsertIntoTableResponse> {
-        out(super::sql_text::check_request(&request))?;
+        out(crate::core::data::sql_text::check_request(&request))?;
         out(self.merge_insert_op(request, data).await)
     }
 
@@ -127,7 +129,9 @@ impl LanceNamespace for Catalog {
             self.inner.describe_namespace(request),
         )
         .await?;
-        super::storage_options::redact_namespace_properties(&mut described.properties);
+        crate::core::namespace::storage_options::redact_namespace_properties(
+            &mut described.properties,
+        );
         Ok(described)
     }
 
@@ -142,7 +146,7 @@ impl LanceNamespace for Catalog {
     }
 
     async fn table_exists(&self, request: TableExistsRequest) -> Result<()> {
-        let key = super::meta_cache::key_of(op::TableExists.action, &request);
+        let key = crate::core::meta_cache::key_of(op::TableExists.action, &request);
         let check = checked(
             table_id(&request.id),
             Names::Table,
@@ -160,7 +164,7 @@ impl LanceNamespace for Catalog {
         request: DeregisterTableRequest,
     ) -> Result<DeregisterTableResponse> {
         let id = out(table_id(&request.id))?;
-        let force = super::protection::forced(request.context.as_ref());
+        let force = crate::core::protection::forced(request.context.as_ref());
         let ds = out(self.manifest_snapshot().await)?;
         out(self.guard_table(&ds, &id, force).await)?;
         let mut r = checked(
@@ -169,12 +173,12 @@ impl LanceNamespace for Catalog {
             self.inner.deregister_table(request),
         )
         .await?;
-        super::checks::public_properties(&mut r.properties);
+        crate::core::checks::public_properties(&mut r.properties);
         Ok(r)
     }
 
     async fn count_table_rows(&self, request: CountTableRowsRequest) -> Result<i64> {
-        out(super::sql_text::check_request(&request))?;
+        out(crate::core::data::sql_text::check_request(&request))?;
         let id = out(table_id(&request.id))?;
         let predicate = request.predicate.clone();
         match checked(
@@ -197,7 +201,7 @@ impl LanceNamespace for Catalog {
     }
 
     async fn update_table(&self, request: UpdateTableRequest) -> Result<UpdateTableResponse> {
-        out(super::sql_text::check_request(&request))?;
+        out(crate::core::data::sql_text::check_request(&request))?;
         out(self.update_table_op(request).await)
     }
 
@@ -205,13 +209,13 @@ impl LanceNamespace for Catalog {
         &self,
         request: DeleteFromTableRequest,
     ) -> Result<DeleteFromTableResponse> {
-        out(super::sql_text::check_request(&request))?;
+        out(crate::core::data::sql_text::check_request(&request))?;
         out(self.delete_op(request).await)
     }
 
     async fn query_table(&self, request: QueryTableRequest) -> Result<Bytes> {
         let answer = out(self.query_answer(request).await)?;
-        out(super::rows::gather(answer).await)
+        out(crate::core::data::rows::gather(answer).await)
     }
 
     async fn create_table_index(
@@ -313,7 +317,10 @@ impl LanceNamespace for Catalog {
         request: BatchDeleteTableVersionsRequest,
     ) -> Result<BatchDeleteTableVersionsResponse> {
         let id = out(table_id(&request.id))?;
-        out(super::versions::check_ranges(&id, &request.ranges))?;
+        out(crate::core::version::versions::check_ranges(
+            &id,
+            &request.ranges,
+        ))?;
         checked(
             Ok(id),
             Names::Table,
@@ -345,8 +352,8 @@ impl LanceNamespace for Catalog {
         &self,
         request: ExplainTableQueryPlanRequest,
     ) -> Result<String> {
-        out(super::sql_text::check_request(&request))?;
-        if super::open::branch_of(&request.branch).is_some() {
+        out(crate::core::data::sql_text::check_request(&request))?;
+        if crate::core::branch::open::branch_of(&request.branch).is_some() {
             let mut query = (*request.query).clone();
             query.id = request.id.clone();
             query.branch = request.branch.clone();
@@ -366,8 +373,8 @@ impl LanceNamespace for Catalog {
         &self,
         request: AnalyzeTableQueryPlanRequest,
     ) -> Result<String> {
-        out(super::sql_text::check_request(&request))?;
-        if super::open::branch_of(&request.branch).is_some() {
+        out(crate::core::data::sql_text::check_request(&request))?;
+        if crate::core::branch::open::branch_of(&request.branch).is_some() {
             // The analyse request carries the query's fields inline.
             let query: QueryTableRequest = serde_json::to_value(&request)
                 .and_then(serde_json::from_value)
@@ -388,7 +395,7 @@ impl LanceNamespace for Catalog {
         &self,
         request: AlterTableAddColumnsRequest,
     ) -> Result<AlterTableAddColumnsResponse> {
-        out(super::sql_text::check_request(&request))?;
+        out(crate::core::data::sql_text::check_request(&request))?;
         out(self.add_columns_op(request).await)
     }
 
@@ -397,12 +404,14 @@ impl LanceNamespace for Catalog {
         request: AlterTableAlterColumnsRequest,
     ) -> Result<AlterTableAlterColumnsResponse> {
         let id = out(table_id(&request.id))?;
-        let branch = super::open::branch_of(&request.branch).map(str::to_string);
+        let branch = crate::core::branch::open::branch_of(&request.branch).map(str::to_string);
         let paths: Vec<String> = request.alterations.iter().map(|a| a.path.clone()).collect();
         out(self
             .require_columns(&id, branch.as_deref(), paths.iter().map(String::as_str))
             .await)?;
-        out(super::metadata::check_renames(&request.alterations))?;
+        out(crate::core::table::metadata::check_renames(
+            &request.alterations,
+        ))?;
         checked(
             Ok(id),
             Names::Table,
@@ -416,7 +425,7 @@ impl LanceNamespace for Catalog {
         request: AlterTableDropColumnsRequest,
     ) -> Result<AlterTableDropColumnsResponse> {
         let id = out(table_id(&request.id))?;
-        let branch = super::open::branch_of(&request.branch).map(str::to_string);
+        let branch = crate::core::branch::open::branch_of(&request.branch).map(str::to_string);
         let columns: Vec<String> = request.columns.clone();
         out(self
             .require_columns(&id, branch.as_deref(), columns.iter().map(String::as_str))
@@ -457,8 +466,8 @@ impl LanceNamespace for Catalog {
         &self,
         request: CreateTableTagRequest,
     ) -> Result<CreateTableTagResponse> {
-        out(super::checks::check_ref_name("tag", &request.tag))?;
-        if super::open::branch_of(&request.branch).is_some() {
+        out(crate::core::checks::check_ref_name("tag", &request.tag))?;
+        if crate::core::branch::open::branch_of(&request.branch).is_some() {
             return out(self.create_tag_on_branch(request).await);
         }
         checked(
@@ -497,7 +506,7 @@ impl LanceNamespace for Catalog {
         &self,
         request: CreateTableBranchRequest,
     ) -> Result<CreateTableBranchResponse> {
-        out(super::checks::check_ref_name("branch", &request.name))?;
+        out(crate::core::checks::check_ref_name("branch", &request.name))?;
         checked(
             table_id(&request.id),
             Names::Table,
@@ -589,7 +598,7 @@ impl LanceNamespace for Catalog {
         &self,
         request: AlterTableBackfillColumnsRequest,
     ) -> Result<AlterTableBackfillColumnsResponse> {
-        out(super::sql_text::check_request(&request))?;
+        out(crate::core::data::sql_text::check_request(&request))?;
         out(self.backfill_op(request).await)
     }
 

@@ -11,10 +11,10 @@
 pub use crate::api::protection::{ProtectionResponse, SetProtectionRequest};
 use std::collections::HashMap;
 
-use super::checks::{display_id, manifest_key};
-use super::manifest_tx::{literal, row_object_id, row_properties, row_type, single_rows};
-use super::reserved::{FORCE, PROTECTED};
-use super::Catalog;
+use crate::core::checks::{display_id, manifest_key};
+use crate::core::manifest_tx::{literal, row_object_id, row_properties, row_type, single_rows};
+use crate::core::reserved::{FORCE, PROTECTED};
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// Whether a request's context asks to override protection.
@@ -50,8 +50,8 @@ impl Catalog {
         req: SetProtectionRequest,
     ) -> CatalogResult<ProtectionResponse> {
         let id = match kind {
-            "table" => super::checks::table_id(&Some(req.id.clone()))?,
-            _ => super::checks::namespace_id(&Some(req.id.clone()))?,
+            "table" => crate::core::checks::table_id(&Some(req.id.clone()))?,
+            _ => crate::core::checks::namespace_id(&Some(req.id.clone()))?,
         };
         if id.is_empty() {
             return Err(CatalogError::invalid(
@@ -59,7 +59,7 @@ impl Catalog {
             ));
         }
         let missing = || match kind {
-            "table" => super::checks::table_not_found(&id),
+            "table" => crate::core::checks::table_not_found(&id),
             _ => CatalogError::new(
                 Code::NAMESPACE_NOT_FOUND,
                 format!("namespace {} does not exist", display_id(&id)),
@@ -127,7 +127,7 @@ impl Catalog {
                 if is_protected(&row) {
                     let kind = row_type(&row).unwrap_or_else(|| "object".into());
                     let object =
-                        super::checks::manifest_id(&row_object_id(&row).unwrap_or_default());
+                        crate::core::checks::manifest_id(&row_object_id(&row).unwrap_or_default());
                     return Err(protected_error(&kind, &object));
                 }
             }

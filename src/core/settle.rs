@@ -5,8 +5,8 @@ use std::future::Future;
 
 use lance::Result;
 
-use super::checks::{display_id, missing_table, table_id};
-use super::engine;
+use crate::core::checks::{display_id, missing_table, table_id};
+use crate::core::engine;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 pub(crate) fn out<T>(r: CatalogResult<T>) -> Result<T> {

@@ -9,7 +9,7 @@ use lance::session::Session;
 use lance_namespace_impls::dir::manifest::ManifestNamespace;
 use lance_namespace_impls::{DirectoryNamespace, DirectoryNamespaceBuilder};
 
-use super::jobs::Jobs;
+use crate::core::derived::jobs::Jobs;
 use crate::error::{CatalogError, CatalogResult};
 
 /// The bounds of Lance's caches in each catalog's session, in bytes: the
@@ -70,8 +70,8 @@ impl std::fmt::Debug for StorageConfig {
         let options: std::collections::BTreeMap<&str, &str> = self
             .storage_options
             .iter()
-            .map(|(k, v)| match super::is_secret(k) {
-                true => (k.as_str(), super::REDACTED),
+            .map(|(k, v)| match crate::core::is_secret(k) {
+                true => (k.as_str(), crate::core::REDACTED),
                 false => (k.as_str(), v.as_str()),
             })
             .collect();
@@ -111,7 +111,7 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
         .map_err(unavailable)?;
     let jobs = Jobs::new(store.clone(), base.clone());
     // The control root: a directory of the storage root that no spec id can
-    // address and no table location may use (see `locations.rs`).
+    // address and no table location may use (see `table/locations.rs`).
     let control = crate::records::Records::new(
         store.inner.clone(),
         base.clone().join("_catalog").join("control"),

@@ -11,7 +11,7 @@ use arrow_array::{Array, StringArray};
 use futures::TryStreamExt;
 use lance_namespace::models::ListTablesResponse;
 
-use super::Catalog;
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult};
 
 /// The manifest's tables: per namespace (by its `$`-joined key, `""` for
@@ -67,7 +67,7 @@ impl TableIndex {
     ) -> CatalogResult<ListTablesResponse> {
         let names = self
             .by_namespace
-            .get(&super::checks::manifest_key(ns))
+            .get(&crate::core::checks::manifest_key(ns))
             .map(Vec::as_slice)
             .unwrap_or_default();
         page(names, page_token, limit)

@@ -13,7 +13,7 @@ use lance_namespace::models::{
 use super::Governance;
 use crate::api::op;
 use crate::auth::Credentials;
-use crate::core::rows::{Chunks, Rows};
+use crate::core::data::rows::{Chunks, Rows};
 use crate::core::{Scan, ScanSpec, WriteOp, WriteOutcome};
 use crate::error::CatalogResult;
 

@@ -18,8 +18,8 @@ use super::guard::{Access, ObjectRef};
 use super::{Governance, Route, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
 use crate::api::page::{page_items, CONTROL};
 use crate::core::reserved::{PRINCIPAL, TRASH_GRACE};
-use crate::core::trash::TrashEntry;
-use crate::core::undrop::{
+use crate::core::trash::records::TrashEntry;
+use crate::core::trash::undrop::{
     UndropNamespaceRequest, UndropNamespaceResponse, UndropTableRequest, UndropTableResponse,
 };
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -380,7 +380,7 @@ impl Governance {
             .await?
             .into_iter()
             .find(|e| e.trash_id == trash_id)
-            .ok_or_else(|| crate::core::trash::not_in_trash(trash_id))
+            .ok_or_else(|| crate::core::trash::records::not_in_trash(trash_id))
     }
 
     pub(super) async fn purge_trash_governed(

@@ -24,7 +24,7 @@ pub(crate) enum Reply {
     /// An Arrow IPC file (query).
     ArrowFile(Bytes),
     /// An Arrow IPC file, chunk by chunk (a streamed query).
-    ArrowStream(crate::core::rows::Chunks),
+    ArrowStream(crate::core::data::rows::Chunks),
 }
 
 pub(super) fn model<T: DeserializeOwned>(obj: Map<String, Value>) -> Result<T, CatalogError> {

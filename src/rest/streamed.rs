@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use super::dispatch::{json, model, Reply};
 use super::problem::Problem;
 use super::request::md5_mismatch;
-use crate::core::rows::{run_ahead, Chunks};
+use crate::core::data::rows::{run_ahead, Chunks};
 use crate::error::CatalogError;
 use crate::governance::Governance;
 

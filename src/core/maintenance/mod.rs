@@ -27,20 +27,21 @@
 
 pub use crate::api::maintenance::*;
 mod params;
+pub(crate) mod reconcile;
 mod run;
 mod worker;
 
 use serde::{Deserialize, Serialize};
 
-use super::checks::{display_id, manifest_key};
-use super::manifest_tx::{literal, row_properties, row_type, single_rows};
-use super::Catalog;
+use crate::core::checks::{display_id, manifest_key};
+use crate::core::manifest_tx::{literal, row_properties, row_type, single_rows};
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 use crate::records::{now_ms, Records};
 
 pub use worker::{QueueEntry, WorkerSettings};
 
-pub use super::reserved::TABLE_ID;
+pub use crate::core::reserved::TABLE_ID;
 
 /// The five task types, with the path action that submits each.
 pub const TASK_TYPES: [(&str, &str); 5] = [
@@ -181,7 +182,7 @@ impl Catalog {
         let ds = self.manifest_snapshot().await?;
         let rows = self.manifest_rows(&ds, &[key.to_string()]).await?;
         let Some(row) = single_rows(&rows).find(|r| row_type(r).as_deref() == Some("table")) else {
-            let id = super::manifest_id(key);
+            let id = crate::core::manifest_id(key);
             if !self.namespace_present(&id[..id.len() - 1]).await? {
                 return Err(CatalogError::new(
                     Code::NAMESPACE_NOT_FOUND,
@@ -191,7 +192,7 @@ impl Catalog {
                     ),
                 ));
             }
-            return Err(super::checks::table_not_found(&id));
+            return Err(crate::core::checks::table_not_found(&id));
         };
         Ok(row_properties(&row)?.get(TABLE_ID).cloned())
     }
@@ -220,8 +221,8 @@ impl Catalog {
             scan.try_into_stream().await?.try_collect().await?;
         for row in single_rows(&batches) {
             if row_properties(&row)?.get(TABLE_ID).map(String::as_str) == Some(table_id) {
-                if let Some(k) = super::manifest_tx::row_object_id(&row) {
-                    return Ok(Some(super::manifest_id(&k)));
+                if let Some(k) = crate::core::manifest_tx::row_object_id(&row) {
+                    return Ok(Some(crate::core::manifest_id(&k)));
                 }
             }
         }

@@ -19,7 +19,7 @@ use lance_index::IndexType;
 use lance_linalg::distance::MetricType;
 use serde_json::{json, Map, Value};
 
-use super::super::engine;
+use crate::core::engine;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// Commit conflicts a compaction retries with a fresh plan.

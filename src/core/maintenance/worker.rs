@@ -373,7 +373,7 @@ impl Catalog {
     pub(crate) async fn pending_maintenance(
         &self,
         id: &[String],
-    ) -> CatalogResult<Vec<crate::core::trash::PendingTask>> {
+    ) -> CatalogResult<Vec<crate::core::trash::records::PendingTask>> {
         if id.len() != 2 {
             return Ok(Vec::new());
         }
@@ -391,7 +391,7 @@ impl Catalog {
                 continue;
             };
             let created = u64::from_str_radix(e.task_id.get(..12).unwrap_or("0"), 16).unwrap_or(0);
-            out.push(crate::core::trash::PendingTask {
+            out.push(crate::core::trash::records::PendingTask {
                 task_id: e.task_id.clone(),
                 task_type: e.task_type.clone(),
                 status: t.value.info.status,

@@ -1,4 +1,4 @@
-//! Undrop: bring trashed objects back from their records (see `trash.rs`).
+//! Undrop: bring trashed objects back from their records (see `trash/records.rs`).
 //! A table is re-recorded at its relative location with the properties it
 //! had; its bytes never moved, so its versions, tags, branches and indices
 //! are all there. A namespace undrop rebuilds every namespace its drop put
@@ -13,15 +13,15 @@ pub use crate::api::trash::{
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::checks::{display_id, manifest_key, namespace_id, table_id};
-use super::identity::id_property;
-use super::locations::placed_name;
-use super::locations::{canonical, find_overlap};
-use super::manifest_tx::{
+use crate::core::checks::{display_id, manifest_key, namespace_id, table_id};
+use crate::core::identity::id_property;
+use crate::core::manifest_tx::{
     object_row, row_location, row_object_id, row_properties, row_type, single_rows,
 };
-use super::trash::TrashEntry;
-use super::Catalog;
+use crate::core::table::locations::placed_name;
+use crate::core::table::locations::{canonical, find_overlap};
+use crate::core::trash::records::TrashEntry;
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 const ATTEMPTS: u64 = 5;

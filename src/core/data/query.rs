@@ -14,10 +14,10 @@ use lance_index::scalar::FullTextSearchQuery;
 use lance_linalg::distance::MetricType;
 use lance_namespace::models::{self, QueryTableRequest};
 
-use super::checks::table_id;
-use super::open::branch_of;
-use super::rows::{ipc_file, Chunks};
-use super::Catalog;
+use crate::core::branch::open::branch_of;
+use crate::core::checks::table_id;
+use crate::core::data::rows::{ipc_file, Chunks};
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult};
 
 impl Catalog {
@@ -25,7 +25,7 @@ impl Catalog {
     /// errors (a bad filter, a missing column) are returned before the
     /// first chunk, so they keep their status.
     pub async fn query_answer(&self, req: QueryTableRequest) -> CatalogResult<Chunks> {
-        super::sql_text::check_request(&req)?;
+        crate::core::data::sql_text::check_request(&req)?;
         let stream = self.query_scanner(&req).await?.try_into_stream().await?;
         // The stream's own schema: what its batches carry.
         let schema = lance::io::RecordBatchStream::schema(&stream);

@@ -20,13 +20,13 @@ use lance_namespace::models::{
     AlterTableBackfillColumnsResponse, JsonArrowDataType,
 };
 
-use super::checks::{display_id, table_id};
-use super::jobs::JobOutcome;
-use super::open::branch_of;
-use super::Catalog;
+use crate::core::branch::open::branch_of;
+use crate::core::checks::{display_id, table_id};
+use crate::core::derived::jobs::JobOutcome;
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
-use super::reserved::{COMPUTED_KEY, VIRTUAL_KEY};
+use crate::core::reserved::{COMPUTED_KEY, VIRTUAL_KEY};
 
 impl Catalog {
     pub(crate) async fn add_columns_op(

@@ -14,9 +14,9 @@
 
 use std::collections::HashMap;
 
-use super::checks::manifest_key;
-use super::manifest_tx::{row_object_id, row_properties, row_type, single_rows};
-use super::Catalog;
+use crate::core::checks::manifest_key;
+use crate::core::manifest_tx::{row_object_id, row_properties, row_type, single_rows};
+use crate::core::Catalog;
 use crate::error::CatalogResult;
 
 /// Namespace properties under this prefix are storage options.
@@ -62,7 +62,7 @@ impl Catalog {
         &self,
         id: &[String],
     ) -> CatalogResult<Option<HashMap<String, String>>> {
-        let key = super::meta_cache::key_of("table_storage_options", &id);
+        let key = crate::core::meta_cache::key_of("table_storage_options", &id);
         self.cached(key, self.storage_options_of(id)).await
     }
 
@@ -103,7 +103,7 @@ impl Catalog {
 /// storage options (`lance.storage.*` credentials, tokens, keys) hidden.
 /// Tables get them, through `storage_options`, where a client needs them.
 pub(crate) fn redact_namespace_properties(props: &mut Option<HashMap<String, String>>) {
-    super::checks::public_properties(props);
+    crate::core::checks::public_properties(props);
     for (k, v) in props.iter_mut().flatten() {
         let secret = k
             .strip_prefix(NAMESPACE_OPTION_PREFIX)

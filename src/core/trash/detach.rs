@@ -1,5 +1,5 @@
 //! Drops under a grace period: the catalog forgets the object and keeps its
-//! bytes, filing trash records first (see `trash.rs`).
+//! bytes, filing trash records first (see `trash/records.rs`).
 //!
 //! A cascade detaches a whole subtree in ONE manifest commit (every table
 //! and namespace row at once) after filing one record per object, all
@@ -12,11 +12,11 @@ use arrow_array::RecordBatch;
 use futures::TryStreamExt;
 use lance_namespace::models::{DropNamespaceResponse, DropTableResponse};
 
-use super::checks::{manifest_id, manifest_key, table_not_found};
-use super::locations::canonical;
-use super::manifest_tx::{literal, row_location, row_object_id, row_properties, row_type};
-use super::trash::{new_trash_id, TrashContext, TrashEntry};
-use super::Catalog;
+use crate::core::checks::{manifest_id, manifest_key, table_not_found};
+use crate::core::manifest_tx::{literal, row_location, row_object_id, row_properties, row_type};
+use crate::core::table::locations::canonical;
+use crate::core::trash::records::{new_trash_id, TrashContext, TrashEntry};
+use crate::core::Catalog;
 use crate::error::{CatalogResult, Code};
 
 /// How often a detach is tried again when another writer changed the
@@ -90,7 +90,7 @@ impl Catalog {
             let serial = self.manifest_lock.lock().await;
             let ds = self.manifest_snapshot().await?;
             let rows = self.manifest_rows(&ds, std::slice::from_ref(&key)).await?;
-            let found = super::manifest_tx::single_rows(&rows)
+            let found = crate::core::manifest_tx::single_rows(&rows)
                 .find(|r| row_type(r).as_deref() == Some("table"));
             let guarded = match &found {
                 Some(_) => self.guard_table(&ds, id, force).await,
@@ -157,7 +157,7 @@ impl Catalog {
     }
 
     /// The manifest rows of namespace `id` and everything below it.
-    pub(super) async fn subtree_rows(
+    pub(in crate::core) async fn subtree_rows(
         &self,
         ds: &lance::Dataset,
         id: &[String],
@@ -171,7 +171,7 @@ impl Catalog {
             literal(&prefix)
         ))?;
         let batches: Vec<RecordBatch> = scan.try_into_stream().await?.try_collect().await?;
-        Ok(super::manifest_tx::single_rows(&batches).collect())
+        Ok(crate::core::manifest_tx::single_rows(&batches).collect())
     }
 
     /// An unfinished cascade of namespace `id` (its drop stopped after the
@@ -220,7 +220,7 @@ impl Catalog {
                 .find(|r| row_object_id(r).as_deref() == Some(key.as_str()))
                 .cloned()
             else {
-                return Err(super::checks::missing_namespace(id));
+                return Err(crate::core::checks::missing_namespace(id));
             };
             let group = match &root {
                 // Taken over from a call that stopped before its commit:

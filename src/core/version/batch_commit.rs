@@ -17,11 +17,11 @@ use lance_namespace::models::{
 use lance_namespace::LanceNamespace;
 use lance_namespace_impls::dir::manifest::ManifestNamespace;
 
-use super::checks::{display_id, table_id};
-use super::locations::{find_overlap, overlap_error, Placed};
-use super::manifest_tx::{row_location, row_properties, table_row};
-use super::versions::VersionPlan;
-use super::{engine, Catalog};
+use crate::core::checks::{display_id, table_id};
+use crate::core::manifest_tx::{row_location, row_properties, table_row};
+use crate::core::table::locations::{find_overlap, overlap_error, Placed};
+use crate::core::version::versions::VersionPlan;
+use crate::core::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 impl Catalog {
@@ -64,7 +64,7 @@ impl Catalog {
             let mut result = CommitTableResult::default();
             if let Some(d) = &op.declare_table {
                 let id = table_id(&d.id)?;
-                let key = super::checks::manifest_key(&id);
+                let key = crate::core::checks::manifest_key(&id);
                 self.require_parent(&id).await?;
                 let exists = rows.contains_key(&key)
                     || (!removed.contains(&key)
@@ -103,10 +103,10 @@ impl Catalog {
                     None => ManifestNamespace::generate_dir_name(&key),
                 };
                 let location = self.location_uri(&dir);
-                super::checks::check_properties(d.properties.as_ref())?;
+                crate::core::checks::check_properties(d.properties.as_ref())?;
                 let mut props = d.properties.clone();
-                let real = super::identity::new_object_id(d.context.as_ref());
-                super::identity::stamp(&mut props, "table", real);
+                let real = crate::core::identity::new_object_id(d.context.as_ref());
+                crate::core::identity::stamp(&mut props, "table", real);
                 let props = props.unwrap_or_default();
                 rows.insert(key.clone(), table_row(schema.clone(), &key, &dir, &props)?);
                 fresh.insert(key.clone());
@@ -119,7 +119,7 @@ impl Catalog {
                 }));
             } else if let Some(c) = &op.create_table_version {
                 let id = table_id(&c.id)?;
-                let key = super::checks::manifest_key(&id);
+                let key = crate::core::checks::manifest_key(&id);
                 let row = self.batch_row(&ds, &id, &rows, &removed).await?;
                 let entry = CreateTableVersionEntry {
                     id: id.clone(),
@@ -131,7 +131,7 @@ impl Catalog {
                     metadata: c.metadata.clone(),
                     naming_scheme: c.naming_scheme.clone(),
                 };
-                if super::open::branch_of(&entry.branch).is_some() {
+                if crate::core::branch::open::branch_of(&entry.branch).is_some() {
                     return Err(CatalogError::invalid(
                         "versions on branches are committed one at a time, not in a batch",
                     ));
@@ -143,26 +143,26 @@ impl Catalog {
                 plans.push((i, plan));
             } else if let Some(d) = &op.delete_table_versions {
                 let id = table_id(&d.id)?;
-                if fresh.contains(&super::checks::manifest_key(&id)) {
+                if fresh.contains(&crate::core::checks::manifest_key(&id)) {
                     return Err(CatalogError::invalid(format!(
                         "table {} is declared in this batch and has no versions to delete",
                         display_id(&id)
                     )));
                 }
                 self.batch_row(&ds, &id, &rows, &removed).await?;
-                super::versions::check_ranges(&id, &d.ranges)?;
+                crate::core::version::versions::check_ranges(&id, &d.ranges)?;
                 let mut d = d.clone();
                 d.id = Some(id);
                 deletes.push((i, *d));
             } else if let Some(d) = &op.deregister_table {
                 let id = table_id(&d.id)?;
                 // Deletion protection holds in a batch too.
-                let force = super::protection::forced(d.context.as_ref());
+                let force = crate::core::protection::forced(d.context.as_ref());
                 self.guard_table(&ds, &id, force).await?;
-                let key = super::checks::manifest_key(&id);
+                let key = crate::core::checks::manifest_key(&id);
                 let row = self.batch_row(&ds, &id, &rows, &removed).await?;
                 let mut props = row_properties(&row)?;
-                props.remove(super::reserved::PENDING);
+                props.remove(crate::core::reserved::PENDING);
                 result.deregister_table = Some(Box::new(DeregisterTableResponse {
                     id: Some(id),
                     location: row_location(&row).map(|l| self.location_uri(&l)),
@@ -210,7 +210,7 @@ impl Catalog {
         rows: &HashMap<String, RecordBatch>,
         removed: &HashSet<String>,
     ) -> CatalogResult<RecordBatch> {
-        let key = super::checks::manifest_key(id);
+        let key = crate::core::checks::manifest_key(id);
         if let Some(row) = rows.get(&key) {
             return Ok(row.clone());
         }

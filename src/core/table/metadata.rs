@@ -13,12 +13,12 @@ use lance_namespace::models::{
     UpdateTableSchemaMetadataResponse,
 };
 
-use super::checks::{display_id, table_id};
-use super::open::branch_of;
-use super::Catalog;
+use crate::core::branch::open::branch_of;
+use crate::core::checks::{display_id, table_id};
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
-use super::reserved::UNSET_KEYS;
+use crate::core::reserved::UNSET_KEYS;
 
 impl Catalog {
     pub(crate) async fn update_schema_metadata_op(

@@ -7,9 +7,9 @@
 use object_store::path::Path;
 use serde::Serialize;
 
-use super::checks::manifest_id;
-use super::locations::{is_reserved, overlaps, Placed};
-use super::{engine, Catalog};
+use crate::core::checks::manifest_id;
+use crate::core::table::locations::{is_reserved, overlaps, Placed};
+use crate::core::{engine, Catalog};
 use crate::error::CatalogResult;
 
 /// How deep below the root the scan follows directories that lead to
@@ -87,7 +87,7 @@ impl Catalog {
         // A trashed location is claimed (not an orphan) but not a table.
         for t in tables
             .iter()
-            .filter(|t| !super::trash::is_trash_key(&t.key))
+            .filter(|t| !crate::core::trash::records::is_trash_key(&t.key))
         {
             if !t.location.is_empty() && !self.holds_dataset(&t.location).await? {
                 report.without_data.push(TableWithoutData {

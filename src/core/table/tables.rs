@@ -15,13 +15,13 @@ use lance_namespace::models::{
 use lance_namespace::LanceNamespace;
 use lance_namespace_impls::dir::manifest::ManifestNamespace;
 
-use super::checks::{table_id, table_not_found};
-use super::data::{merge_on_columns, parse_mode};
-use super::open::branch_of;
-use super::placement::{lost_create, own_task, Placement};
-use super::rows::Rows;
-use super::stream_write::{Target, WriteOp};
-use super::{engine, Catalog};
+use crate::core::branch::open::branch_of;
+use crate::core::checks::{table_id, table_not_found};
+use crate::core::data::body::{merge_on_columns, parse_mode};
+use crate::core::data::rows::Rows;
+use crate::core::data::stream_write::{Target, WriteOp};
+use crate::core::table::placement::{lost_create, own_task, Placement};
+use crate::core::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// Context keys the REST gateway fills from Gravitino-style headers.
@@ -36,7 +36,7 @@ impl Catalog {
     ) -> CatalogResult<CreateTableResponse> {
         let id = table_id(&req.id)?;
         let mut created = self.create_table_inner(req, rows).await?;
-        super::checks::public_properties(&mut created.properties);
+        crate::core::checks::public_properties(&mut created.properties);
         // The table exists now: a failure to read its namespaces' options
         // falls back to the root's rather than failing the create.
         created.storage_options = match self.table_storage_options(&id).await {
@@ -72,7 +72,7 @@ impl Catalog {
                 .get_or_insert_with(HashMap::new)
                 .extend(props);
         }
-        super::checks::check_properties(req.properties.as_ref())?;
+        crate::core::checks::check_properties(req.properties.as_ref())?;
         self.require_parent(&id).await?;
         let rows = rows.or_empty_batch();
         req.id = Some(id.clone());
@@ -89,11 +89,11 @@ impl Catalog {
             let placement = match location {
                 Some(l) => Placement::Chosen(self.relative_location(l, true)?),
                 None => Placement::Fresh(ManifestNamespace::generate_dir_name(
-                    &super::checks::manifest_key(&id),
+                    &crate::core::checks::manifest_key(&id),
                 )),
             };
-            let real = super::identity::new_object_id(req.context.as_ref());
-            super::identity::stamp(&mut req.properties, "table", real);
+            let real = crate::core::identity::new_object_id(req.context.as_ref());
+            crate::core::identity::stamp(&mut req.properties, "table", real);
             return self.create_table_at(req, placement, rows).await;
         }
         if let Target::Written(location, _) = &target {
@@ -104,7 +104,10 @@ impl Catalog {
                 // Refused without reading the rest of the body.
                 return Err(CatalogError::new(
                     Code::TABLE_ALREADY_EXISTS,
-                    format!("table {} already exists", super::checks::display_id(&id)),
+                    format!(
+                        "table {} already exists",
+                        crate::core::checks::display_id(&id)
+                    ),
                 ));
             }
             if mode == "overwrite" {
@@ -116,7 +119,7 @@ impl Catalog {
                     .properties
                     .unwrap_or_default()
                     .into_iter()
-                    .filter(|(k, _)| k.starts_with(super::reserved::RESERVED_PREFIX));
+                    .filter(|(k, _)| k.starts_with(crate::core::reserved::RESERVED_PREFIX));
                 let props = req.properties.get_or_insert_with(HashMap::new);
                 for (k, v) in kept {
                     props.entry(k).or_insert(v);
@@ -127,12 +130,12 @@ impl Catalog {
         // the whole body.
         let body = rows.into_bytes().await?;
         let mut created = engine(self.inner.create_table(req, body).await)?;
-        super::checks::public_properties(&mut created.properties);
+        crate::core::checks::public_properties(&mut created.properties);
         Ok(created)
     }
 
     /// A location relative to the root, from a relative path, an absolute
-    /// path or a URI under the root, checked (see `locations.rs`). Unless
+    /// path or a URI under the root, checked (see `table/locations.rs`). Unless
     /// `nested`, it must be one directory directly under the root: the
     /// engine's own paths treat a table location as one directory name.
     pub(crate) fn relative_location(&self, location: &str, nested: bool) -> CatalogResult<String> {
@@ -150,7 +153,7 @@ impl Catalog {
             }
             _ => stripped,
         };
-        let rel = super::locations::check_relative(rel, location)?;
+        let rel = crate::core::table::locations::check_relative(rel, location)?;
         if !nested && rel.contains('/') {
             return Err(CatalogError::invalid(format!(
                 "table location {location:?} must be a directory directly under the storage root {root}"
@@ -164,10 +167,10 @@ impl Catalog {
         mut req: DeclareTableRequest,
     ) -> CatalogResult<DeclareTableResponse> {
         let id = table_id(&req.id)?;
-        super::checks::check_properties(req.properties.as_ref())?;
+        crate::core::checks::check_properties(req.properties.as_ref())?;
         self.require_parent(&id).await?;
-        let real = super::identity::new_object_id(req.context.as_ref());
-        super::identity::stamp(&mut req.properties, "table", real);
+        let real = crate::core::identity::new_object_id(req.context.as_ref());
+        crate::core::identity::stamp(&mut req.properties, "table", real);
         let vend = req.vend_credentials != Some(false);
         let mut declared = match req.location.as_deref().filter(|l| !l.trim().is_empty()) {
             Some(location) => {
@@ -179,7 +182,7 @@ impl Catalog {
                 engine(self.inner.declare_table(req).await)?
             }
         };
-        super::checks::public_properties(&mut declared.properties);
+        crate::core::checks::public_properties(&mut declared.properties);
         declared.storage_options = match vend {
             true => self.table_storage_options(&id).await?,
             false => None,
@@ -199,7 +202,10 @@ impl Catalog {
         if self.table_present(id).await? {
             return Err(CatalogError::new(
                 Code::TABLE_ALREADY_EXISTS,
-                format!("table {} already exists", super::checks::display_id(id)),
+                format!(
+                    "table {} already exists",
+                    crate::core::checks::display_id(id)
+                ),
             ));
         }
         self.require_empty_location(&rel).await?;
@@ -240,7 +246,7 @@ impl Catalog {
             "create",
             op::RegisterTable.action,
         )?;
-        super::checks::check_properties(req.properties.as_ref())?;
+        crate::core::checks::check_properties(req.properties.as_ref())?;
         // Registered datasets may sit deeper than one directory (an existing
         // `warehouse/sales/orders.lance`); they are still the catalog's to
         // check: inside the root, overlapping no other table.
@@ -249,9 +255,9 @@ impl Catalog {
         // A registration over a table (mode overwrite) keeps its real id.
         let real = match self.object_ids(&[("table", id.clone())]).await?.remove(0) {
             Some(kept) => kept,
-            None => super::identity::new_object_id(req.context.as_ref()),
+            None => crate::core::identity::new_object_id(req.context.as_ref()),
         };
-        super::identity::stamp(&mut req.properties, "table", real);
+        crate::core::identity::stamp(&mut req.properties, "table", real);
         req.id = Some(id.clone());
         req.location = rel.clone();
         // Check, record and settle on its own task: a caller that goes away
@@ -263,7 +269,7 @@ impl Catalog {
             let mut registered = engine(catalog.inner.register_table(req).await)?;
             // The full location, as create, declare and describe answer it.
             registered.location = Some(catalog.location_uri(&rel));
-            super::checks::public_properties(&mut registered.properties);
+            crate::core::checks::public_properties(&mut registered.properties);
             match catalog.settle_claim(&id, &rel).await? {
                 None => Ok(registered),
                 Some(err) => Err(err),
@@ -337,8 +343,8 @@ impl Catalog {
         req: DropTableRequest,
     ) -> CatalogResult<DropTableResponse> {
         let id = table_id(&req.id)?;
-        let force = super::protection::forced(req.context.as_ref());
-        let trash = super::trash::TrashContext::of(req.context.as_ref());
+        let force = crate::core::protection::forced(req.context.as_ref());
+        let trash = crate::core::trash::records::TrashContext::of(req.context.as_ref());
         match trash.keeps() {
             true => self.trash_table(&id, force, &trash).await,
             false => self.drop_table_by_id(&id, force).await,
@@ -346,7 +352,7 @@ impl Catalog {
     }
 
     /// Drop a table: forget it, then delete its directory, which must be
-    /// its own (see `locations.rs`: never the root, the manifest, or bytes
+    /// its own (see `table/locations.rs`: never the root, the manifest, or bytes
     /// another table's location overlaps, re-checked now). The record is
     /// removed by a commit against the very snapshot that was checked, so a
     /// rename, re-create or registration in between makes it conflict and
@@ -356,7 +362,7 @@ impl Catalog {
         id: &[String],
         force: bool,
     ) -> CatalogResult<DropTableResponse> {
-        let key = super::checks::manifest_key(id);
+        let key = crate::core::checks::manifest_key(id);
         let mut attempt = 0;
         let (rel, _serial) = loop {
             attempt += 1;

@@ -4,9 +4,9 @@
 
 use lance_namespace::models::{RenameTableRequest, RenameTableResponse};
 
-use super::checks::{display_id, namespace_id, table_id};
-use super::manifest_tx::with_object_id;
-use super::Catalog;
+use crate::core::checks::{display_id, namespace_id, table_id};
+use crate::core::manifest_tx::with_object_id;
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 impl Catalog {
@@ -36,8 +36,8 @@ impl Catalog {
         let _serial = self.manifest_lock.lock().await;
         let ds = self.manifest_snapshot().await?;
         let (old_key, new_key) = (
-            super::checks::manifest_key(&id),
-            super::checks::manifest_key(&dest),
+            crate::core::checks::manifest_key(&id),
+            crate::core::checks::manifest_key(&dest),
         );
         let taken = self
             .manifest_rows(&ds, std::slice::from_ref(&new_key))

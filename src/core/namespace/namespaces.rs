@@ -8,9 +8,9 @@ use lance_namespace::models::{
 };
 use lance_namespace::LanceNamespace;
 
-use super::checks::{display_id, namespace_id};
-use super::data::parse_mode;
-use super::{engine, Catalog};
+use crate::core::checks::{display_id, namespace_id};
+use crate::core::data::body::parse_mode;
+use crate::core::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 impl Catalog {
@@ -19,7 +19,7 @@ impl Catalog {
         mut req: CreateNamespaceRequest,
     ) -> CatalogResult<CreateNamespaceResponse> {
         let id = namespace_id(&req.id)?;
-        super::checks::check_properties(req.properties.as_ref())?;
+        crate::core::checks::check_properties(req.properties.as_ref())?;
         if id.is_empty() {
             return Err(CatalogError::new(
                 Code::NAMESPACE_ALREADY_EXISTS,
@@ -35,12 +35,14 @@ impl Catalog {
         self.require_namespace(&id[..id.len() - 1]).await?;
         // The new namespace's real id (an overwritten one keeps its own:
         // it is the same namespace with new properties).
-        let mut real = super::identity::new_object_id(req.context.as_ref());
+        let mut real = crate::core::identity::new_object_id(req.context.as_ref());
         if self.namespace_present(&id).await? {
             match mode {
                 "exist_ok" => {
                     let mut properties = self.namespace_properties(&id).await?;
-                    super::storage_options::redact_namespace_properties(&mut properties);
+                    crate::core::namespace::storage_options::redact_namespace_properties(
+                        &mut properties,
+                    );
                     return Ok(CreateNamespaceResponse {
                         properties,
                         ..Default::default()
@@ -70,9 +72,11 @@ impl Catalog {
         }
         req.id = Some(id);
         req.mode = None;
-        super::identity::stamp(&mut req.properties, "namespace", real);
+        crate::core::identity::stamp(&mut req.properties, "namespace", real);
         let mut created = engine(self.inner.create_namespace(req).await)?;
-        super::storage_options::redact_namespace_properties(&mut created.properties);
+        crate::core::namespace::storage_options::redact_namespace_properties(
+            &mut created.properties,
+        );
         Ok(created)
     }
 
@@ -98,7 +102,7 @@ impl Catalog {
             "restrict",
             "drop_namespace behavior",
         )?;
-        let trash = super::trash::TrashContext::of(req.context.as_ref());
+        let trash = crate::core::trash::records::TrashContext::of(req.context.as_ref());
         let detach = behavior == "cascade" && trash.keeps();
         if !self.namespace_present(&id).await? {
             // A cascade into trash that stopped after its commit: the same
@@ -118,7 +122,7 @@ impl Catalog {
         }
         // Protection first: the namespace itself, and for a cascade
         // everything below it (409, code 19, unless forced).
-        let force = super::protection::forced(req.context.as_ref());
+        let force = crate::core::protection::forced(req.context.as_ref());
         let cascade = behavior == "cascade";
         self.guard_namespace(&id, cascade, force).await?;
         if detach {
@@ -140,7 +144,8 @@ impl Catalog {
             // Nothing is deleted unless every table below may be: a cascade
             // refused half-way would leave a namespace half-dropped.
             // Keys of objects below: the namespace's key plus a separator.
-            let prefix = super::checks::manifest_key(&[id.clone(), vec![String::new()]].concat());
+            let prefix =
+                crate::core::checks::manifest_key(&[id.clone(), vec![String::new()]].concat());
             let below: Vec<String> = self
                 .placed_tables()
                 .await?
@@ -284,7 +289,7 @@ impl Catalog {
             for t in tables {
                 let mut id = ns.clone();
                 id.push(t);
-                all.push(super::checks::manifest_key(&id));
+                all.push(crate::core::checks::manifest_key(&id));
             }
             for c in children {
                 let mut id = ns.clone();

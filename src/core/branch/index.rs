@@ -12,8 +12,8 @@ use lance_index::IndexType;
 use lance_linalg::distance::MetricType;
 use lance_namespace::models::{CreateTableIndexRequest, CreateTableIndexResponse};
 
-use super::checks::display_id;
-use super::Catalog;
+use crate::core::checks::display_id;
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 enum Params {

@@ -18,11 +18,11 @@ use lance_namespace::models::{DescribeTableRequest, MergeInsertIntoTableRequest}
 use lance_namespace_impls::dir::manifest::ManifestNamespace;
 use serde::{Deserialize, Serialize};
 
-use super::checks::{display_id, table_id, table_not_found};
-use super::data::parse_mode;
-use super::open::branch_of;
-use super::rows::Rows;
-use super::Catalog;
+use crate::core::branch::open::branch_of;
+use crate::core::checks::{display_id, table_id, table_not_found};
+use crate::core::data::body::parse_mode;
+use crate::core::data::rows::Rows;
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// What a streamed write does.
@@ -77,7 +77,7 @@ impl Catalog {
         // Checked before anything is written, as for a REST merge-insert.
         let on = match &op {
             WriteOp::MergeInsert(req) => {
-                super::data::merge_on_columns(req.on.clone(), source.schema().as_ref())?
+                crate::core::data::body::merge_on_columns(req.on.clone(), source.schema().as_ref())?
             }
             _ => Vec::new(),
         };
@@ -145,7 +145,7 @@ impl Catalog {
             }
             (WriteOp::MergeInsert(req), Target::Written(at, main)) => {
                 let ds = Arc::new(self.head(&id, &at, main, branch).await?);
-                let job = super::branch_ops::merge_job(ds, &req, on)?;
+                let job = crate::core::branch::writes::merge_job(ds, &req, on)?;
                 let (ds, _stats) = job.execute(source).await?;
                 ds.version().version
             }
@@ -199,10 +199,10 @@ impl Catalog {
         source: SendableRecordBatchStream,
         new_id: Option<String>,
     ) -> CatalogResult<u64> {
-        super::checks::check_properties(properties.as_ref())?;
+        crate::core::checks::check_properties(properties.as_ref())?;
         let mut properties = properties;
-        let real = new_id.unwrap_or_else(super::identity::fresh_object_id);
-        super::identity::stamp(&mut properties, "table", real);
+        let real = new_id.unwrap_or_else(crate::core::identity::fresh_object_id);
+        crate::core::identity::stamp(&mut properties, "table", real);
         let params = WriteParams {
             mode: WriteMode::Create,
             session: Some(self.session.clone()),
@@ -216,7 +216,7 @@ impl Catalog {
                 .await?;
             return Ok(ds.version().version);
         }
-        let key = super::checks::manifest_key(id);
+        let key = crate::core::checks::manifest_key(id);
         let dir = ManifestNamespace::generate_dir_name(&key);
         // On its own task: a caller that goes away ends the stream (the
         // write fails and its directory is removed) but cannot stop the
@@ -232,7 +232,9 @@ impl Catalog {
                 Ok(ds) => ds,
                 Err(e) => {
                     catalog
-                        .undo_failed_write(&super::placement::Placement::Fresh(dir.clone()))
+                        .undo_failed_write(&crate::core::table::placement::Placement::Fresh(
+                            dir.clone(),
+                        ))
                         .await;
                     return Err(CatalogError::from_lance(&e));
                 }

@@ -10,8 +10,8 @@ use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
 use lance_namespace::models::{CreateTableRequest, CreateTableResponse};
 use lance_namespace_impls::dir::manifest::{ManifestEntry, ObjectType};
 
-use super::rows::Rows;
-use super::{engine, Catalog};
+use crate::core::data::rows::Rows;
+use crate::core::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 impl Catalog {
@@ -56,7 +56,7 @@ impl Catalog {
 
     /// Create over an existing table at a nested location: `create` is 5,
     /// `exist_ok` answers the table, `overwrite` writes a new version.
-    pub(super) async fn create_over_nested(
+    pub(in crate::core) async fn create_over_nested(
         &self,
         req: CreateTableRequest,
         id: &[String],
@@ -84,12 +84,15 @@ impl Catalog {
             _ => {
                 return Err(CatalogError::new(
                     Code::TABLE_ALREADY_EXISTS,
-                    format!("table {} already exists", super::checks::display_id(id)),
+                    format!(
+                        "table {} already exists",
+                        crate::core::checks::display_id(id)
+                    ),
                 ))
             }
         };
         let mut described = self.describe(id, Default::default()).await?;
-        super::checks::public_properties(&mut described.properties);
+        crate::core::checks::public_properties(&mut described.properties);
         Ok(CreateTableResponse {
             location: Some(uri),
             version: Some(version as i64),
@@ -103,7 +106,7 @@ impl Catalog {
     /// it. The work runs on its own task, so a caller that goes away cannot
     /// stop it between the write and the record; whatever fails, the
     /// catalog removes the bytes it wrote and nothing else.
-    pub(super) async fn create_table_at(
+    pub(in crate::core) async fn create_table_at(
         &self,
         req: CreateTableRequest,
         placement: Placement,
@@ -152,7 +155,7 @@ impl Catalog {
 
     /// Record a table freshly written at `placement`. A chosen location is
     /// checked again under the manifest lock and settled after the commit
-    /// (see `locations.rs`). Whatever fails, the written bytes are removed
+    /// (see `table/locations.rs`). Whatever fails, the written bytes are removed
     /// only when they are certainly this write's alone.
     pub(crate) async fn record_placed(
         &self,
@@ -235,7 +238,7 @@ impl Catalog {
             None => None,
         };
         let entry = ManifestEntry {
-            object_id: super::checks::manifest_key(id),
+            object_id: crate::core::checks::manifest_key(id),
             object_type: ObjectType::Table,
             location: Some(relative.to_string()),
             metadata,
@@ -251,18 +254,18 @@ impl Catalog {
     async fn recorded_location(&self, id: &[String]) -> CatalogResult<Option<String>> {
         let ds = self.manifest_snapshot().await?;
         let rows = self
-            .manifest_rows(&ds, &[super::checks::manifest_key(id)])
+            .manifest_rows(&ds, &[crate::core::checks::manifest_key(id)])
             .await?;
         Ok(rows
             .first()
-            .and_then(super::manifest_tx::row_location)
-            .map(|l| super::locations::canonical(&l)))
+            .and_then(crate::core::manifest_tx::row_location)
+            .map(|l| crate::core::table::locations::canonical(&l)))
     }
 }
 
 /// Run `work` on its own task and wait for it: the work goes on to its end
 /// even if the caller's request is dropped.
-pub(super) async fn own_task<T: Send + 'static>(
+pub(in crate::core) async fn own_task<T: Send + 'static>(
     work: impl std::future::Future<Output = CatalogResult<T>> + Send + 'static,
 ) -> CatalogResult<T> {
     tokio::spawn(work)
@@ -288,13 +291,13 @@ impl Placement {
 /// A create whose record lost to another create of the same id (`taken`:
 /// the id is recorded) answers TableAlreadyExists (5), as the engine's own
 /// create does; any other failure keeps its code.
-pub(super) fn lost_create(e: CatalogError, id: &[String], taken: bool) -> CatalogError {
+pub(in crate::core) fn lost_create(e: CatalogError, id: &[String], taken: bool) -> CatalogError {
     if taken && (e.code == Code::CONCURRENT_MODIFICATION || e.code == Code::TABLE_ALREADY_EXISTS) {
         CatalogError::new(
             Code::TABLE_ALREADY_EXISTS,
             format!(
                 "table {} already exists (created concurrently); nothing of this create was kept",
-                super::checks::display_id(id)
+                crate::core::checks::display_id(id)
             ),
         )
     } else {

@@ -24,13 +24,13 @@ use lance_namespace::models::{
 };
 use lance_namespace::LanceNamespace;
 
-use super::checks::{display_id, table_id};
-use super::data::{encode_stream, Stream};
-use super::jobs::JobOutcome;
-use super::{engine, Catalog};
+use crate::core::checks::{display_id, table_id};
+use crate::core::data::body::{encode_stream, Stream};
+use crate::core::derived::jobs::JobOutcome;
+use crate::core::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
-use super::reserved::{
+use crate::core::reserved::{
     MV_KIND as KIND, MV_LAST_REFRESH as LAST_REFRESH, MV_SOURCE_QUERY as SOURCE_QUERY,
     MV_SOURCE_VERSIONS as SOURCE_VERSIONS, MV_UDTF_SPEC as UDTF_SPEC,
 };
@@ -66,8 +66,8 @@ impl Catalog {
         let mut source_versions = HashMap::new();
         for reference in references {
             let name = reference.table().to_string();
-            let id =
-                super::checks::table_id(&Some(super::checks::manifest_id(&name))).map_err(|e| {
+            let id = crate::core::checks::table_id(&Some(crate::core::checks::manifest_id(&name)))
+                .map_err(|e| {
                     CatalogError::invalid(format!("source_query names {name:?}: {}", e.message))
                 })?;
             let ds = self.open_table(&id, None).await.map_err(|e| {
@@ -146,8 +146,8 @@ impl Catalog {
                 })?
             }
         };
-        let real = super::identity::new_object_id(req.context.as_ref());
-        properties.insert(super::reserved::TABLE_ID.to_string(), real);
+        let real = crate::core::identity::new_object_id(req.context.as_ref());
+        properties.insert(crate::core::reserved::TABLE_ID.to_string(), real);
         let empty = Stream {
             schema: Arc::new(schema),
             batches: Vec::new(),

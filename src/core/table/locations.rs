@@ -16,8 +16,8 @@ use std::collections::HashMap;
 use arrow_array::{Array, StringArray};
 use futures::TryStreamExt;
 
-use super::checks::{display_id, manifest_id, manifest_key};
-use super::Catalog;
+use crate::core::checks::{display_id, manifest_id, manifest_key};
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// Top-level names under the root that belong to the catalog itself: the
@@ -129,7 +129,7 @@ pub(crate) fn overlap_error(id: &[String], location: &str, other: &Placed) -> Ca
 impl Catalog {
     /// Every recorded table (declared ones too) and its location, from the
     /// manifest's latest version, and every location a trashed table keeps
-    /// claimed (see `trash.rs`).
+    /// claimed (see `trash/records.rs`).
     pub(crate) async fn placed_tables(&self) -> CatalogResult<Vec<Placed>> {
         // Trash read before and after the manifest: an undrop records its
         // table and then forgets its entry, so one of the reads sees it.

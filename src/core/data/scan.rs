@@ -15,9 +15,9 @@ use lance_index::scalar::FullTextSearchQuery;
 use lance_linalg::distance::MetricType;
 use serde::{Deserialize, Serialize};
 
-use super::checks::table_id;
-use super::open::branch_of;
-use super::Catalog;
+use crate::core::branch::open::branch_of;
+use crate::core::checks::table_id;
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// What to read from a table.
@@ -124,11 +124,11 @@ impl Catalog {
         };
         let mut scan = ds.scan();
         if let Some(f) = spec.filter.as_deref().filter(|f| !f.trim().is_empty()) {
-            super::sql_text::check_sql("filter", f)?;
+            crate::core::data::sql_text::check_sql("filter", f)?;
             scan.filter(f)?;
         }
         for expr in spec.column_aliases.iter().flat_map(|a| a.values()) {
-            super::sql_text::check_sql("column expression", expr)?;
+            crate::core::data::sql_text::check_sql("column expression", expr)?;
         }
         if let Some(aliases) = spec.column_aliases.as_ref().filter(|a| !a.is_empty()) {
             let pairs: Vec<(&str, &str)> = aliases
@@ -193,7 +193,7 @@ impl Catalog {
                     Code::TABLE_VERSION_NOT_FOUND,
                     format!(
                         "table {} has no version {version}",
-                        super::checks::display_id(id)
+                        crate::core::checks::display_id(id)
                     ),
                 )
             } else {

@@ -7,12 +7,12 @@ use std::sync::Arc;
 use lance::dataset::{MergeInsertBuilder, WhenMatched, WhenNotMatched, WhenNotMatchedBySource};
 use lance::index::DatasetIndexExt;
 use lance_namespace::models::{
-    DescribeTableRequest, DescribeTableResponse, DropTableIndexRequest, DropTableIndexResponse,
-    MergeInsertIntoTableRequest, MergeInsertIntoTableResponse,
+    DropTableIndexRequest, DropTableIndexResponse, MergeInsertIntoTableRequest,
+    MergeInsertIntoTableResponse,
 };
 
-use super::data::Stream;
-use super::Catalog;
+use crate::core::data::body::Stream;
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 impl Catalog {
@@ -67,90 +67,22 @@ impl Catalog {
         })?;
         Ok(DropTableIndexResponse::default())
     }
-
-    /// Describe the table as of a branch head or a tag: its version and
-    /// schema there, the catalog's record for the rest.
-    pub(crate) async fn describe_ref(
-        &self,
-        id: &[String],
-        req: &DescribeTableRequest,
-        mut base: DescribeTableResponse,
-    ) -> CatalogResult<DescribeTableResponse> {
-        let branch = super::open::branch_of(&req.branch);
-        let mut ds = self.open_table(id, branch).await?;
-        if let Some(tag) = req.tag.as_deref().filter(|t| !t.is_empty()) {
-            ds = ds.checkout_version(tag).await.map_err(|_| {
-                CatalogError::new(
-                    Code::TABLE_TAG_NOT_FOUND,
-                    format!("table has no tag {tag:?}"),
-                )
-            })?;
-        } else if let Some(v) = req.version {
-            ds = self.checkout(ds, v as u64, id).await?;
-        }
-        base.version = Some(ds.version().version as i64);
-        if req.load_detailed_metadata.unwrap_or(false) {
-            let arrow = arrow_schema::Schema::from(ds.schema());
-            let json = lance_namespace::schema::arrow_schema_to_json(&arrow)?;
-            base.schema = Some(Box::new(json));
-        }
-        Ok(base)
-    }
 }
 
 impl Catalog {
-    pub(crate) async fn describe_table_op(
-        &self,
-        mut req: DescribeTableRequest,
-    ) -> CatalogResult<DescribeTableResponse> {
-        let id = super::checks::table_id(&req.id)?;
-        req.id = Some(id.clone());
-        let on_ref = super::open::branch_of(&req.branch).is_some()
-            || req.tag.as_deref().is_some_and(|t| !t.is_empty());
-        let mut plain = req.clone();
-        if on_ref {
-            // The engine ignores branch and tag: describe the record, then
-            // read version and schema at the reference.
-            plain.branch = None;
-            plain.tag = None;
-            plain.version = None;
-            plain.load_detailed_metadata = Some(false);
-        }
-        let mut base = self.describe(&id, plain).await?;
-        super::checks::public_properties(&mut base.properties);
-        // Always the catalog's own answer, never the engine's (which
-        // would hand out the root's options as they are).
-        base.storage_options = match req.vend_credentials {
-            Some(false) => None,
-            _ => self.table_storage_options(&id).await?,
-        };
-        // A written table at a nested location looks declared to the
-        // engine (see `Catalog::engine_misreads`): read its details here.
-        let nested_written = base.is_only_declared == Some(true)
-            && self.misread_with_data(base.location.as_deref()).await?;
-        if nested_written {
-            base.is_only_declared = Some(false);
-        }
-        if on_ref || (nested_written && req.load_detailed_metadata.unwrap_or(false)) {
-            self.describe_ref(&id, &req, base).await
-        } else {
-            Ok(base)
-        }
-    }
-
     pub(crate) async fn drop_table_index_op(
         &self,
         mut req: DropTableIndexRequest,
     ) -> CatalogResult<DropTableIndexResponse> {
-        let id = super::checks::table_id(&req.id)?;
-        if let Some(branch) = super::open::branch_of(&req.branch) {
+        let id = crate::core::checks::table_id(&req.id)?;
+        if let Some(branch) = crate::core::branch::open::branch_of(&req.branch) {
             return self.drop_index_on_branch(&id, branch, &req).await;
         }
         req.id = Some(id.clone());
-        super::engine(
+        crate::core::engine(
             lance_namespace::LanceNamespace::drop_table_index(self.inner.as_ref(), req).await,
         )
-        .map_err(|e| super::missing_table(e, &id))
+        .map_err(|e| crate::core::missing_table(e, &id))
     }
 }
 
@@ -159,14 +91,14 @@ impl Catalog {
         &self,
         mut req: lance_namespace::models::UpdateTableRequest,
     ) -> CatalogResult<lance_namespace::models::UpdateTableResponse> {
-        let id = super::checks::table_id(&req.id)?;
-        super::checks::check_properties(req.properties.as_ref())?;
-        let Some(branch) = super::open::branch_of(&req.branch) else {
+        let id = crate::core::checks::table_id(&req.id)?;
+        crate::core::checks::check_properties(req.properties.as_ref())?;
+        let Some(branch) = crate::core::branch::open::branch_of(&req.branch) else {
             req.id = Some(id.clone());
-            return super::engine(
+            return crate::core::engine(
                 lance_namespace::LanceNamespace::update_table(self.inner.as_ref(), req).await,
             )
-            .map_err(|e| super::missing_table(e, &id));
+            .map_err(|e| crate::core::missing_table(e, &id));
         };
         if req.updates.is_empty() {
             return Err(CatalogError::invalid(
@@ -198,13 +130,13 @@ impl Catalog {
         &self,
         mut req: lance_namespace::models::DeleteFromTableRequest,
     ) -> CatalogResult<lance_namespace::models::DeleteFromTableResponse> {
-        let id = super::checks::table_id(&req.id)?;
-        let Some(branch) = super::open::branch_of(&req.branch) else {
+        let id = crate::core::checks::table_id(&req.id)?;
+        let Some(branch) = crate::core::branch::open::branch_of(&req.branch) else {
             req.id = Some(id.clone());
-            return super::engine(
+            return crate::core::engine(
                 lance_namespace::LanceNamespace::delete_from_table(self.inner.as_ref(), req).await,
             )
-            .map_err(|e| super::missing_table(e, &id));
+            .map_err(|e| crate::core::missing_table(e, &id));
         };
         if req.predicate.trim().is_empty() {
             return Err(CatalogError::invalid("delete needs a predicate"));
@@ -222,8 +154,8 @@ impl Catalog {
         mut req: lance_namespace::models::CreateTableIndexRequest,
         scalar_only: bool,
     ) -> CatalogResult<lance_namespace::models::CreateTableIndexResponse> {
-        let id = super::checks::table_id(&req.id)?;
-        if let Some(branch) = super::open::branch_of(&req.branch) {
+        let id = crate::core::checks::table_id(&req.id)?;
+        if let Some(branch) = crate::core::branch::open::branch_of(&req.branch) {
             let kind = req.index_type.trim().to_ascii_uppercase();
             if scalar_only && (kind.starts_with("IVF") || kind == "VECTOR") {
                 return Err(CatalogError::invalid(format!(
@@ -244,7 +176,7 @@ impl Catalog {
         } else {
             lance_namespace::LanceNamespace::create_table_index(self.inner.as_ref(), req).await
         };
-        super::engine(r).map_err(|e| super::missing_table(e, &id))
+        crate::core::engine(r).map_err(|e| crate::core::missing_table(e, &id))
     }
 }
 

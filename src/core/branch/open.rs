@@ -6,8 +6,8 @@ use lance::Dataset;
 use lance_namespace::models::{DescribeTableRequest, DescribeTableResponse};
 use lance_namespace::LanceNamespace;
 
-use super::checks::{display_id, missing_table, table_not_found};
-use super::{engine, Catalog};
+use crate::core::checks::{display_id, missing_table, table_not_found};
+use crate::core::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// The default branch's name; asking for it is the same as asking for none.
@@ -47,7 +47,7 @@ impl Catalog {
         };
         if from_manifest {
             self.cached(
-                super::meta_cache::key_of(op::DescribeTable.action, &req),
+                crate::core::meta_cache::key_of(op::DescribeTable.action, &req),
                 describe,
             )
             .await
@@ -118,7 +118,7 @@ impl Catalog {
         let Some(b) = branch_of(branch) else {
             return Ok(());
         };
-        let id = super::checks::table_id(id)?;
+        let id = crate::core::checks::table_id(id)?;
         self.open_table(&id, Some(b)).await?;
         Err(CatalogError::unsupported(format!(
             "{what} on a branch is not supported; ask without a branch for the main line of table {}",
@@ -131,7 +131,7 @@ impl Catalog {
         &self,
         req: lance_namespace::models::CreateTableTagRequest,
     ) -> CatalogResult<lance_namespace::models::CreateTableTagResponse> {
-        let id = super::checks::table_id(&req.id)?;
+        let id = crate::core::checks::table_id(&req.id)?;
         let branch = branch_of(&req.branch).unwrap_or(MAIN);
         if req.tag.trim().is_empty() {
             return Err(CatalogError::invalid("a tag needs a name"));

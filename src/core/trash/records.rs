@@ -20,10 +20,10 @@
 pub use crate::api::trash::{PendingTask, TrashEntry};
 use std::collections::HashMap;
 
-use super::checks::{display_id, manifest_key, table_id};
-use super::locations::{canonical, Placed, TRASH_KEY};
-use super::reserved::{PRINCIPAL, PURGE, TRASH_GRACE};
-use super::Catalog;
+use crate::core::checks::{display_id, manifest_key, table_id};
+use crate::core::reserved::{PRINCIPAL, PURGE, TRASH_GRACE};
+use crate::core::table::locations::{canonical, Placed, TRASH_KEY};
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 use crate::records::now_ms;
 
@@ -39,7 +39,7 @@ impl TrashEntry {
     /// real ids existed).
     pub fn object_id(&self) -> Option<&str> {
         self.properties
-            .get(super::identity::id_property(&self.kind))
+            .get(crate::core::identity::id_property(&self.kind))
             .map(String::as_str)
     }
 
@@ -48,8 +48,8 @@ impl TrashEntry {
     pub(crate) fn restored_properties(&self) -> HashMap<String, String> {
         let mut props = self.properties.clone();
         props
-            .entry(super::identity::id_property(&self.kind).to_string())
-            .or_insert_with(super::identity::fresh_object_id);
+            .entry(crate::core::identity::id_property(&self.kind).to_string())
+            .or_insert_with(crate::core::identity::fresh_object_id);
         props
     }
 
@@ -272,7 +272,7 @@ impl Catalog {
         // on them meanwhile.
         let now_live = Self::placed_in(&*self.manifest_snapshot().await?).await?;
         for loc in removals {
-            match super::locations::find_overlap(&loc, &now_live, None) {
+            match crate::core::table::locations::find_overlap(&loc, &now_live, None) {
                 None => self.remove_location(&loc).await,
                 Some(t) => {
                     tracing::warn!(location = %loc, table = %t.key, "purge kept bytes a table was recorded on meanwhile")
@@ -294,7 +294,7 @@ impl Catalog {
             .collect();
         if !self.table_present(&id).await? {
             if mine.is_empty() {
-                return Err(super::checks::table_not_found(&id));
+                return Err(crate::core::checks::table_not_found(&id));
             }
             return Ok(mine);
         }
@@ -304,7 +304,7 @@ impl Catalog {
 
     /// What is pending on namespace `id` and below it.
     pub async fn namespace_tasks(&self, id: &[String]) -> CatalogResult<Vec<PendingTask>> {
-        let id = super::checks::namespace_id(&Some(id.to_vec()))?;
+        let id = crate::core::checks::namespace_id(&Some(id.to_vec()))?;
         let mine: Vec<PendingTask> = self
             .trash_entries()
             .await?
@@ -328,8 +328,8 @@ pub(crate) fn not_in_trash(trash_id: &str) -> CatalogError {
 
 #[cfg(test)]
 mod tests {
-    use super::super::locations::placed_name;
     use super::*;
+    use crate::core::table::locations::placed_name;
 
     #[test]
     fn context_and_names() {

@@ -22,19 +22,19 @@ use crate::records::now_ms;
 const MAX_LIVE: usize = 1024;
 
 /// How often a running job refreshes its record.
-pub(super) const HEARTBEAT: Duration = Duration::from_secs(10);
+pub(in crate::core) const HEARTBEAT: Duration = Duration::from_secs(10);
 
 /// How long a queued or running record may go unrefreshed before it is
 /// taken as abandoned: several missed heartbeats, so a slow store is not
 /// mistaken for a dead process.
-pub(super) const STALE_AFTER: Duration = Duration::from_secs(60);
+pub(in crate::core) const STALE_AFTER: Duration = Duration::from_secs(60);
 
 /// Where job records live, under the storage root.
 const JOBS_DIR: &str = "_catalog/jobs";
 
 /// What a finished job reports.
 #[derive(Debug, Default)]
-pub(super) struct JobOutcome {
+pub(in crate::core) struct JobOutcome {
     pub rows_written: u64,
     pub version: i64,
     pub details: HashMap<String, String>,
@@ -42,7 +42,7 @@ pub(super) struct JobOutcome {
 
 /// The job registry.
 #[derive(Debug, Clone)]
-pub(super) struct Jobs {
+pub(in crate::core) struct Jobs {
     live: Arc<Mutex<HashMap<String, Job>>>,
     store: Arc<ObjectStore>,
     base: Path,
@@ -146,7 +146,7 @@ impl Jobs {
     }
 
     /// A job's record, from this process or from storage.
-    pub(super) async fn get(&self, job_id: &str) -> CatalogResult<Job> {
+    pub(in crate::core) async fn get(&self, job_id: &str) -> CatalogResult<Job> {
         if let Some(job) = self.live.lock().expect("jobs lock").get(job_id) {
             return Ok(job.clone());
         }

@@ -25,12 +25,12 @@ use object_store::path::Path;
 use object_store::ObjectStoreExt;
 use serde::{Deserialize, Serialize};
 
-use super::checks::{display_id, table_id, table_not_found};
-use super::manifest_tx::{row_properties, with_properties};
-use super::{engine, missing_table, Catalog};
+use crate::core::checks::{display_id, table_id, table_not_found};
+use crate::core::manifest_tx::{row_properties, with_properties};
+use crate::core::{engine, missing_table, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
-use super::reserved::PENDING;
+use crate::core::reserved::PENDING;
 
 /// A version committed through the catalog.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -169,7 +169,7 @@ impl Catalog {
                 ),
             ));
         }
-        let dir = super::manifest_tx::row_location(row).ok_or_else(|| {
+        let dir = crate::core::manifest_tx::row_location(row).ok_or_else(|| {
             CatalogError::internal(format!("table {} has no location", display_id(&id)))
         })?;
         let (naming, naming_name) = scheme(entry.naming_scheme.as_deref());
@@ -281,12 +281,12 @@ impl Catalog {
         let mut seen = std::collections::HashSet::new();
         for e in entries {
             table_id(&Some(e.id.clone()))?;
-            if super::open::branch_of(&e.branch).is_some() {
+            if crate::core::branch::open::branch_of(&e.branch).is_some() {
                 return Err(CatalogError::invalid(
                     "versions on branches are committed one at a time, not in a batch",
                 ));
             }
-            if !seen.insert(super::checks::manifest_key(&e.id)) {
+            if !seen.insert(crate::core::checks::manifest_key(&e.id)) {
                 return Err(CatalogError::invalid(format!(
                     "table {} appears twice in one batch",
                     display_id(&e.id)
@@ -318,12 +318,15 @@ impl Catalog {
         ids: impl Iterator<Item = Vec<String>>,
     ) -> CatalogResult<Vec<RecordBatch>> {
         let ids: Vec<Vec<String>> = ids.collect();
-        let keys: Vec<String> = ids.iter().map(|i| super::checks::manifest_key(i)).collect();
+        let keys: Vec<String> = ids
+            .iter()
+            .map(|i| crate::core::checks::manifest_key(i))
+            .collect();
         let batches = self.manifest_rows(ds, &keys).await?;
         let mut by_key: HashMap<String, RecordBatch> = HashMap::new();
-        for row in super::manifest_tx::single_rows(&batches) {
-            if super::manifest_tx::row_type(&row).as_deref() == Some("table") {
-                if let Some(k) = super::manifest_tx::row_object_id(&row) {
+        for row in crate::core::manifest_tx::single_rows(&batches) {
+            if crate::core::manifest_tx::row_type(&row).as_deref() == Some("table") {
+                if let Some(k) = crate::core::manifest_tx::row_object_id(&row) {
                     by_key.insert(k, row);
                 }
             }
@@ -339,7 +342,7 @@ impl Catalog {
         req: ListTableVersionsRequest,
     ) -> CatalogResult<ListTableVersionsResponse> {
         let id = table_id(&req.id)?;
-        let on_branch = super::open::branch_of(&req.branch).is_some();
+        let on_branch = crate::core::branch::open::branch_of(&req.branch).is_some();
         let mut listed = engine(self.inner.list_table_versions(req.clone()).await)
             .map_err(|e| missing_table(e, &id))?;
         if on_branch {
@@ -364,7 +367,7 @@ impl Catalog {
         req: DescribeTableVersionRequest,
     ) -> CatalogResult<DescribeTableVersionResponse> {
         let id = table_id(&req.id)?;
-        if super::open::branch_of(&req.branch).is_none() {
+        if crate::core::branch::open::branch_of(&req.branch).is_none() {
             if let Some(p) = self.unpublished(&id).await? {
                 if req.version.is_none_or(|v| v == p.version) {
                     return Ok(DescribeTableVersionResponse {
@@ -435,7 +438,7 @@ impl Catalog {
     ) -> CatalogResult<lance_namespace::models::CreateTableVersionResponse> {
         let id = table_id(&req.id)?;
         let location = self.table_location(&id).await?;
-        let branch = super::open::branch_of(&req.branch);
+        let branch = crate::core::branch::open::branch_of(&req.branch);
         self.check_staged(
             &id,
             &location,

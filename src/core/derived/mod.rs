@@ -1,0 +1,6 @@
+//! Data computed from other data: computed and virtual columns, their
+//! backfills, materialized views, and the job records both run as.
+
+pub(crate) mod computed;
+pub(crate) mod jobs;
+pub(crate) mod views;

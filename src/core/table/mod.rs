@@ -1,0 +1,11 @@
+//! Tables: create, declare, register, insert, merge-insert and drop
+//! (`tables.rs`), where their bytes go and how they are recorded
+//! (`placement.rs`), which locations the catalog owns (`locations.rs`),
+//! rename, and schema and field metadata.
+
+pub(crate) mod describe;
+pub(crate) mod locations;
+pub(crate) mod metadata;
+pub(crate) mod placement;
+pub(crate) mod rename;
+pub(crate) mod tables;
