@@ -138,7 +138,7 @@ impl Catalog {
     pub async fn ensure_identities(&self) -> CatalogResult<usize> {
         use futures::TryStreamExt;
         for attempt in 1..=5u64 {
-            let serial = self.manifest_lock.lock().await;
+            let held = self.hold_manifest().await;
             let ds = self.manifest_snapshot().await?;
             let mut scan = ds.scan();
             // Rows that certainly hold their id are left out by the filter;
@@ -166,10 +166,10 @@ impl Catalog {
             if n == 0 {
                 return Ok(0);
             }
-            match self.manifest_apply(ds, rows, &[], true).await {
+            match self.manifest_apply(&held, ds, rows, &[], true).await {
                 Ok(()) => return Ok(n),
                 Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < 5 => {
-                    drop(serial);
+                    drop(held);
                     tokio::time::sleep(std::time::Duration::from_millis(20 * attempt)).await;
                 }
                 Err(e) => return Err(e),

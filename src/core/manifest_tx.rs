@@ -9,7 +9,7 @@
 //! a concurrent change makes this commit conflict and the caller gets
 //! ConcurrentModification (14): the change is applied whole, against the
 //! state it was checked on, or not at all. Within one process the catalog
-//! also serialises these transactions behind a lock.
+//! also serialises these transactions behind a lock (`manifest_lock.rs`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,6 +19,7 @@ use futures::TryStreamExt;
 use lance::dataset::{MergeInsertBuilder, WhenMatched, WhenNotMatched, WhenNotMatchedBySource};
 use lance::Dataset;
 
+use crate::core::manifest_lock::Held;
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -172,11 +173,13 @@ impl Catalog {
     /// existing id fails the commit.
     pub(crate) async fn manifest_apply(
         &self,
+        held: &Held<'_>,
         ds: Arc<Dataset>,
         rows: Vec<RecordBatch>,
         remove: &[String],
         replace_existing: bool,
     ) -> CatalogResult<()> {
+        self.check_held(held)?;
         let schema = Arc::new(arrow_schema::Schema::from(ds.schema()));
         let rows = if rows.is_empty() {
             RecordBatch::new_empty(schema.clone())
@@ -252,14 +255,14 @@ impl Catalog {
         loop {
             attempt += 1;
             let result = {
-                let _serial = self.manifest_lock.lock().await;
+                let held = self.hold_manifest().await;
                 let ds = self.manifest_snapshot().await?;
                 let rows = self.manifest_rows(&ds, &[key.to_string()]).await?;
                 let row = single_rows(&rows)
                     .find(|r| row_type(r).as_deref() == Some(kind))
                     .ok_or_else(&missing)?;
                 let row = with_properties(&row, &f)?;
-                self.manifest_apply(ds, vec![row], &[], true).await
+                self.manifest_apply(&held, ds, vec![row], &[], true).await
             };
             match result {
                 Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < 5 => {

@@ -42,7 +42,7 @@
 //! | deletion protection of tables and namespaces | `protection.rs` |
 //! | object identity: real ids of tables and namespaces | `identity.rs` |
 //! | id and property checks, manifest keys | `checks.rs`, `reserved.rs` |
-//! | manifest transactions (the lock, conditional commits) | `manifest_tx.rs` |
+//! | manifest transactions: conditional commits, the lock they ask for | `manifest_tx.rs`, `manifest_lock.rs` |
 //! | opening the storage root | `storage.rs` |
 
 pub mod branch;
@@ -51,6 +51,7 @@ pub mod data;
 pub mod derived;
 pub mod identity;
 pub mod maintenance;
+mod manifest_lock;
 mod manifest_tx;
 mod meta_cache;
 pub mod namespace;
@@ -101,7 +102,8 @@ pub struct Catalog {
     jobs: derived::jobs::Jobs,
     /// The storage root's object store (version manifests, job records).
     store: Arc<ObjectStore>,
-    /// Serialises the core's own manifest transactions within this process.
+    /// Serialises the core's own manifest transactions within this process
+    /// (taken only through `manifest_lock.rs`).
     manifest_lock: Arc<tokio::sync::Mutex<()>>,
     /// Records in the root's own control directory (the default control
     /// root of the hierarchy's registries).

@@ -17,6 +17,7 @@ use arrow_array::{Array, StringArray};
 use futures::TryStreamExt;
 
 use crate::core::checks::{display_id, manifest_id, manifest_key};
+use crate::core::manifest_lock::Held;
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -183,7 +184,13 @@ impl Catalog {
 
     /// Refuse a new location for table `id` (13, naming the table it
     /// overlaps) unless no other recorded table overlaps it.
-    pub(crate) async fn check_unclaimed(&self, id: &[String], location: &str) -> CatalogResult<()> {
+    pub(crate) async fn check_unclaimed(
+        &self,
+        held: &Held<'_>,
+        id: &[String],
+        location: &str,
+    ) -> CatalogResult<()> {
+        self.check_held(held)?;
         let tables = self.placed_tables().await?;
         let key = manifest_key(id);
         match find_overlap(location, &tables, Some(&key)) {
@@ -201,6 +208,7 @@ impl Catalog {
     /// shared bytes), and nothing may be removed.
     pub(crate) async fn settle_claim(
         &self,
+        held: &Held<'_>,
         id: &[String],
         location: &str,
     ) -> CatalogResult<Option<CatalogError>> {
@@ -216,7 +224,7 @@ impl Catalog {
         if ours {
             // Against the snapshot that showed our row where we put it: a
             // newer record of the same id is never removed.
-            self.manifest_apply(ds, Vec::new(), std::slice::from_ref(&key), false)
+            self.manifest_apply(held, ds, Vec::new(), std::slice::from_ref(&key), false)
                 .await?;
         }
         Ok(Some(CatalogError::new(

@@ -114,7 +114,10 @@ impl Catalog {
     ) -> CatalogResult<CreateTableResponse> {
         let id = req.id.clone().unwrap_or_default();
         if let Placement::Chosen(rel) = &placement {
-            self.check_unclaimed(&id, rel).await?;
+            // Refused early, before any byte is written; re-checked under
+            // the same lock when the table is recorded.
+            self.check_unclaimed(&self.hold_manifest().await, &id, rel)
+                .await?;
             self.require_empty_location(rel).await?;
         }
         let source = rows.into_source();
@@ -167,15 +170,15 @@ impl Catalog {
         let Placement::Chosen(rel) = placement else {
             return self.record_written(id, rel, properties).await;
         };
-        let _serial = self.manifest_lock.lock().await;
-        if let Err(e) = self.check_unclaimed(id, rel).await {
+        let held = self.hold_manifest().await;
+        if let Err(e) = self.check_unclaimed(&held, id, rel).await {
             // Another table claimed an overlapping location meanwhile: the
             // bytes may be its too; the reconciler reports what is left.
             self.remove_if_unowned(rel).await;
             return Err(e);
         }
         self.record_written(id, rel, properties).await?;
-        match self.settle_claim(id, rel).await? {
+        match self.settle_claim(&held, id, rel).await? {
             None => Ok(()),
             Some(err) => {
                 self.remove_if_unowned(rel).await;

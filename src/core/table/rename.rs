@@ -33,7 +33,7 @@ impl Catalog {
         self.require_table(&id).await?;
         self.require_namespace(&dest_ns).await?;
 
-        let _serial = self.manifest_lock.lock().await;
+        let held = self.hold_manifest().await;
         let ds = self.manifest_snapshot().await?;
         let (old_key, new_key) = (
             crate::core::checks::manifest_key(&id),
@@ -61,7 +61,7 @@ impl Catalog {
             ));
         };
         let moved = with_object_id(row, new_key)?;
-        self.manifest_apply(ds, vec![moved], &[old_key], false)
+        self.manifest_apply(&held, ds, vec![moved], &[old_key], false)
             .await?;
         Ok(RenameTableResponse::default())
     }

@@ -214,13 +214,15 @@ impl Catalog {
         let (catalog, id_owned, rel_owned, props) =
             (self.clone(), id.to_vec(), rel.clone(), properties.clone());
         own_task(async move {
-            let _serial = catalog.manifest_lock.lock().await;
-            catalog.check_unclaimed(&id_owned, &rel_owned).await?;
+            let held = catalog.hold_manifest().await;
+            catalog
+                .check_unclaimed(&held, &id_owned, &rel_owned)
+                .await?;
             catalog
                 .record_table(&id_owned, &rel_owned, props.as_ref())
                 .await
                 .map_err(|e| lost_create(e, &id_owned, true))?;
-            match catalog.settle_claim(&id_owned, &rel_owned).await? {
+            match catalog.settle_claim(&held, &id_owned, &rel_owned).await? {
                 None => Ok(()),
                 Some(err) => Err(err),
             }
@@ -264,13 +266,13 @@ impl Catalog {
         // cannot leave a record that was never settled.
         let catalog = self.clone();
         own_task(async move {
-            let _serial = catalog.manifest_lock.lock().await;
-            catalog.check_unclaimed(&id, &rel).await?;
+            let held = catalog.hold_manifest().await;
+            catalog.check_unclaimed(&held, &id, &rel).await?;
             let mut registered = engine(catalog.inner.register_table(req).await)?;
             // The full location, as create, declare and describe answer it.
             registered.location = Some(catalog.location_uri(&rel));
             crate::core::checks::public_properties(&mut registered.properties);
-            match catalog.settle_claim(&id, &rel).await? {
+            match catalog.settle_claim(&held, &id, &rel).await? {
                 None => Ok(registered),
                 Some(err) => Err(err),
             }
@@ -366,7 +368,7 @@ impl Catalog {
         let mut attempt = 0;
         let (rel, _serial) = loop {
             attempt += 1;
-            let serial = self.manifest_lock.lock().await;
+            let held = self.hold_manifest().await;
             let ds = self.manifest_snapshot().await?;
             let located = self
                 .deletable_locations(&ds, std::slice::from_ref(&key))
@@ -376,12 +378,12 @@ impl Catalog {
             };
             self.guard_table(&ds, id, force).await?;
             match self
-                .manifest_apply(ds, Vec::new(), std::slice::from_ref(&key), false)
+                .manifest_apply(&held, ds, Vec::new(), std::slice::from_ref(&key), false)
                 .await
             {
-                Ok(()) => break (rel, serial),
+                Ok(()) => break (rel, held),
                 Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < 5 => {
-                    drop(serial);
+                    drop(held);
                     tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
                 }
                 Err(e) => return Err(e),

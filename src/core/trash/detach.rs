@@ -87,7 +87,7 @@ impl Catalog {
         // The record this call filed (or took over), kept across retries.
         let mut filed: Option<TrashEntry> = None;
         for attempt in 1..=ATTEMPTS {
-            let serial = self.manifest_lock.lock().await;
+            let held = self.hold_manifest().await;
             let ds = self.manifest_snapshot().await?;
             let rows = self.manifest_rows(&ds, std::slice::from_ref(&key)).await?;
             let found = crate::core::manifest_tx::single_rows(&rows)
@@ -128,7 +128,7 @@ impl Catalog {
             };
             crate::fault::point("trash.detach");
             match self
-                .manifest_apply(ds, Vec::new(), std::slice::from_ref(&key), false)
+                .manifest_apply(&held, ds, Vec::new(), std::slice::from_ref(&key), false)
                 .await
             {
                 Ok(()) => {
@@ -141,7 +141,7 @@ impl Catalog {
                 }
                 Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < ATTEMPTS => {
                     filed = Some(entry);
-                    drop(serial);
+                    drop(held);
                     tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
                 }
                 Err(e) => {
@@ -212,7 +212,7 @@ impl Catalog {
         let mut root = self.unfinished_detach(id).await?;
         let root_times = tc.times();
         for attempt in 1..=ATTEMPTS {
-            let serial = self.manifest_lock.lock().await;
+            let held = self.hold_manifest().await;
             let ds = self.manifest_snapshot().await?;
             let mut rows = self.subtree_rows(&ds, id).await?;
             let Some(own) = rows
@@ -274,14 +274,17 @@ impl Catalog {
                     crate::fault::point("trash.detach");
                 }
             }
-            match self.manifest_apply(ds, Vec::new(), &keys, false).await {
+            match self
+                .manifest_apply(&held, ds, Vec::new(), &keys, false)
+                .await
+            {
                 Ok(()) => {
-                    drop(serial);
+                    drop(held);
                     crate::fault::point("trash.detach");
                     return self.finish_detach(&group).await;
                 }
                 Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < ATTEMPTS => {
-                    drop(serial);
+                    drop(held);
                     tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
                 }
                 Err(e) => return Err(e),

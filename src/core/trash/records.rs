@@ -238,7 +238,7 @@ impl Catalog {
         };
         // Tables first, so a namespace entry is the last to go.
         doomed.sort_by_key(|e| !e.is_table());
-        let _serial = self.manifest_lock.lock().await;
+        let _held = self.hold_manifest().await;
         let ds = self.manifest_snapshot().await?;
         let mut claimed = Self::placed_in(&ds).await?;
         let live = claimed.clone();

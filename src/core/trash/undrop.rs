@@ -54,7 +54,7 @@ impl Catalog {
         namespaces.sort_by_key(|e| e.id.len());
         let restoring: HashSet<&str> = tables.iter().map(|e| e.trash_id.as_str()).collect();
         for attempt in 1..=ATTEMPTS {
-            let serial = self.manifest_lock.lock().await;
+            let held = self.hold_manifest().await;
             let ds = self.manifest_snapshot().await?;
             let keys: Vec<String> = namespaces
                 .iter()
@@ -175,10 +175,10 @@ impl Catalog {
                 return Ok(outcomes);
             }
             crate::fault::point("trash.undrop");
-            match self.manifest_apply(ds, rows, &[], false).await {
+            match self.manifest_apply(&held, ds, rows, &[], false).await {
                 Ok(()) => return Ok(outcomes),
                 Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < ATTEMPTS => {
-                    drop(serial);
+                    drop(held);
                     tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
                 }
                 Err(e) => return Err(e),

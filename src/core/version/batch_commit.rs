@@ -34,7 +34,7 @@ impl Catalog {
                 "a batch needs at least one operation",
             ));
         }
-        let _serial = self.manifest_lock.lock().await;
+        let held = self.hold_manifest().await;
         let ds = self.manifest_snapshot().await?;
         let schema = std::sync::Arc::new(arrow_schema::Schema::from(ds.schema()));
         // The batch's view of each table it touches: its row to write, or
@@ -177,7 +177,7 @@ impl Catalog {
             results.push(result);
         }
         let removed: Vec<String> = removed.into_iter().collect();
-        self.manifest_apply(ds, rows.into_values().collect(), &removed, true)
+        self.manifest_apply(&held, ds, rows.into_values().collect(), &removed, true)
             .await?;
 
         // Committed: publish the versions and delete what was asked.

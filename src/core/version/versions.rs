@@ -293,7 +293,7 @@ impl Catalog {
                 )));
             }
         }
-        let _serial = self.manifest_lock.lock().await;
+        let held = self.hold_manifest().await;
         let ds = self.manifest_snapshot().await?;
         let rows = self
             .table_rows(&ds, entries.iter().map(|e| e.id.clone()))
@@ -303,7 +303,7 @@ impl Catalog {
             plans.push(self.plan_version(entry, row, false).await?);
         }
         let updated: Vec<RecordBatch> = plans.iter().map(|p| p.row.clone()).collect();
-        self.manifest_apply(ds, updated, &[], true).await?;
+        self.manifest_apply(&held, ds, updated, &[], true).await?;
         let mut out = Vec::with_capacity(plans.len());
         for plan in &plans {
             out.push(self.publish(plan).await);
@@ -458,7 +458,7 @@ impl Catalog {
         // commit, and it reports a lost race as a conflict. A version a batch
         // committed but has not yet published is published first, so the two
         // paths never hand out the same number.
-        let _serial = self.manifest_lock.lock().await;
+        let _held = self.hold_manifest().await;
         if let Some(p) = self.unpublished(&id).await? {
             self.publish_pending(&id, &p).await?;
         }
