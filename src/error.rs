@@ -159,6 +159,13 @@ impl CatalogError {
     /// keep it; the rest are mapped by kind, so that a client mistake is never
     /// reported as Internal.
     pub fn from_lance(err: &lance::Error) -> Self {
+        // The catalog's own error comes back out as it went in: it was
+        // classified where it arose, never twice.
+        if let lance::Error::Namespace { source, .. } = err {
+            if let Some(own) = source.downcast_ref::<CatalogError>() {
+                return own.clone();
+            }
+        }
         let classified = Self::classify_lance(err);
         match classify::settle(classified.code, &classified.message) {
             Some((code, message)) => Self::new(code, message),

@@ -45,10 +45,12 @@
 //! answers), not just data, and a `macro_rules!` table keeps them in one
 //! place with no build step beyond the compiler.
 
-/// Call `$m!` with every spec operation's row.
+/// Call `$m!` with every spec operation's row, after `[prefix]` when one
+/// is given (`lance_edge!` is told the type it writes an impl for).
 macro_rules! for_each_spec_op {
-    ($m:ident) => {
+    ($m:ident $([$($pre:tt)*])?) => {
         $m! {
+            $([$($pre)*])?
             CreateNamespace => create_namespace(CreateNamespaceRequest -> CreateNamespaceResponse) json, POST "/v1/namespace/{id}/create", body json, 200, query [], facts [create namespace create_child whole];
             ListNamespaces => list_namespaces(ListNamespacesRequest -> ListNamespacesResponse) json, GET "/v1/namespace/{id}/list", body none, 200, query [page_token: Str, limit: Int], facts [read namespace read_metadata whole];
             DescribeNamespace => describe_namespace(DescribeNamespaceRequest -> DescribeNamespaceResponse) json, POST "/v1/namespace/{id}/describe", body json, 200, query [], facts [read namespace read_metadata whole];

@@ -18,6 +18,7 @@ pub mod maintenance;
 mod ops;
 pub mod page;
 pub mod protection;
+pub mod spec;
 pub mod trash;
 
 pub use ops::{

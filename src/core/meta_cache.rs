@@ -168,26 +168,22 @@ impl Catalog {
     pub(crate) async fn cached_exists(
         &self,
         key: String,
-        check: impl std::future::Future<Output = lance::Result<()>>,
-    ) -> lance::Result<()> {
-        let ticket = match self.cache_get::<Result<(), CatalogError>>(&key).await {
-            Ok(Ok(kept)) => return kept.map_err(CatalogError::into_lance),
-            Ok(Err(ticket)) => ticket,
-            Err(e) => return Err(e.into_lance()),
+        check: impl std::future::Future<Output = CatalogResult<()>>,
+    ) -> CatalogResult<()> {
+        let ticket = match self.cache_get::<Result<(), CatalogError>>(&key).await? {
+            Ok(kept) => return kept,
+            Err(ticket) => ticket,
         };
         match check.await {
             Ok(()) => {
                 self.cache_put(key, ticket, Ok::<(), CatalogError>(()));
                 Ok(())
             }
-            Err(e) => {
-                let no = CatalogError::from_lance(&e);
-                if !matches!(no.code, Code::TABLE_NOT_FOUND | Code::NAMESPACE_NOT_FOUND) {
-                    return Err(e);
-                }
+            Err(no) if matches!(no.code, Code::TABLE_NOT_FOUND | Code::NAMESPACE_NOT_FOUND) => {
                 self.cache_put(key, ticket, Err::<(), CatalogError>(no.clone()));
-                Err(no.into_lance())
+                Err(no)
             }
+            Err(e) => Err(e),
         }
     }
 }

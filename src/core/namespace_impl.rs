@@ -1,4 +1,6 @@
-//! The `LanceNamespace` implementation: one method per spec operation.
+//! The spec operations ([`Spec`]): one method per operation, each
+//! answering the catalog's error; `lance_edge!` below is the one place it
+//! becomes a `lance::Error`, for the catalog used as a `LanceNamespace`.
 //!
 //! Each method validates the id, applies the core's rules (in the op-group
 //! files beside this one) or forwards to the storage engine, and settles the
@@ -7,7 +9,6 @@
 use crate::api::op;
 use async_trait::async_trait;
 use bytes::Bytes;
-use lance::Result;
 use lance_namespace::models::{
     AlterTableAddColumnsRequest, AlterTableAddColumnsResponse, AlterTableAlterColumnsRequest,
     AlterTableAlterColumnsResponse, AlterTableBackfillColumnsRequest,
@@ -45,13 +46,17 @@ use lance_namespace::models::{
 };
 use lance_namespace::LanceNamespace;
 
+use crate::api::spec::{lance_edge, lance_edge_rows, Spec};
+
 use crate::core::checks::{namespace_id, table_id};
-use crate::core::settle::{checked, out, transaction_id, Names};
+use crate::core::settle::{checked, transaction_id, Names};
 use crate::core::Catalog;
-use crate::error::{CatalogError, Code};
+use crate::error::{CatalogError, CatalogResult, Code};
+
+lance_edge!(Catalog);
 
 #[async_trait]
-impl LanceNamespace for Catalog {
+impl Spec for Catalog {
     fn namespace_id(&self) -> String {
         format!("lance-catalog {{ root: {:?} }}", self.root)
     }
@@ -59,70 +64,81 @@ impl LanceNamespace for Catalog {
     async fn list_namespaces(
         &self,
         request: ListNamespacesRequest,
-    ) -> Result<ListNamespacesResponse> {
-        out(self.list_namespaces_op(request).await)
+    ) -> CatalogResult<ListNamespacesResponse> {
+        self.list_namespaces_op(request).await
     }
 
     async fn create_namespace(
         &self,
         request: CreateNamespaceRequest,
-    ) -> Result<CreateNamespaceResponse> {
-        out(self.create_namespace_op(request).await)
+    ) -> CatalogResult<CreateNamespaceResponse> {
+        self.create_namespace_op(request).await
     }
 
-    async fn drop_namespace(&self, request: DropNamespaceRequest) -> Result<DropNamespaceResponse> {
-        out(self.drop_namespace_op(request).await)
+    async fn drop_namespace(
+        &self,
+        request: DropNamespaceRequest,
+    ) -> CatalogResult<DropNamespaceResponse> {
+        self.drop_namespace_op(request).await
     }
 
-    async fn list_tables(&self, request: ListTablesRequest) -> Result<ListTablesResponse> {
-        out(self.list_tables_op(request).await)
+    async fn list_tables(&self, request: ListTablesRequest) -> CatalogResult<ListTablesResponse> {
+        self.list_tables_op(request).await
     }
 
-    async fn list_all_tables(&self, request: ListTablesRequest) -> Result<ListTablesResponse> {
-        out(self.list_all_tables_op(request).await)
+    async fn list_all_tables(
+        &self,
+        request: ListTablesRequest,
+    ) -> CatalogResult<ListTablesResponse> {
+        self.list_all_tables_op(request).await
     }
 
-    async fn register_table(&self, request: RegisterTableRequest) -> Result<RegisterTableResponse> {
-        out(self.register_table_op(request).await)
+    async fn register_table(
+        &self,
+        request: RegisterTableRequest,
+    ) -> CatalogResult<RegisterTableResponse> {
+        self.register_table_op(request).await
     }
 
-    async fn declare_table(&self, request: DeclareTableRequest) -> Result<DeclareTableResponse> {
-        out(self.declare_table_op(request).await)
+    async fn declare_table(
+        &self,
+        request: DeclareTableRequest,
+    ) -> CatalogResult<DeclareTableResponse> {
+        self.declare_table_op(request).await
     }
 
     async fn create_table(
         &self,
         request: CreateTableRequest,
         data: Bytes,
-    ) -> Result<CreateTableResponse> {
-        let rows =
-            out(crate::core::data::rows::Rows::from_bytes(data, op::CreateTable.action).await)?;
-        out(self.create_table_op(request, rows).await)
+    ) -> CatalogResult<CreateTableResponse> {
+        let rows = crate::core::data::rows::Rows::from_bytes(data, op::CreateTable.action).await?;
+        self.create_table_op(request, rows).await
     }
 
     async fn insert_into_table(
         &self,
         request: InsertIntoTableRequest,
         data: Bytes,
-    ) -> Result<InsertIntoTableResponse> {
+    ) -> CatalogResult<InsertIntoTableResponse> {
         let rows =
-            out(crate::core::data::rows::Rows::from_bytes(data, op::InsertIntoTable.action).await)?;
-        out(self.insert_op(request, rows).await)
+            crate::core::data::rows::Rows::from_bytes(data, op::InsertIntoTable.action).await?;
+        self.insert_op(request, rows).await
     }
 
     async fn merge_insert_into_table(
         &self,
         request: MergeInsertIntoTableRequest,
         data: Bytes,
-    ) -> Result<MergeInsertIntoTableResponse> {
-        out(crate::core::data::sql_text::check_request(&request))?;
-        out(self.merge_insert_op(request, data).await)
+    ) -> CatalogResult<MergeInsertIntoTableResponse> {
+        crate::core::data::sql_text::check_request(&request)?;
+        self.merge_insert_op(request, data).await
     }
 
     async fn describe_namespace(
         &self,
         request: DescribeNamespaceRequest,
-    ) -> Result<DescribeNamespaceResponse> {
+    ) -> CatalogResult<DescribeNamespaceResponse> {
         let mut described = checked(
             namespace_id(&request.id),
             Names::Namespace,
@@ -135,17 +151,20 @@ impl LanceNamespace for Catalog {
         Ok(described)
     }
 
-    async fn namespace_exists(&self, request: NamespaceExistsRequest) -> Result<()> {
+    async fn namespace_exists(&self, request: NamespaceExistsRequest) -> CatalogResult<()> {
         // The catalog's own check: one kept answer for both.
-        let id = out(namespace_id(&request.id))?;
-        out(self.require_namespace(&id).await)
+        let id = namespace_id(&request.id)?;
+        self.require_namespace(&id).await
     }
 
-    async fn describe_table(&self, request: DescribeTableRequest) -> Result<DescribeTableResponse> {
-        out(self.describe_table_op(request).await)
+    async fn describe_table(
+        &self,
+        request: DescribeTableRequest,
+    ) -> CatalogResult<DescribeTableResponse> {
+        self.describe_table_op(request).await
     }
 
-    async fn table_exists(&self, request: TableExistsRequest) -> Result<()> {
+    async fn table_exists(&self, request: TableExistsRequest) -> CatalogResult<()> {
         let key = crate::core::meta_cache::key_of(op::TableExists.action, &request);
         let check = checked(
             table_id(&request.id),
@@ -155,18 +174,18 @@ impl LanceNamespace for Catalog {
         self.cached_exists(key, check).await
     }
 
-    async fn drop_table(&self, request: DropTableRequest) -> Result<DropTableResponse> {
-        out(self.drop_table_op(request).await)
+    async fn drop_table(&self, request: DropTableRequest) -> CatalogResult<DropTableResponse> {
+        self.drop_table_op(request).await
     }
 
     async fn deregister_table(
         &self,
         request: DeregisterTableRequest,
-    ) -> Result<DeregisterTableResponse> {
-        let id = out(table_id(&request.id))?;
+    ) -> CatalogResult<DeregisterTableResponse> {
+        let id = table_id(&request.id)?;
         let force = crate::core::protection::forced(request.context.as_ref());
-        let ds = out(self.manifest_snapshot().await)?;
-        out(self.guard_table(&ds, &id, force).await)?;
+        let ds = self.manifest_snapshot().await?;
+        self.guard_table(&ds, &id, force).await?;
         let mut r = checked(
             table_id(&request.id),
             Names::Table,
@@ -177,9 +196,9 @@ impl LanceNamespace for Catalog {
         Ok(r)
     }
 
-    async fn count_table_rows(&self, request: CountTableRowsRequest) -> Result<i64> {
-        out(crate::core::data::sql_text::check_request(&request))?;
-        let id = out(table_id(&request.id))?;
+    async fn count_table_rows(&self, request: CountTableRowsRequest) -> CatalogResult<i64> {
+        crate::core::data::sql_text::check_request(&request)?;
+        let id = table_id(&request.id)?;
         let predicate = request.predicate.clone();
         match checked(
             Ok(id.clone()),
@@ -188,11 +207,11 @@ impl LanceNamespace for Catalog {
         )
         .await
         {
-            Err(e) if CatalogError::from_lance(&e).code == Code::INTERNAL => {
+            Err(e) if e.code == Code::INTERNAL => {
                 // The engine reports a predicate that does not parse as
                 // Internal; say what is wrong with it instead.
                 if let Some(p) = predicate.as_deref().filter(|p| !p.trim().is_empty()) {
-                    out(self.check_predicate(&id, p).await)?;
+                    self.check_predicate(&id, p).await?;
                 }
                 Err(e)
             }
@@ -200,38 +219,40 @@ impl LanceNamespace for Catalog {
         }
     }
 
-    async fn update_table(&self, request: UpdateTableRequest) -> Result<UpdateTableResponse> {
-        out(crate::core::data::sql_text::check_request(&request))?;
-        out(self.update_table_op(request).await)
+    async fn update_table(
+        &self,
+        request: UpdateTableRequest,
+    ) -> CatalogResult<UpdateTableResponse> {
+        crate::core::data::sql_text::check_request(&request)?;
+        self.update_table_op(request).await
     }
 
     async fn delete_from_table(
         &self,
         request: DeleteFromTableRequest,
-    ) -> Result<DeleteFromTableResponse> {
-        out(crate::core::data::sql_text::check_request(&request))?;
-        out(self.delete_op(request).await)
+    ) -> CatalogResult<DeleteFromTableResponse> {
+        crate::core::data::sql_text::check_request(&request)?;
+        self.delete_op(request).await
     }
 
-    async fn query_table(&self, request: QueryTableRequest) -> Result<Bytes> {
-        let answer = out(self.query_answer(request).await)?;
-        out(crate::core::data::rows::gather(answer).await)
+    async fn query_table(&self, request: QueryTableRequest) -> CatalogResult<Bytes> {
+        let answer = self.query_answer(request).await?;
+        crate::core::data::rows::gather(answer).await
     }
 
     async fn create_table_index(
         &self,
         request: CreateTableIndexRequest,
-    ) -> Result<CreateTableIndexResponse> {
-        out(self.create_index_op(request, false).await)
+    ) -> CatalogResult<CreateTableIndexResponse> {
+        self.create_index_op(request, false).await
     }
 
     async fn list_table_indices(
         &self,
         request: ListTableIndicesRequest,
-    ) -> Result<ListTableIndicesResponse> {
-        out(self
-            .no_branch_yet(&request.id, &request.branch, "listing indices")
-            .await)?;
+    ) -> CatalogResult<ListTableIndicesResponse> {
+        self.no_branch_yet(&request.id, &request.branch, "listing indices")
+            .await?;
         checked(
             table_id(&request.id),
             Names::Table,
@@ -243,10 +264,9 @@ impl LanceNamespace for Catalog {
     async fn describe_table_index_stats(
         &self,
         request: DescribeTableIndexStatsRequest,
-    ) -> Result<DescribeTableIndexStatsResponse> {
-        out(self
-            .no_branch_yet(&request.id, &request.branch, "index statistics")
-            .await)?;
+    ) -> CatalogResult<DescribeTableIndexStatsResponse> {
+        self.no_branch_yet(&request.id, &request.branch, "index statistics")
+            .await?;
         checked(
             table_id(&request.id),
             Names::Table,
@@ -258,30 +278,31 @@ impl LanceNamespace for Catalog {
     async fn create_table_scalar_index(
         &self,
         request: CreateTableIndexRequest,
-    ) -> Result<CreateTableScalarIndexResponse> {
-        out(self
-            .create_index_op(request, true)
+    ) -> CatalogResult<CreateTableScalarIndexResponse> {
+        self.create_index_op(request, true)
             .await
             .map(|r| CreateTableScalarIndexResponse {
                 transaction_id: r.transaction_id,
                 ..Default::default()
-            }))
+            })
     }
 
     async fn drop_table_index(
         &self,
         request: DropTableIndexRequest,
-    ) -> Result<DropTableIndexResponse> {
-        out(self.drop_table_index_op(request).await)
+    ) -> CatalogResult<DropTableIndexResponse> {
+        self.drop_table_index_op(request).await
     }
 
-    async fn restore_table(&self, request: RestoreTableRequest) -> Result<RestoreTableResponse> {
+    async fn restore_table(
+        &self,
+        request: RestoreTableRequest,
+    ) -> CatalogResult<RestoreTableResponse> {
         if request.version < 0 {
             return Err(CatalogError::invalid(format!(
                 "cannot restore version {}: versions start at 1",
                 request.version
-            ))
-            .into_lance());
+            )));
         }
         checked(
             table_id(&request.id),
@@ -294,33 +315,30 @@ impl LanceNamespace for Catalog {
     async fn list_table_versions(
         &self,
         request: ListTableVersionsRequest,
-    ) -> Result<ListTableVersionsResponse> {
-        out(self.list_versions_op(request).await)
+    ) -> CatalogResult<ListTableVersionsResponse> {
+        self.list_versions_op(request).await
     }
 
     async fn create_table_version(
         &self,
         request: CreateTableVersionRequest,
-    ) -> Result<CreateTableVersionResponse> {
-        out(self.create_version_op(request).await)
+    ) -> CatalogResult<CreateTableVersionResponse> {
+        self.create_version_op(request).await
     }
 
     async fn describe_table_version(
         &self,
         request: DescribeTableVersionRequest,
-    ) -> Result<DescribeTableVersionResponse> {
-        out(self.describe_version_op(request).await)
+    ) -> CatalogResult<DescribeTableVersionResponse> {
+        self.describe_version_op(request).await
     }
 
     async fn batch_delete_table_versions(
         &self,
         request: BatchDeleteTableVersionsRequest,
-    ) -> Result<BatchDeleteTableVersionsResponse> {
-        let id = out(table_id(&request.id))?;
-        out(crate::core::version::versions::check_ranges(
-            &id,
-            &request.ranges,
-        ))?;
+    ) -> CatalogResult<BatchDeleteTableVersionsResponse> {
+        let id = table_id(&request.id)?;
+        crate::core::version::versions::check_ranges(&id, &request.ranges)?;
         checked(
             Ok(id),
             Names::Table,
@@ -332,14 +350,14 @@ impl LanceNamespace for Catalog {
     async fn update_table_schema_metadata(
         &self,
         request: UpdateTableSchemaMetadataRequest,
-    ) -> Result<UpdateTableSchemaMetadataResponse> {
-        out(self.update_schema_metadata_op(request).await)
+    ) -> CatalogResult<UpdateTableSchemaMetadataResponse> {
+        self.update_schema_metadata_op(request).await
     }
 
     async fn get_table_stats(
         &self,
         request: GetTableStatsRequest,
-    ) -> Result<GetTableStatsResponse> {
+    ) -> CatalogResult<GetTableStatsResponse> {
         checked(
             table_id(&request.id),
             Names::Table,
@@ -351,15 +369,15 @@ impl LanceNamespace for Catalog {
     async fn explain_table_query_plan(
         &self,
         request: ExplainTableQueryPlanRequest,
-    ) -> Result<String> {
-        out(crate::core::data::sql_text::check_request(&request))?;
+    ) -> CatalogResult<String> {
+        crate::core::data::sql_text::check_request(&request)?;
         if crate::core::branch::open::branch_of(&request.branch).is_some() {
             let mut query = (*request.query).clone();
             query.id = request.id.clone();
             query.branch = request.branch.clone();
-            return out(self
+            return self
                 .query_plan(&query, false, request.verbose.unwrap_or(false))
-                .await);
+                .await;
         }
         checked(
             table_id(&request.id),
@@ -372,16 +390,14 @@ impl LanceNamespace for Catalog {
     async fn analyze_table_query_plan(
         &self,
         request: AnalyzeTableQueryPlanRequest,
-    ) -> Result<String> {
-        out(crate::core::data::sql_text::check_request(&request))?;
+    ) -> CatalogResult<String> {
+        crate::core::data::sql_text::check_request(&request)?;
         if crate::core::branch::open::branch_of(&request.branch).is_some() {
             // The analyse request carries the query's fields inline.
             let query: QueryTableRequest = serde_json::to_value(&request)
                 .and_then(serde_json::from_value)
-                .map_err(|e| {
-                    CatalogError::invalid(format!("the query to analyse: {e}")).into_lance()
-                })?;
-            return out(self.query_plan(&query, true, false).await);
+                .map_err(|e| CatalogError::invalid(format!("the query to analyse: {e}")))?;
+            return self.query_plan(&query, true, false).await;
         }
         checked(
             table_id(&request.id),
@@ -394,24 +410,21 @@ impl LanceNamespace for Catalog {
     async fn alter_table_add_columns(
         &self,
         request: AlterTableAddColumnsRequest,
-    ) -> Result<AlterTableAddColumnsResponse> {
-        out(crate::core::data::sql_text::check_request(&request))?;
-        out(self.add_columns_op(request).await)
+    ) -> CatalogResult<AlterTableAddColumnsResponse> {
+        crate::core::data::sql_text::check_request(&request)?;
+        self.add_columns_op(request).await
     }
 
     async fn alter_table_alter_columns(
         &self,
         request: AlterTableAlterColumnsRequest,
-    ) -> Result<AlterTableAlterColumnsResponse> {
-        let id = out(table_id(&request.id))?;
+    ) -> CatalogResult<AlterTableAlterColumnsResponse> {
+        let id = table_id(&request.id)?;
         let branch = crate::core::branch::open::branch_of(&request.branch).map(str::to_string);
         let paths: Vec<String> = request.alterations.iter().map(|a| a.path.clone()).collect();
-        out(self
-            .require_columns(&id, branch.as_deref(), paths.iter().map(String::as_str))
-            .await)?;
-        out(crate::core::table::metadata::check_renames(
-            &request.alterations,
-        ))?;
+        self.require_columns(&id, branch.as_deref(), paths.iter().map(String::as_str))
+            .await?;
+        crate::core::table::metadata::check_renames(&request.alterations)?;
         checked(
             Ok(id),
             Names::Table,
@@ -423,13 +436,12 @@ impl LanceNamespace for Catalog {
     async fn alter_table_drop_columns(
         &self,
         request: AlterTableDropColumnsRequest,
-    ) -> Result<AlterTableDropColumnsResponse> {
-        let id = out(table_id(&request.id))?;
+    ) -> CatalogResult<AlterTableDropColumnsResponse> {
+        let id = table_id(&request.id)?;
         let branch = crate::core::branch::open::branch_of(&request.branch).map(str::to_string);
         let columns: Vec<String> = request.columns.clone();
-        out(self
-            .require_columns(&id, branch.as_deref(), columns.iter().map(String::as_str))
-            .await)?;
+        self.require_columns(&id, branch.as_deref(), columns.iter().map(String::as_str))
+            .await?;
         checked(
             Ok(id),
             Names::Table,
@@ -441,7 +453,7 @@ impl LanceNamespace for Catalog {
     async fn list_table_tags(
         &self,
         request: ListTableTagsRequest,
-    ) -> Result<ListTableTagsResponse> {
+    ) -> CatalogResult<ListTableTagsResponse> {
         checked(
             table_id(&request.id),
             Names::Table,
@@ -453,7 +465,7 @@ impl LanceNamespace for Catalog {
     async fn get_table_tag_version(
         &self,
         request: GetTableTagVersionRequest,
-    ) -> Result<GetTableTagVersionResponse> {
+    ) -> CatalogResult<GetTableTagVersionResponse> {
         checked(
             table_id(&request.id),
             Names::Table,
@@ -465,10 +477,10 @@ impl LanceNamespace for Catalog {
     async fn create_table_tag(
         &self,
         request: CreateTableTagRequest,
-    ) -> Result<CreateTableTagResponse> {
-        out(crate::core::checks::check_ref_name("tag", &request.tag))?;
+    ) -> CatalogResult<CreateTableTagResponse> {
+        crate::core::checks::check_ref_name("tag", &request.tag)?;
         if crate::core::branch::open::branch_of(&request.branch).is_some() {
-            return out(self.create_tag_on_branch(request).await);
+            return self.create_tag_on_branch(request).await;
         }
         checked(
             table_id(&request.id),
@@ -481,7 +493,7 @@ impl LanceNamespace for Catalog {
     async fn delete_table_tag(
         &self,
         request: DeleteTableTagRequest,
-    ) -> Result<DeleteTableTagResponse> {
+    ) -> CatalogResult<DeleteTableTagResponse> {
         checked(
             table_id(&request.id),
             Names::Table,
@@ -493,7 +505,7 @@ impl LanceNamespace for Catalog {
     async fn update_table_tag(
         &self,
         request: UpdateTableTagRequest,
-    ) -> Result<UpdateTableTagResponse> {
+    ) -> CatalogResult<UpdateTableTagResponse> {
         checked(
             table_id(&request.id),
             Names::Table,
@@ -505,8 +517,8 @@ impl LanceNamespace for Catalog {
     async fn create_table_branch(
         &self,
         request: CreateTableBranchRequest,
-    ) -> Result<CreateTableBranchResponse> {
-        out(crate::core::checks::check_ref_name("branch", &request.name))?;
+    ) -> CatalogResult<CreateTableBranchResponse> {
+        crate::core::checks::check_ref_name("branch", &request.name)?;
         checked(
             table_id(&request.id),
             Names::Table,
@@ -518,7 +530,7 @@ impl LanceNamespace for Catalog {
     async fn list_table_branches(
         &self,
         request: ListTableBranchesRequest,
-    ) -> Result<ListTableBranchesResponse> {
+    ) -> CatalogResult<ListTableBranchesResponse> {
         checked(
             table_id(&request.id),
             Names::Table,
@@ -530,7 +542,7 @@ impl LanceNamespace for Catalog {
     async fn delete_table_branch(
         &self,
         request: DeleteTableBranchRequest,
-    ) -> Result<DeleteTableBranchResponse> {
+    ) -> CatalogResult<DeleteTableBranchResponse> {
         checked(
             table_id(&request.id),
             Names::Table,
@@ -542,7 +554,7 @@ impl LanceNamespace for Catalog {
     async fn describe_transaction(
         &self,
         request: DescribeTransactionRequest,
-    ) -> Result<DescribeTransactionResponse> {
+    ) -> CatalogResult<DescribeTransactionResponse> {
         checked(
             transaction_id(&request.id),
             Names::Transaction,
@@ -554,7 +566,7 @@ impl LanceNamespace for Catalog {
     async fn alter_transaction(
         &self,
         request: AlterTransactionRequest,
-    ) -> Result<AlterTransactionResponse> {
+    ) -> CatalogResult<AlterTransactionResponse> {
         checked(
             transaction_id(&request.id),
             Names::Transaction,
@@ -563,56 +575,58 @@ impl LanceNamespace for Catalog {
         .await
     }
 
-    async fn rename_table(&self, request: RenameTableRequest) -> Result<RenameTableResponse> {
-        out(self.rename_table_op(request).await)
+    async fn rename_table(
+        &self,
+        request: RenameTableRequest,
+    ) -> CatalogResult<RenameTableResponse> {
+        self.rename_table_op(request).await
     }
 
     async fn batch_create_table_versions(
         &self,
         request: BatchCreateTableVersionsRequest,
-    ) -> Result<BatchCreateTableVersionsResponse> {
-        out(self
-            .create_versions(&request.entries)
+    ) -> CatalogResult<BatchCreateTableVersionsResponse> {
+        self.create_versions(&request.entries)
             .await
             .map(|versions| BatchCreateTableVersionsResponse {
                 versions,
                 ..Default::default()
-            }))
+            })
     }
 
     async fn batch_commit_tables(
         &self,
         request: BatchCommitTablesRequest,
-    ) -> Result<BatchCommitTablesResponse> {
-        out(self.batch_commit_op(request).await)
+    ) -> CatalogResult<BatchCommitTablesResponse> {
+        self.batch_commit_op(request).await
     }
 
     async fn update_field_metadata(
         &self,
         request: UpdateFieldMetadataRequest,
-    ) -> Result<UpdateFieldMetadataResponse> {
-        out(self.update_field_metadata_op(request).await)
+    ) -> CatalogResult<UpdateFieldMetadataResponse> {
+        self.update_field_metadata_op(request).await
     }
 
     async fn alter_table_backfill_columns(
         &self,
         request: AlterTableBackfillColumnsRequest,
-    ) -> Result<AlterTableBackfillColumnsResponse> {
-        out(crate::core::data::sql_text::check_request(&request))?;
-        out(self.backfill_op(request).await)
+    ) -> CatalogResult<AlterTableBackfillColumnsResponse> {
+        crate::core::data::sql_text::check_request(&request)?;
+        self.backfill_op(request).await
     }
 
     async fn refresh_materialized_view(
         &self,
         request: RefreshMaterializedViewRequest,
-    ) -> Result<RefreshMaterializedViewResponse> {
-        out(self.refresh_view_op(request).await)
+    ) -> CatalogResult<RefreshMaterializedViewResponse> {
+        self.refresh_view_op(request).await
     }
 
     async fn create_materialized_view(
         &self,
         request: CreateMaterializedViewRequest,
-    ) -> Result<CreateMaterializedViewResponse> {
-        out(self.create_view_op(request).await)
+    ) -> CatalogResult<CreateMaterializedViewResponse> {
+        self.create_view_op(request).await
     }
 }

@@ -3,15 +3,9 @@
 
 use std::future::Future;
 
-use lance::Result;
-
 use crate::core::checks::{display_id, missing_table, table_id};
 use crate::core::engine;
 use crate::error::{CatalogError, CatalogResult, Code};
-
-pub(crate) fn out<T>(r: CatalogResult<T>) -> Result<T> {
-    r.map_err(CatalogError::into_lance)
-}
 
 /// What an id names, for settling the engine's NamespaceNotFound.
 #[derive(Clone, Copy)]
@@ -29,10 +23,10 @@ pub(crate) enum Names {
 pub(crate) async fn checked<T>(
     id: CatalogResult<Vec<String>>,
     names: Names,
-    call: impl Future<Output = Result<T>>,
-) -> Result<T> {
-    let id = out(id)?;
-    out(engine(call.await).map_err(|e| match names {
+    call: impl Future<Output = lance::Result<T>>,
+) -> CatalogResult<T> {
+    let id = id?;
+    engine(call.await).map_err(|e| match names {
         Names::Namespace if e.code == Code::NAMESPACE_NOT_FOUND => CatalogError::new(
             Code::NAMESPACE_NOT_FOUND,
             format!("namespace {} does not exist", display_id(&id)),
@@ -40,7 +34,7 @@ pub(crate) async fn checked<T>(
         Names::Namespace => e,
         Names::Table => missing_table(e, &id),
         Names::Transaction => missing_table(e, &id[..id.len() - 1]),
-    }))
+    })
 }
 
 /// Transaction ids are a table id plus a version or transaction uuid.

@@ -17,6 +17,7 @@
 
 use std::sync::Arc;
 
+use crate::api::spec::Spec;
 use arrow_flight::decode::FlightRecordBatchStream;
 use arrow_flight::encode::FlightDataEncoderBuilder;
 use arrow_flight::error::FlightError;
@@ -32,7 +33,6 @@ use futures::{StreamExt, TryStreamExt};
 use lance_namespace::models::{
     CountTableRowsRequest, ExplainTableQueryPlanRequest, ListTablesRequest,
 };
-use lance_namespace::LanceNamespace;
 use serde_json::Value;
 use tonic::{Request, Response, Status, Streaming};
 
@@ -183,7 +183,7 @@ impl FlightService for CatalogFlight {
         let tables: Vec<Vec<String>> = match listing.id.clone() {
             None => {
                 let all = self.gov.list_all_tables(listing).await;
-                all.map_err(|e| to_status(CatalogError::from_lance(&e)))?
+                all.map_err(to_status)?
                     .tables
                     .iter()
                     .map(|t| crate::core::manifest_id(t))
@@ -192,7 +192,7 @@ impl FlightService for CatalogFlight {
             Some(ns) => {
                 let listed = self.gov.list_tables(listing).await;
                 listed
-                    .map_err(|e| to_status(CatalogError::from_lance(&e)))?
+                    .map_err(to_status)?
                     .tables
                     .into_iter()
                     .map(|t| ns.iter().cloned().chain(std::iter::once(t)).collect())
@@ -352,11 +352,7 @@ impl FlightService for CatalogFlight {
             "count_rows" => {
                 let mut req: CountTableRowsRequest = json(&action.body, "count_rows")?;
                 req.identity = identity(&headers);
-                let n = self
-                    .gov
-                    .count_table_rows(req)
-                    .await
-                    .map_err(|e| to_status(CatalogError::from_lance(&e)))?;
+                let n = self.gov.count_table_rows(req).await.map_err(to_status)?;
                 n.to_string().into_bytes()
             }
             "explain" => {
@@ -366,7 +362,7 @@ impl FlightService for CatalogFlight {
                     .gov
                     .explain_table_query_plan(req)
                     .await
-                    .map_err(|e| to_status(CatalogError::from_lance(&e)))?;
+                    .map_err(to_status)?;
                 serde_json::to_vec(&plan).map_err(|e| invalid(e.to_string()))?
             }
             other => {

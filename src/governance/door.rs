@@ -1,8 +1,8 @@
 //! The door for top-level namespaces and the checks of warehouse roots.
 
 use crate::api::op;
+use crate::api::spec::Spec;
 use lance_namespace::models::{CreateNamespaceRequest, DropNamespaceRequest};
-use lance_namespace::LanceNamespace;
 
 use super::guard::Access;
 use super::models::*;
@@ -112,7 +112,7 @@ impl Governance {
                 .is_none_or(|m| m.eq_ignore_ascii_case("create"));
             if b.warehouse_id == warehouse && !plain_create {
                 // exist_ok / overwrite: create_namespace's own to answer.
-                return Ok(catalog.create_namespace(request).await?);
+                return catalog.create_namespace(request).await;
             }
             if !self.reclaim_stale(&b, &id).await? {
                 // A plain create conflicts, even while the winner's create
@@ -146,7 +146,7 @@ impl Governance {
                 if !catalog.namespace_present(&id).await.unwrap_or(true) {
                     let _ = self.registry.unbind(&name, warehouse).await;
                 }
-                return Err(CatalogError::from_lance(&e));
+                return Err(e);
             }
         };
         // A warehouse deleted meanwhile looked for bindings before this one

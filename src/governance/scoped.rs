@@ -1,4 +1,4 @@
-//! A view of one warehouse over any `LanceNamespace` (the in-process
+//! A view of one warehouse over any [`Spec`] (the in-process
 //! catalog, or `GrpcNamespace` over the wire): every request carries the
 //! warehouse in its context, so top-level namespaces are created through
 //! that warehouse's door and the root lists that warehouse alone. Over
@@ -6,21 +6,22 @@
 
 use std::sync::Arc;
 
+use crate::api::spec::{lance_edge, lance_edge_rows, Spec};
+use crate::error::CatalogResult;
 use bytes::Bytes;
 use lance_namespace::models;
-use lance_namespace::LanceNamespace;
 
 use crate::core::reserved;
 
 /// `inner`, scoped to one warehouse.
 #[derive(Debug)]
 pub struct Scoped {
-    inner: Arc<dyn LanceNamespace>,
+    inner: Arc<dyn Spec>,
     warehouse: String,
 }
 
 impl Scoped {
-    pub fn new(inner: Arc<dyn LanceNamespace>, warehouse: impl Into<String>) -> Self {
+    pub fn new(inner: Arc<dyn Spec>, warehouse: impl Into<String>) -> Self {
         Self {
             inner,
             warehouse: warehouse.into(),
@@ -37,7 +38,7 @@ impl Scoped {
 macro_rules! scoped {
     (@acc [$($done:tt)*]) => {
         #[async_trait::async_trait]
-        impl LanceNamespace for Scoped {
+        impl Spec for Scoped {
             fn namespace_id(&self) -> String {
                 format!("{} (warehouse {:?})", self.inner.namespace_id(), self.warehouse)
             }
@@ -47,7 +48,7 @@ macro_rules! scoped {
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
         $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         scoped!(@acc [$($done)*
-            async fn $method(&self, mut request: models::$Req, data: Bytes) -> lance::Result<models::$Resp> {
+            async fn $method(&self, mut request: models::$Req, data: Bytes) -> CatalogResult<models::$Resp> {
                 self.scope(&mut request.context);
                 self.inner.$method(request, data).await
             }
@@ -71,7 +72,7 @@ macro_rules! scoped {
     (@plain [$($done:tt)*] $method:ident $Req:ident $Ret:ty;
         , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         scoped!(@acc [$($done)*
-            async fn $method(&self, mut request: models::$Req) -> lance::Result<$Ret> {
+            async fn $method(&self, mut request: models::$Req) -> CatalogResult<$Ret> {
                 self.scope(&mut request.context);
                 self.inner.$method(request).await
             }
@@ -83,3 +84,4 @@ macro_rules! scoped {
 }
 
 crate::api::inventory::for_each_spec_op!(scoped);
+lance_edge!(Scoped);

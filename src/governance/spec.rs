@@ -6,9 +6,9 @@
 
 use crate::api::op;
 use crate::api::page::SPEC;
+use crate::api::spec::{lance_edge, lance_edge_rows, Spec};
 use bytes::Bytes;
 use lance_namespace::models;
-use lance_namespace::LanceNamespace;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -52,7 +52,6 @@ impl Governance {
                 })
                 .await;
             if let Err(e) = found {
-                let e = CatalogError::from_lance(&e);
                 if e.code == Code::TABLE_NOT_FOUND || e.code == Code::NAMESPACE_NOT_FOUND {
                     return Err(self
                         .hidden(e, &access, "table", source.unwrap_or_default())
@@ -280,7 +279,7 @@ impl Governance {
             let (route, principal, whole) =
                 self.admit_list(op::ListNamespaces.action, &value).await?;
             if whole {
-                return Ok(route.catalog.list_namespaces(request).await?);
+                return route.catalog.list_namespaces(request).await;
             }
             return self.visible_namespaces(&route, &principal, &request).await;
         }
@@ -332,7 +331,7 @@ impl Governance {
         let value = serde_json::to_value(&request).unwrap_or(Value::Null);
         let (route, principal, whole) = self.admit_list(op::ListTables.action, &value).await?;
         if whole {
-            return Ok(route.catalog.list_tables(request).await?);
+            return route.catalog.list_tables(request).await;
         }
         self.visible_tables(&route, &principal, &request).await
     }
@@ -345,7 +344,7 @@ impl Governance {
         let (route, principal, whole) = self.admit_list(op::ListAllTables.action, &value).await?;
         if !self.warehouses || self.scope_of(&value)?.is_some() {
             if whole {
-                return Ok(route.catalog.list_all_tables(request).await?);
+                return route.catalog.list_all_tables(request).await;
             }
             let keys = all_tables(&route.catalog, request.include_declared).await?;
             let tables = self
@@ -482,17 +481,15 @@ fn door_id(op: &str, request: &Value) -> CatalogResult<Option<Vec<String>>> {
     Ok(Some(id))
 }
 
-fn lance<T>(r: CatalogResult<T>) -> lance::Result<T> {
-    r.map_err(CatalogError::into_lance)
-}
-
 /// The trait impl: one method per inventory row, munched into plain
 /// `async fn`s first so that `async_trait` sees them (as in
-/// `grpc/client.rs`). The hierarchy's own four come first by name.
+/// `grpc/client.rs`). The hierarchy's own six come first by name. Errors
+/// stay the catalog's; `lance_edge!` converts them once, for the
+/// transports that hold a `LanceNamespace`.
 macro_rules! governed {
     (@acc [$($done:tt)*]) => {
         #[async_trait::async_trait]
-        impl LanceNamespace for Governance {
+        impl Spec for Governance {
             fn namespace_id(&self) -> String {
                 format!("lance-catalog {{ root: {:?} }}", self.home.root())
             }
@@ -520,17 +517,17 @@ macro_rules! governed {
     (@special [$($done:tt)*] $method:ident $routed:ident $Req:ident $Resp:ident;
         $answer:ident, $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
-            async fn $method(&self, request: models::$Req) -> lance::Result<models::$Resp> {
-                lance(self.$routed(request).await)
+            async fn $method(&self, request: models::$Req) -> CatalogResult<models::$Resp> {
+                self.$routed(request).await
             }
         ] $($rest)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
         $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
-            async fn $method(&self, mut request: models::$Req, data: Bytes) -> lance::Result<models::$Resp> {
-                let (route, access) = lance(self.admit(stringify!($method), &mut request).await)?;
-                let answer = route.catalog.$method(request, data).await?;
+            async fn $method(&self, mut request: models::$Req, data: Bytes) -> CatalogResult<models::$Resp> {
+                let (route, access) = self.admit(stringify!($method), &mut request).await?;
+                let answer = Spec::$method(route.catalog.as_ref(), request, data).await?;
                 self.finish(&access).await;
                 Ok(answer)
             }
@@ -554,9 +551,9 @@ macro_rules! governed {
     (@plain [$($done:tt)*] $method:ident $Req:ident $Ret:ty;
         , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
-            async fn $method(&self, mut request: models::$Req) -> lance::Result<$Ret> {
-                let (route, access) = lance(self.admit(stringify!($method), &mut request).await)?;
-                let answer = route.catalog.$method(request).await?;
+            async fn $method(&self, mut request: models::$Req) -> CatalogResult<$Ret> {
+                let (route, access) = self.admit(stringify!($method), &mut request).await?;
+                let answer = Spec::$method(route.catalog.as_ref(), request).await?;
                 self.finish(&access).await;
                 Ok(answer)
             }
@@ -568,3 +565,4 @@ macro_rules! governed {
 }
 
 crate::api::inventory::for_each_spec_op!(governed);
+lance_edge!(Governance);

@@ -4,8 +4,8 @@
 
 use crate::api::op;
 use crate::api::page::SPEC;
+use crate::api::spec::Spec;
 use lance_namespace::models;
-use lance_namespace::LanceNamespace;
 use serde_json::Value;
 
 use super::guard::Access;
@@ -217,7 +217,7 @@ impl Governance {
     /// may not see it learns nothing of, not even whether it exists).
     async fn hidden_list<T>(
         &self,
-        listed: lance::Result<T>,
+        listed: CatalogResult<T>,
         principal: &Option<Principal>,
         warehouse: &str,
         parent: &[String],
@@ -225,7 +225,7 @@ impl Governance {
     ) -> CatalogResult<T> {
         let e = match listed {
             Ok(answer) => return Ok(answer),
-            Err(e) => CatalogError::from_lance(&e),
+            Err(e) => e,
         };
         if e.code != Code::NAMESPACE_NOT_FOUND
             || self

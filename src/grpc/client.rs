@@ -1,4 +1,5 @@
-//! A `LanceNamespace` over the catalog's gRPC service, so Rust code (and the
+//! The spec operations ([`Spec`], and through it `LanceNamespace`) over the
+//! catalog's gRPC service, so Rust code (and the
 //! conformance suite) can use the catalog through gRPC exactly as through
 //! REST or in process. Same conversion as the server: model JSON <-> message.
 
@@ -7,7 +8,8 @@ use std::future::Future;
 use base64::Engine;
 use bytes::Bytes;
 use lance_namespace::models;
-use lance_namespace::LanceNamespace;
+
+use crate::api::spec::{lance_edge, lance_edge_rows, Spec};
 use prost::Message;
 use serde::Serialize;
 use serde_json::Value;
@@ -17,7 +19,7 @@ use tonic::{Request, Response, Status};
 
 use super::convert::{from_json, model_from_value, to_json};
 use super::pb::lance_namespace_service_client::LanceNamespaceServiceClient;
-use crate::error::CatalogError;
+use crate::error::{CatalogError, CatalogResult};
 use crate::grpc::status::from_status;
 
 type Client = LanceNamespaceServiceClient<Channel>;
@@ -49,7 +51,7 @@ impl GrpcNamespace {
         data: Option<Bytes>,
         names: (&str, &str),
         f: F,
-    ) -> lance::Result<Value>
+    ) -> CatalogResult<Value>
     where
         M: Serialize,
         P: Message + Default,
@@ -57,14 +59,13 @@ impl GrpcNamespace {
         F: FnOnce(Client, Request<P>) -> Fut,
         Fut: Future<Output = Result<Response<Q>, Status>>,
     {
-        let fail = |e: CatalogError| e.into_lance();
         let mut value = serde_json::to_value(model)
-            .map_err(|e| fail(CatalogError::invalid(format!("cannot encode request: {e}"))))?;
+            .map_err(|e| CatalogError::invalid(format!("cannot encode request: {e}")))?;
         if let (Some(data), Value::Object(obj)) = (data, &mut value) {
             let b64 = base64::engine::general_purpose::STANDARD.encode(&data);
             obj.insert("data".into(), Value::from(b64));
         }
-        let mut request = Request::new(from_json::<P>(value.clone(), names.0).map_err(fail)?);
+        let mut request = Request::new(from_json::<P>(value.clone(), names.0)?);
         // Identity travels in metadata, as it does in REST headers.
         let meta = request.metadata_mut();
         if let Some(key) = value.pointer("/identity/api_key").and_then(Value::as_str) {
@@ -82,13 +83,13 @@ impl GrpcNamespace {
         }
         let response = f(self.client.clone(), request)
             .await
-            .map_err(|s| fail(from_status(&s)))?;
-        to_json(&response.into_inner(), names.1).map_err(fail)
+            .map_err(|s| from_status(&s))?;
+        to_json(&response.into_inner(), names.1)
     }
 }
 
-fn model<T: serde::de::DeserializeOwned>(value: Value, name: &str) -> lance::Result<T> {
-    model_from_value(value, name).map_err(CatalogError::into_lance)
+fn model<T: serde::de::DeserializeOwned>(value: Value, name: &str) -> CatalogResult<T> {
+    model_from_value(value, name)
 }
 
 fn field(value: &Value, field: &str) -> Value {
@@ -102,7 +103,7 @@ macro_rules! grpc_namespace {
     // Done: the impl, with every method.
     (@acc [$($done:tt)*]) => {
         #[async_trait::async_trait]
-        impl LanceNamespace for GrpcNamespace {
+        impl Spec for GrpcNamespace {
             fn namespace_id(&self) -> String {
                 format!("GrpcNamespace {{ endpoint: {:?} }}", self.endpoint)
             }
@@ -113,7 +114,7 @@ macro_rules! grpc_namespace {
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
         $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
-            async fn $method(&self, request: models::$Req, data: Bytes) -> lance::Result<models::$Resp> {
+            async fn $method(&self, request: models::$Req, data: Bytes) -> CatalogResult<models::$Resp> {
                 let value = self.call(&request, Some(data), (stringify!($Req), stringify!($Resp)),
                     |mut c, r| async move { c.$method(r).await }).await?;
                 model(value, stringify!($Resp))
@@ -123,7 +124,7 @@ macro_rules! grpc_namespace {
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) unit,
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
-            async fn $method(&self, request: models::$Req) -> lance::Result<()> {
+            async fn $method(&self, request: models::$Req) -> CatalogResult<()> {
                 self.call(&request, None, (stringify!($Req), stringify!($Resp)),
                     |mut c, r| async move { c.$method(r).await }).await?;
                 Ok(())
@@ -133,7 +134,7 @@ macro_rules! grpc_namespace {
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) bytes[$field:literal],
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
-            async fn $method(&self, request: models::$Req) -> lance::Result<Bytes> {
+            async fn $method(&self, request: models::$Req) -> CatalogResult<Bytes> {
                 let value = self.call(&request, None, (stringify!($Req), stringify!($Resp)),
                     |mut c, r| async move { c.$method(r).await }).await?;
                 bytes_field(&value, $field)
@@ -143,7 +144,7 @@ macro_rules! grpc_namespace {
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) count[$field:literal],
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
-            async fn $method(&self, request: models::$Req) -> lance::Result<i64> {
+            async fn $method(&self, request: models::$Req) -> CatalogResult<i64> {
                 let value = self.call(&request, None, (stringify!($Req), stringify!($Resp)),
                     |mut c, r| async move { c.$method(r).await }).await?;
                 model(field(&value, $field), stringify!($Resp))
@@ -153,7 +154,7 @@ macro_rules! grpc_namespace {
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) text[$field:literal],
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
-            async fn $method(&self, request: models::$Req) -> lance::Result<String> {
+            async fn $method(&self, request: models::$Req) -> CatalogResult<String> {
                 let value = self.call(&request, None, (stringify!($Req), stringify!($Resp)),
                     |mut c, r| async move { c.$method(r).await }).await?;
                 model(field(&value, $field), stringify!($Resp))
@@ -164,7 +165,7 @@ macro_rules! grpc_namespace {
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
-            async fn $method(&self, request: models::$Req) -> lance::Result<models::$Resp> {
+            async fn $method(&self, request: models::$Req) -> CatalogResult<models::$Resp> {
                 let value = self.call(&request, None, (stringify!($Req), stringify!($Resp)),
                     |mut c, r| async move { c.$method(r).await }).await?;
                 model(value, stringify!($Resp))
@@ -177,13 +178,14 @@ macro_rules! grpc_namespace {
 }
 
 /// The base64 `field` of an answer, as bytes.
-fn bytes_field(value: &Value, name: &str) -> lance::Result<Bytes> {
+fn bytes_field(value: &Value, name: &str) -> CatalogResult<Bytes> {
     field(value, name)
         .as_str()
         .map(|s| base64::engine::general_purpose::STANDARD.decode(s))
         .transpose()
-        .map_err(|e| CatalogError::internal(format!("query answer: {e}")).into_lance())
+        .map_err(|e| CatalogError::internal(format!("query answer: {e}")))
         .map(|b| Bytes::from(b.unwrap_or_default()))
 }
 
 crate::api::inventory::for_each_spec_op!(grpc_namespace);
+lance_edge!(GrpcNamespace);

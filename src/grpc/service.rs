@@ -1,13 +1,13 @@
-//! The gRPC services over any `LanceNamespace` (normally the catalog core).
+//! The gRPC services over any [`Spec`] (normally the governance layer).
 //! Every rpc converts its message to the spec model (`convert.rs`), adds
 //! identity and context from the metadata, calls the core, and converts the
 //! answer back: one mechanism for all 54 operations.
 
 use std::sync::Arc;
 
+use crate::api::spec::Spec;
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use lance_namespace::LanceNamespace;
 use prost::Message;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -22,7 +22,7 @@ use crate::grpc::status::to_status;
 /// The spec operations over gRPC.
 #[derive(Clone)]
 pub struct NamespaceService {
-    ns: Arc<dyn LanceNamespace>,
+    ns: Arc<dyn Spec>,
     /// Names the caller before the request's shape is read.
     gate: Option<Arc<crate::governance::Governance>>,
 }
@@ -36,7 +36,7 @@ impl std::fmt::Debug for NamespaceService {
 }
 
 impl NamespaceService {
-    pub fn new(ns: Arc<dyn LanceNamespace>) -> Self {
+    pub fn new(ns: Arc<dyn Spec>) -> Self {
         Self { ns, gate: None }
     }
 
@@ -85,14 +85,12 @@ impl NamespaceService {
         Q: Message + Default,
         M: DeserializeOwned,
         R: Serialize,
-        F: FnOnce(Arc<dyn LanceNamespace>, M, Bytes) -> BoxFuture<'static, lance::Result<R>>,
+        F: FnOnce(Arc<dyn Spec>, M, Bytes) -> BoxFuture<'static, crate::error::CatalogResult<R>>,
     {
         let (value, data) = Self::request_json(request, names.0)?;
         self.authenticate(&value).await?;
         let model: M = request_model(value, names.0).map_err(to_status)?;
-        let answer = f(self.ns.clone(), model, data)
-            .await
-            .map_err(|e| to_status(CatalogError::from_lance(&e)))?;
+        let answer = f(self.ns.clone(), model, data).await.map_err(to_status)?;
         let value = serde_json::to_value(answer)
             .map_err(|e| to_status(CatalogError::internal(format!("cannot render answer: {e}"))))?;
         from_json(value, names.1)
@@ -136,7 +134,7 @@ macro_rules! namespace_service {
                     .ns
                     .query_table(model)
                     .await
-                    .map_err(|e| to_status(CatalogError::from_lance(&e)))?;
+                    .map_err(to_status)?;
                 let chunks = super::stream::file_to_stream_chunks(&file).map_err(to_status)?;
                 let stream = futures::stream::iter(
                     chunks.into_iter().map(|data| Ok(pb::ArrowChunk { data: data.to_vec() })),

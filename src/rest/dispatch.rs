@@ -2,8 +2,8 @@
 //! the inventory: convert the object into the request model, call the
 //! namespace, turn the answer into a reply of the row's answer kind.
 
+use crate::api::spec::Spec;
 use bytes::Bytes;
-use lance_namespace::LanceNamespace;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -113,7 +113,7 @@ macro_rules! dispatch_fn {
         /// Run operation `op` with its request object (and Arrow body, for
         /// the data operations).
         pub(crate) async fn dispatch(
-            ns: &dyn LanceNamespace,
+            ns: &dyn Spec,
             op: &str,
             obj: Map<String, Value>,
             body: Bytes,

@@ -13,6 +13,7 @@ mod streamed;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::api::spec::Spec;
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Request, State};
@@ -22,7 +23,6 @@ use axum::routing::{MethodFilter, MethodRouter};
 use axum::Router;
 use bytes::Bytes;
 use futures::StreamExt;
-use lance_namespace::LanceNamespace;
 use serde_json::{Map, Value};
 
 use crate::api::control::ControlPlane;
@@ -67,7 +67,7 @@ impl Default for RestConfig {
 
 #[derive(Clone)]
 struct AppState {
-    ns: Arc<dyn LanceNamespace>,
+    ns: Arc<dyn Spec>,
     /// The control plane, when this router serves one.
     control: Option<Arc<dyn ControlPlane>>,
     /// The governance layer, which names the caller before the request's
@@ -78,7 +78,7 @@ struct AppState {
 
 /// The gateway's router over any namespace implementation: the 54 spec
 /// routes only.
-pub fn router(ns: Arc<dyn LanceNamespace>, config: RestConfig) -> Router {
+pub fn router(ns: Arc<dyn Spec>, config: RestConfig) -> Router {
     let api = routes(ns, None, None, &config);
     finish(api, &config)
 }
@@ -102,7 +102,7 @@ pub fn catalog_router(gov: Arc<Governance>, config: RestConfig) -> Router {
 /// operation), over any namespace and control plane: for tools and tests
 /// that sweep every operation over another transport (e.g. gRPC clients).
 pub async fn invoke(
-    ns: &dyn LanceNamespace,
+    ns: &dyn Spec,
     control: &dyn ControlPlane,
     op: &OpDef,
     obj: Map<String, Value>,
@@ -117,7 +117,7 @@ pub async fn invoke(
 }
 
 fn routes(
-    ns: Arc<dyn LanceNamespace>,
+    ns: Arc<dyn Spec>,
     control: Option<Arc<dyn ControlPlane>>,
     gate: Option<Arc<Governance>>,
     config: &RestConfig,

@@ -34,11 +34,11 @@ mod prelude {
     pub(super) use crate::api::control::*;
     pub(super) use crate::api::op;
     pub(super) use crate::api::page::{page_items, CONTROL};
+    pub(super) use crate::api::spec::Spec;
     pub(super) use crate::error::{CatalogError, CatalogResult, Code};
     pub(super) use crate::governance::guard::Access;
     pub(super) use crate::governance::{DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
     pub(super) use lance_namespace::models::CreateNamespaceRequest;
-    pub(super) use lance_namespace::LanceNamespace;
 }
 
 /// The governance layer serving one call: its operations see the call's

@@ -30,9 +30,7 @@ impl Plane<'_> {
                 api_key: creds.api_key,
                 auth_token: creds.bearer,
             }));
-            self.create_namespace(spec)
-                .await
-                .map_err(|e| CatalogError::from_lance(&e))?
+            self.create_namespace(spec).await?
         };
         Ok(WarehouseNamespace {
             warehouse_id: request.warehouse_id,

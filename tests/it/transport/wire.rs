@@ -398,7 +398,10 @@ async fn identity_and_context_travel_as_headers() {
     let rec = Arc::new(Recorder::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let app = lance_catalog::rest::router(rec.clone(), RestConfig::default());
+    let app = lance_catalog::rest::router(
+        Arc::new(lance_catalog::api::spec::FromLance(rec.clone())),
+        RestConfig::default(),
+    );
     tokio::spawn(async move { axum::serve(listener, app).await });
     let c = Client::new();
     let r = c
