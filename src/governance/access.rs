@@ -8,10 +8,10 @@ use crate::api::op;
 use serde_json::Value;
 
 use super::grants::{key, object_key, relations};
-use super::guard::{Access, ObjectRef};
+use super::guard::{Access, Facts, ObjectRef};
 use super::models::GrantResource;
 use super::{Governance, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
-use crate::auth::cedar::{denied, Chain};
+use crate::auth::cedar::Chain;
 use crate::auth::{unauthenticated, Credentials, Principal};
 use crate::error::CatalogResult;
 
@@ -242,14 +242,13 @@ impl Governance {
         }
     }
 
-    /// Cedar's decision and the pluggable authorizer's, and the real id of
-    /// the access's own object when the chain looked it up.
+    /// Every authorizer's decision (the first refusal wins), and the real
+    /// id of the access's own object when its chain was looked up.
     async fn decide(&self, access: &Access) -> (CatalogResult<()>, Option<String>) {
         let mut real = None;
-        if let Some(cedar) = self.cedar.as_ref().filter(|_| self.auth.required()) {
-            let Some(p) = &access.principal else {
-                return (Err(unauthenticated("authentication required")), None);
-            };
+        let mut facts = None;
+        let wanted = self.authorizers.iter().any(|a| a.needs_facts());
+        if let Some(p) = access.principal.as_ref().filter(|_| wanted) {
             let (chain, keys, head) = match self.chain(access).await {
                 Ok(found) => found,
                 Err(e) => return (Err(e), None),
@@ -259,14 +258,15 @@ impl Governance {
                 Ok(g) => g,
                 Err(e) => return (Err(e), real),
             };
-            let held = relations(&grants, p, &keys);
-            match cedar.is_allowed(&p.id, &p.groups, access.action, &chain, &held) {
-                Ok(true) => {}
-                Ok(false) => return (Err(denied(&p.id, access.action, &chain)), real),
-                Err(e) => return (Err(e), real),
+            let relations = relations(&grants, p, &keys);
+            facts = Some(Facts { chain, relations });
+        }
+        for authorizer in &self.authorizers {
+            if let Err(e) = authorizer.authorize(access, facts.as_ref()).await {
+                return (Err(e), real);
             }
         }
-        (self.authorizer.authorize(access).await, real)
+        (Ok(()), real)
     }
 
     /// Record a mutation that succeeded.

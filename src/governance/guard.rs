@@ -9,6 +9,7 @@
 use async_trait::async_trait;
 use serde::Serialize;
 
+use crate::auth::cedar::Chain;
 use crate::error::CatalogResult;
 
 /// Which object an access is about, beyond its name. Grants bind to an
@@ -78,21 +79,28 @@ impl Access {
     }
 }
 
-/// Decides whether an access is allowed: an error (403, code 15) refuses it.
-#[async_trait]
-pub trait Authorizer: Send + Sync {
-    async fn authorize(&self, access: &Access) -> CatalogResult<()>;
+/// What governance looked up for an access, once for every authorizer
+/// that asks for it: the object's chain up to the server (real ids where
+/// the object has one) and the relations its caller holds on that chain
+/// through grants.
+#[derive(Debug, Clone)]
+pub struct Facts {
+    pub chain: Chain,
+    pub relations: std::collections::HashSet<String>,
 }
 
-/// Allows everything: the authorizer until authorization is configured.
-#[derive(Debug, Default, Clone)]
-pub struct AllowAll;
-
+/// Decides whether an access is allowed: an error (403, code 15) refuses
+/// it. Every configured authorizer must allow (Cedar's policies first,
+/// when authentication is required, then any added with
+/// `Governance::with_authorizer`).
 #[async_trait]
-impl Authorizer for AllowAll {
-    async fn authorize(&self, _access: &Access) -> CatalogResult<()> {
-        Ok(())
+pub trait Authorizer: Send + Sync {
+    /// Whether it decides on [`Facts`] (looked up only when one asks, and
+    /// only for a known caller).
+    fn needs_facts(&self) -> bool {
+        false
     }
+    async fn authorize(&self, access: &Access, facts: Option<&Facts>) -> CatalogResult<()>;
 }
 
 /// Run after a write succeeded; they cannot undo it, so they only record.

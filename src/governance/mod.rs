@@ -12,12 +12,13 @@
 //! | the control plane, a file per concern, served per call | `plane/`, `targets.rs` (authorizing its targets) |
 //! | the door for top-level namespaces; warehouse roots | `door.rs` |
 //! | grant management: create, list, revoke | `granting.rs` |
-//! | the guard order's slots; grants, Cedar, ownership | `guard.rs`, `grants.rs`, `access.rs` |
+//! | the guard order's slots; grants, ownership | `guard.rs`, `grants.rs`, `access.rs` |
+//! | Cedar as the authorizer | `policies.rs` |
 //! | which object a request is about: minted and looked-up real ids | `objects.rs` |
 //! | the audit trail | `audit.rs` |
 //! | recoverable drops: grace, undrop, trash listing, purge, sweep | `trash.rs` |
 //! | maintenance tasks: the governed API and the worker pool | `maintenance.rs` |
-//! | readiness; a view of one warehouse for any `LanceNamespace` | `health.rs`, `scoped.rs` |
+//! | readiness; a view of one warehouse for any `Spec` | `health.rs`, `scoped.rs` |
 //! | durations (`7d`, `90m`) | `duration.rs` |
 
 mod access;
@@ -35,6 +36,7 @@ pub mod models;
 mod objects;
 mod open;
 mod plane;
+mod policies;
 mod registry;
 mod requests;
 mod router;
@@ -77,12 +79,12 @@ pub struct Governance {
     /// Open catalogs by warehouse, with the root each was opened at.
     catalogs: tokio::sync::Mutex<HashMap<String, (String, Arc<Catalog>)>>,
     bound: std::sync::Mutex<HashMap<String, (String, Instant)>>,
-    authorizer: Arc<dyn Authorizer>,
+    /// Who decides, in order; all must allow (Cedar's policies first when
+    /// authentication is required; none: everything is allowed).
+    authorizers: Vec<Arc<dyn Authorizer>>,
     hooks: Arc<dyn Hooks>,
     /// Who is calling (API keys, JWTs).
     auth: Arc<crate::auth::Authenticator>,
-    /// The policies, when authentication is required.
-    cedar: Option<Arc<crate::auth::cedar::CedarAuthorizer>>,
     grants: grants::GrantCache,
     /// Denials stored per principal this minute (the rest are only logged).
     denials: std::sync::Mutex<HashMap<String, (Instant, u32)>>,

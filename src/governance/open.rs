@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::guard::{AllowAll, Authorizer, Hooks, LogHooks};
+use super::guard::{Authorizer, Hooks, LogHooks};
 use super::models::DEFAULT_WAREHOUSE;
 use super::router::identify;
 use super::{Governance, GovernanceConfig, Registry};
@@ -51,7 +51,7 @@ impl Governance {
             let cedar =
                 crate::auth::cedar::CedarAuthorizer::new(&actions, auth.policy_dir.as_deref())
                     .map_err(CatalogError::invalid)?;
-            gov.cedar = Some(Arc::new(cedar));
+            gov.authorizers.insert(0, Arc::new(cedar));
         }
         if let Some(admin) = auth.bootstrap_admin.as_deref().filter(|a| !a.is_empty()) {
             gov.registry
@@ -86,14 +86,13 @@ impl Governance {
             control_root,
             catalogs: Default::default(),
             bound: Default::default(),
-            authorizer: Arc::new(AllowAll),
+            authorizers: Vec::new(),
             hooks: Arc::new(LogHooks),
             auth: Arc::new(crate::auth::Authenticator::new(
                 false,
                 crate::auth::ApiKeys::new(records),
                 None,
             )),
-            cedar: None,
             grants: Default::default(),
             denials: Default::default(),
             trash: Default::default(),
@@ -114,10 +113,10 @@ impl Governance {
         self
     }
 
-    /// Replace the authorizer (the access issue's slot; tests use it to
-    /// check that a refusal leaves nothing behind).
+    /// Add an authorizer after the policies: an access must pass both
+    /// (tests use it to check that a refusal leaves nothing behind).
     pub fn with_authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
-        self.authorizer = authorizer;
+        self.authorizers.push(authorizer);
         self
     }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use arrow_flight::FlightDescriptor;
 use async_trait::async_trait;
 use lance_catalog::api::control::*;
-use lance_catalog::governance::guard::{Access, Authorizer};
+use lance_catalog::governance::guard::{Access, Authorizer, Facts};
 use lance_catalog::governance::{Governance, GovernanceConfig, Scoped};
 use lance_catalog::rest::RestConfig;
 use lance_catalog::{CatalogError, CatalogResult, Code, StorageConfig};
@@ -34,7 +34,7 @@ pub(crate) struct Gate {
 
 #[async_trait]
 impl Authorizer for Gate {
-    async fn authorize(&self, access: &Access) -> CatalogResult<()> {
+    async fn authorize(&self, access: &Access, _: Option<&Facts>) -> CatalogResult<()> {
         match self.deny.load(Ordering::SeqCst) {
             true => Err(CatalogError::new(
                 Code::PERMISSION_DENIED,
