@@ -253,19 +253,14 @@ impl Governance {
         let route = self.route(op, &request).await?;
         let mut access = access(op, &route.warehouse, &request);
         access.principal = principal;
-        let mut creates = false;
-        if is_door(op) {
-            if let Err(e) = route.catalog.check_door(true, &Some(id.to_vec())).await {
-                return Err(match e.code {
-                    Code::NAMESPACE_NOT_FOUND => {
-                        let parent = id[..id.len().saturating_sub(1)].to_vec();
-                        self.hidden(e, &access, "namespace", parent).await
-                    }
-                    _ => e,
-                });
+        // Flight's writes create or append: the door looks.
+        let creates = match is_door(op) {
+            true => {
+                self.door(&route, &access, op, &Some(id.to_vec()), true)
+                    .await?
             }
-            creates = !route.catalog.table_present(id).await?;
-        }
+            false => false,
+        };
         self.authorize_object(&route, &mut access).await?;
         access.creates = creates;
         if creates {

@@ -62,24 +62,15 @@ impl Governance {
         }
         let mut creates = false;
         if is_door(op) {
-            let table = !id_is_namespace(op);
             let id = door_id(op, &value)?;
-            if let Err(e) = route.catalog.check_door(table, &id).await {
-                let parent = id.clone().unwrap_or_default();
-                let parent = parent[..parent.len().saturating_sub(1)].to_vec();
-                return Err(match e.code {
-                    Code::NAMESPACE_NOT_FOUND => {
-                        let door = Access {
-                            id: id.unwrap_or_default(),
-                            ..access.clone()
-                        };
-                        self.hidden(e, &door, "namespace", parent).await
-                    }
-                    _ => e,
-                });
-            }
-            creates = op != op::RenameTable.action
-                && !self.exists_before(op, &route, &value, &id).await?;
+            // An `exist_ok` or `overwrite` create may find its object
+            // standing; a plain one fails if it does.
+            let may_exist = value
+                .get("mode")
+                .and_then(Value::as_str)
+                .is_some_and(|m| !m.eq_ignore_ascii_case("create"));
+            creates = self.door(&route, &access, op, &id, may_exist).await?
+                && op != op::RenameTable.action;
         }
         if is_batch(op) {
             // A batch is allowed exactly when each of its parts would be.
@@ -152,33 +143,43 @@ impl Governance {
         Ok((route, access))
     }
 
-    /// Whether a door's object stands already (an `exist_ok` or
-    /// `overwrite` create of it creates nothing, so makes no owner).
-    async fn exists_before(
+    /// The door step of admit, for every transport (REST and gRPC through
+    /// `admit`, Flight's writes through `table_route`): the object's shape
+    /// and parent (a parent the caller may not see is refused as if it were
+    /// not there), then whether the write creates it. It does when it does
+    /// not stand now; `may_exist: false` (a plain create, which fails if it
+    /// stands) creates without looking. A create of what stands makes no
+    /// owner.
+    pub(super) async fn door(
         &self,
-        op: &str,
         route: &Route,
-        value: &Value,
+        access: &Access,
+        op: &str,
         id: &Option<Vec<String>>,
+        may_exist: bool,
     ) -> CatalogResult<bool> {
-        let plain = value
-            .get("mode")
-            .and_then(Value::as_str)
-            .is_none_or(|m| m.eq_ignore_ascii_case("create"));
-        if plain {
-            return Ok(false);
+        let namespace = id_is_namespace(op);
+        let checked = route.catalog.check_door(!namespace, id).await;
+        let id = id.as_deref().unwrap_or_default();
+        if let Err(e) = checked {
+            let parent = id[..id.len().saturating_sub(1)].to_vec();
+            return Err(match e.code {
+                Code::NAMESPACE_NOT_FOUND => {
+                    let door = Access {
+                        id: id.to_vec(),
+                        ..access.clone()
+                    };
+                    self.hidden(e, &door, "namespace", parent).await
+                }
+                _ => e,
+            });
         }
-        let id = id.clone().unwrap_or_default();
-        Ok(match op == op::CreateNamespace.action {
-            true => route.catalog.namespace_present(&id).await?,
-            false => route
-                .catalog
-                .table_exists(models::TableExistsRequest {
-                    id: Some(id),
-                    ..Default::default()
-                })
-                .await
-                .is_ok(),
+        if !may_exist {
+            return Ok(true);
+        }
+        Ok(!match namespace {
+            true => route.catalog.namespace_present(id).await?,
+            false => route.catalog.table_present(id).await?,
         })
     }
 
