@@ -161,10 +161,8 @@ impl CatalogError {
     pub fn from_lance(err: &lance::Error) -> Self {
         // The catalog's own error comes back out as it went in: it was
         // classified where it arose, never twice.
-        if let lance::Error::Namespace { source, .. } = err {
-            if let Some(own) = source.downcast_ref::<CatalogError>() {
-                return own.clone();
-            }
+        if let Some(own) = Self::own(err) {
+            return own;
         }
         let classified = Self::classify_lance(err);
         match classify::settle(classified.code, &classified.message) {
@@ -173,13 +171,21 @@ impl CatalogError {
         }
     }
 
+    /// The catalog's own error riding in a Lance error (its codes 10000
+    /// and up travel so, see `into_lance`).
+    fn own(err: &lance::Error) -> Option<Self> {
+        match err {
+            lance::Error::Namespace { source, .. } => {
+                source.downcast_ref::<CatalogError>().cloned()
+            }
+            lance::Error::Shared { source } => Self::own(source),
+            _ => None,
+        }
+    }
+
     fn classify_lance(err: &lance::Error) -> Self {
         use lance::Error as E;
         if let E::Namespace { source, .. } = err {
-            // The catalog's own codes (10000 and up) travel as themselves.
-            if let Some(own) = source.downcast_ref::<CatalogError>() {
-                return own.clone();
-            }
             if let Some(ns) = source.downcast_ref::<NamespaceError>() {
                 return Self::new(Code(ns.code().as_u32()), ns.message());
             }

@@ -30,6 +30,7 @@
 //! | create index on a branch | `branch/index.rs` |
 //! | tags on a branch, branch helpers, opening datasets | `branch/open.rs` |
 //! | query, explain/analyze on a branch, Flight scans | `data/scan.rs`, `data/query.rs` |
+//! | count rows, explain and analyze plans (the catalog's checks first) | `data/reads.rs` |
 //! | Flight writes (create, insert, merge-insert from a stream) | `data/stream_write.rs` |
 //! | Arrow bodies; SQL text in requests | `data/body.rs`, `data/rows.rs`, `data/sql_text.rs` |
 //! | add columns (computed, virtual), backfill | `derived/computed.rs`, `derived/jobs.rs` |

@@ -51,7 +51,7 @@ use crate::api::spec::{lance_edge, lance_edge_rows, Spec};
 use crate::core::checks::{namespace_id, table_id};
 use crate::core::settle::{checked, transaction_id, Names};
 use crate::core::Catalog;
-use crate::error::{CatalogError, CatalogResult, Code};
+use crate::error::{CatalogError, CatalogResult};
 
 lance_edge!(Catalog);
 
@@ -197,26 +197,7 @@ impl Spec for Catalog {
     }
 
     async fn count_table_rows(&self, request: CountTableRowsRequest) -> CatalogResult<i64> {
-        crate::core::data::sql_text::check_request(&request)?;
-        let id = table_id(&request.id)?;
-        let predicate = request.predicate.clone();
-        match checked(
-            Ok(id.clone()),
-            Names::Table,
-            self.inner.count_table_rows(request),
-        )
-        .await
-        {
-            Err(e) if e.code == Code::INTERNAL => {
-                // The engine reports a predicate that does not parse as
-                // Internal; say what is wrong with it instead.
-                if let Some(p) = predicate.as_deref().filter(|p| !p.trim().is_empty()) {
-                    self.check_predicate(&id, p).await?;
-                }
-                Err(e)
-            }
-            other => other,
-        }
+        self.count_rows_op(request).await
     }
 
     async fn update_table(
@@ -370,41 +351,14 @@ impl Spec for Catalog {
         &self,
         request: ExplainTableQueryPlanRequest,
     ) -> CatalogResult<String> {
-        crate::core::data::sql_text::check_request(&request)?;
-        if crate::core::branch::open::branch_of(&request.branch).is_some() {
-            let mut query = (*request.query).clone();
-            query.id = request.id.clone();
-            query.branch = request.branch.clone();
-            return self
-                .query_plan(&query, false, request.verbose.unwrap_or(false))
-                .await;
-        }
-        checked(
-            table_id(&request.id),
-            Names::Table,
-            self.inner.explain_table_query_plan(request),
-        )
-        .await
+        self.explain_plan_op(request).await
     }
 
     async fn analyze_table_query_plan(
         &self,
         request: AnalyzeTableQueryPlanRequest,
     ) -> CatalogResult<String> {
-        crate::core::data::sql_text::check_request(&request)?;
-        if crate::core::branch::open::branch_of(&request.branch).is_some() {
-            // The analyse request carries the query's fields inline.
-            let query: QueryTableRequest = serde_json::to_value(&request)
-                .and_then(serde_json::from_value)
-                .map_err(|e| CatalogError::invalid(format!("the query to analyse: {e}")))?;
-            return self.query_plan(&query, true, false).await;
-        }
-        checked(
-            table_id(&request.id),
-            Names::Table,
-            self.inner.analyze_table_query_plan(request),
-        )
-        .await
+        self.analyze_plan_op(request).await
     }
 
     async fn alter_table_add_columns(

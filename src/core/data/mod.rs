@@ -5,6 +5,7 @@
 
 pub(crate) mod body;
 pub(crate) mod query;
+pub(crate) mod reads;
 pub mod rows;
 pub(crate) mod scan;
 pub(crate) mod sql_text;
