@@ -67,7 +67,7 @@ pub mod trash;
 pub mod version;
 
 pub use data::scan::{Scan, ScanSpec};
-pub use data::stream_write::{insert_mode_is_overwrite, WriteOp, WriteOutcome};
+pub use data::stream_write::{insert_mode_is_overwrite, MergeCounts, WriteOp, WriteOutcome};
 pub use derived::jobs::{Job, JobState};
 pub use maintenance::reconcile::{Orphan, Reconciliation, TableWithoutData};
 pub use namespace::storage_options::{is_secret, REDACTED};

@@ -70,6 +70,17 @@ impl Env {
         }
     }
 
+    /// Data over the real server's Arrow Flight service, the rest over REST.
+    pub async fn over_flight() -> Self {
+        let mut env = Self::over_rest().await;
+        let base = env.base.clone().expect("a served environment");
+        let flight =
+            crate::transport::flight_namespace::FlightNamespace::connect(&base, env.ns.clone())
+                .await;
+        env.ns = Arc::new(flight);
+        env
+    }
+
     pub async fn over_rest_with(config: RestConfig) -> Self {
         let (catalog, dir) = Self::catalog().await;
         let addr = lance_catalog::server::spawn(catalog, config)

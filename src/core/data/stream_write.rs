@@ -47,6 +47,17 @@ pub struct WriteOutcome {
     pub version: u64,
     pub num_rows: u64,
     pub created: bool,
+    /// What a merge-insert did with the rows it read (only on a merge).
+    #[serde(flatten)]
+    pub merged: Option<MergeCounts>,
+}
+
+/// A merge-insert's counts, named as the spec's merge-insert answer names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergeCounts {
+    pub num_updated_rows: u64,
+    pub num_inserted_rows: u64,
+    pub num_deleted_rows: u64,
 }
 
 impl Catalog {
@@ -99,6 +110,7 @@ impl Catalog {
             ));
         }
         let branch = branch.as_deref();
+        let mut merged = None;
         let version = match (op, target) {
             (WriteOp::Create { mode, properties }, target) => {
                 let mode = parse_mode(
@@ -118,6 +130,7 @@ impl Catalog {
                             version: ds.version().version,
                             num_rows: 0,
                             created: false,
+                            merged: None,
                         });
                     }
                     (Target::Written(..), _) => {
@@ -146,7 +159,12 @@ impl Catalog {
             (WriteOp::MergeInsert(req), Target::Written(at, main)) => {
                 let ds = Arc::new(self.head(&id, &at, main, branch).await?);
                 let job = crate::core::branch::writes::merge_job(ds, &req, on)?;
-                let (ds, _stats) = job.execute(source).await?;
+                let (ds, stats) = job.execute(source).await?;
+                merged = Some(MergeCounts {
+                    num_updated_rows: stats.num_updated_rows,
+                    num_inserted_rows: stats.num_inserted_rows,
+                    num_deleted_rows: stats.num_deleted_rows,
+                });
                 ds.version().version
             }
             // A new table, or the first data of a declared one (as the
@@ -160,6 +178,7 @@ impl Catalog {
             version,
             num_rows: counted.load(Ordering::Relaxed),
             created,
+            merged,
         })
     }
 

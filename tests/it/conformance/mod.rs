@@ -2,8 +2,9 @@
 //! `&dyn LanceNamespace`, and `modes!` below runs every case in every mode
 //! of one table (a transport and a storage each): in process against the
 //! core, over REST with Lance's own `RestNamespace`, over gRPC with the
-//! catalog's gRPC client; the same three through one warehouse with
-//! warehouses on; and twice on S3 when CI starts one.
+//! catalog's gRPC client, with the data over Arrow Flight
+//! (`transport::flight_namespace`); the REST and gRPC ones through one
+//! warehouse with warehouses on; and twice on S3 when CI starts one.
 
 pub(crate) mod batch;
 pub(crate) mod cases;
@@ -76,6 +77,7 @@ modes!(
     in_process => always(Env::in_process()),
     over_rest => always(Env::over_rest()),
     over_grpc => always(Env::over_grpc()),
+    over_flight => always(Env::over_flight()),
     in_warehouse => always(Env::in_warehouse()),
     warehouse_over_rest => always(Env::warehouse_over_rest()),
     warehouse_over_grpc => always(Env::warehouse_over_grpc()),

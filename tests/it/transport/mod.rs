@@ -3,6 +3,7 @@
 //! (`hostile`), gRPC, and Arrow Flight.
 
 pub(crate) mod flight;
+pub(crate) mod flight_namespace;
 mod grpc;
 mod hostile;
 pub(crate) mod wire;
