@@ -128,13 +128,26 @@ impl Code {
     }
 }
 
-/// The catalog's error: a spec code and a message for the caller.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// The catalog's error: a spec code, a message for the caller, and a cause
+/// for the server log only. The message says what went wrong in the caller's
+/// terms; the cause keeps what the engine or the store said (paths, endpoints,
+/// source locations), which no answer carries.
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{message}")]
 pub struct CatalogError {
     pub code: Code,
     pub message: String,
+    cause: Option<String>,
 }
+
+/// Two errors are the same answer when code and message agree; the cause is
+/// the log's business.
+impl PartialEq for CatalogError {
+    fn eq(&self, other: &Self) -> bool {
+        self.code == other.code && self.message == other.message
+    }
+}
+impl Eq for CatalogError {}
 
 pub type CatalogResult<T> = std::result::Result<T, CatalogError>;
 
@@ -143,8 +156,21 @@ impl CatalogError {
         Self {
             code,
             message: message.into(),
+            cause: None,
         }
     }
+
+    /// The same error with a cause for the log (see [`Self::public_message`]).
+    pub fn with_cause(mut self, cause: impl std::fmt::Display) -> Self {
+        self.cause = Some(cause.to_string());
+        self
+    }
+
+    /// What the log records beside the message, if anything.
+    pub fn cause(&self) -> Option<&str> {
+        self.cause.as_deref()
+    }
+
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(Code::INVALID_INPUT, message)
     }
@@ -165,10 +191,12 @@ impl CatalogError {
             return own;
         }
         let classified = Self::classify_lance(err);
-        match classify::settle(classified.code, &classified.message) {
+        let settled = match classify::settle(classified.code, &classified.message) {
             Some((code, message)) => Self::new(code, message),
             None => classified,
-        }
+        };
+        // The engine's own words, source locations and all, for the log.
+        settled.with_cause(err)
     }
 
     /// The catalog's own error riding in a Lance error (its codes 10000
@@ -223,14 +251,25 @@ impl CatalogError {
     /// What a caller is shown of this error, on every transport. Internal
     /// errors are logged here, with the request id the caller also gets and
     /// what was asked (`instance`), and shown as a generic message naming
-    /// that id: an answer never carries the server's internals.
+    /// that id: an answer never carries the server's internals. Any other
+    /// error with a cause logs it under the same id, so an operator can join
+    /// what the caller saw to what the store said.
     pub fn public_message(&self, request_id: &str, instance: &str) -> String {
+        let cause = self.cause.as_deref().unwrap_or("");
         if self.code == Code::INTERNAL {
-            tracing::error!(request_id, instance, error = %self.message, "internal error");
+            tracing::error!(request_id, instance, error = %self.message, cause, "internal error");
             format!(
                 "internal error while serving this request (request id {request_id}); the server log has the details"
             )
         } else {
+            if self.cause.is_some() {
+                let code = self.code.name();
+                if self.code == Code::SERVICE_UNAVAILABLE {
+                    tracing::warn!(request_id, instance, code, error = %self.message, cause, "request failed");
+                } else {
+                    tracing::debug!(request_id, instance, code, error = %self.message, cause, "request failed");
+                }
+            }
             self.message.clone()
         }
     }
@@ -330,6 +369,24 @@ mod tests {
         assert!(!shown.contains("secret"), "{shown}");
         let e = CatalogError::invalid("bad id");
         assert_eq!(e.public_message("req-42", "/x"), "bad id");
+    }
+
+    #[test]
+    fn the_cause_stays_out_of_the_answer() {
+        let e = CatalogError::new(
+            Code::SERVICE_UNAVAILABLE,
+            "cannot read the catalog's records",
+        )
+        .with_cause("connect to http://10.0.0.7:9000/bucket refused");
+        let shown = e.public_message("req-7", "/x");
+        assert_eq!(shown, "cannot read the catalog's records");
+        assert_eq!(e.to_string(), "cannot read the catalog's records");
+        assert!(e.cause().unwrap().contains("10.0.0.7"));
+        let engine = lance::Error::invalid_input("bad filter");
+        let e = CatalogError::from_lance(&engine);
+        assert_eq!(e.code, Code::INVALID_INPUT);
+        assert!(e.cause().is_some());
+        assert_eq!(e, CatalogError::new(e.code, e.message.clone()));
     }
 
     #[test]

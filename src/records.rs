@@ -71,11 +71,16 @@ pub struct Records {
     prune_after: Duration,
 }
 
+/// The store's own error names endpoints and keys of the catalog's storage:
+/// the caller learns what failed, the log learns why.
 fn unavailable(what: &str, e: object_store::Error) -> CatalogError {
     CatalogError::new(
         Code::SERVICE_UNAVAILABLE,
-        format!("cannot {what} the catalog's records: {e}"),
+        format!(
+            "cannot {what} the catalog's records: its store failed (the server log has the cause)"
+        ),
     )
+    .with_cause(e)
 }
 
 /// A record id must be one path segment the store keeps as it is.

@@ -222,8 +222,9 @@ async fn fetch<T: serde::de::DeserializeOwned>(url: &str) -> CatalogResult<T> {
     let unavailable = |e: String| {
         CatalogError::new(
             crate::error::Code::SERVICE_UNAVAILABLE,
-            format!("cannot fetch {url}: {e}"),
+            "cannot reach the identity provider (discovery or signing keys); try again",
         )
+        .with_cause(format!("{url}: {e}"))
     };
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))

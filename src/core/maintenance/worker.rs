@@ -97,8 +97,9 @@ impl Catalog {
             .map_err(|err| {
                 CatalogError::new(
                     Code::SERVICE_UNAVAILABLE,
-                    format!("cannot record the task in the queue: {err}"),
+                    "cannot record the task in the queue: its store failed",
                 )
+                .with_cause(err)
             })?;
         Ok(())
     }
@@ -134,8 +135,9 @@ impl Catalog {
             .map_err(|e| {
                 CatalogError::new(
                     Code::SERVICE_UNAVAILABLE,
-                    format!("cannot list the task queue: {e}"),
+                    "cannot list the task queue: its store failed",
                 )
+                .with_cause(e)
             })?;
         let now = chrono::Utc::now();
         let mut out: Vec<(QueueEntry, Duration)> = listed
