@@ -502,6 +502,16 @@ message Warehouse {
   bool protected = 7;
   uint64 created_at_ms = 8;
   uint64 updated_at_ms = 9;
+  optional VendingSettings vending = 10;
+}
+
+// How a warehouse vends table credentials (STS AssumeRole).
+message VendingSettings {
+  string role_arn = 1;
+  optional string external_id = 2;
+  optional uint32 duration_seconds = 3;
+  optional string sts_endpoint = 4;
+  optional string region = 5;
 }
 
 message CreateWarehouseRequest {
@@ -510,6 +520,7 @@ message CreateWarehouseRequest {
   string root = 3;
   map<string, string> storage_options = 4;
   map<string, string> properties = 5;
+  optional VendingSettings vending = 6;
 }
 
 message ListWarehousesRequest {
@@ -531,6 +542,7 @@ message UpdateWarehouseRequest {
   string warehouse_id = 1;
   optional string status = 2;
   map<string, string> properties = 3;
+  optional VendingSettings vending = 4;
 }
 
 message DeleteWarehouseRequest {
@@ -608,6 +620,14 @@ message Event {
   string outcome = 6;
   optional uint32 code = 7;
   optional string request_id = 8;
+  optional VendedEvent vended = 9;
+}
+
+// Credentials handed with an answer: never the secret.
+message VendedEvent {
+  string privilege = 1;
+  string access_key_id = 2;
+  uint64 expires_at_ms = 3;
 }
 
 message ListEventsRequest {

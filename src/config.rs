@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::api::vending::VendingSettings;
 use crate::auth::JwtConfig;
 use crate::core::StorageConfig;
 use crate::governance::{AuthConfig, GovernanceConfig};
@@ -169,6 +170,38 @@ pub struct ServeArgs {
     )]
     pub forward_storage_secrets: bool,
 
+    /// Vend table-scoped credentials for the default warehouse: the IAM
+    /// role the server assumes through STS for each table it hands out,
+    /// with a session policy allowing that table's prefix only, read-only
+    /// or read-write by the caller's grants. Unset: no vending. (Other
+    /// warehouses carry their own settings in their record.)
+    #[arg(long, env = "LANCE_CATALOG_VEND_ROLE_ARN")]
+    pub vend_role_arn: Option<String>,
+
+    /// The external id the vending role's trust policy asks for.
+    #[arg(long, env = "LANCE_CATALOG_VEND_EXTERNAL_ID")]
+    pub vend_external_id: Option<String>,
+
+    /// Seconds a vended session lives (STS: 900 to 43200).
+    #[arg(long, env = "LANCE_CATALOG_VEND_DURATION_SECONDS")]
+    pub vend_duration_seconds: Option<u32>,
+
+    /// The STS endpoint; unset: the root's aws_endpoint if set (S3-compatible
+    /// stores serve STS beside S3), else AWS's.
+    #[arg(long, env = "LANCE_CATALOG_VEND_STS_ENDPOINT")]
+    pub vend_sts_endpoint: Option<String>,
+
+    /// The STS region; unset: the root's aws_region, else us-east-1.
+    #[arg(long, env = "LANCE_CATALOG_VEND_STS_REGION")]
+    pub vend_sts_region: Option<String>,
+
+    /// The longest a vended answer lasts before its client refreshes (and
+    /// is authorized again), in seconds, on every warehouse. The session
+    /// itself lives at least STS's 900 s; this bounds how long an honest
+    /// client goes without asking again.
+    #[arg(long, env = "LANCE_CATALOG_VEND_MAX_SECONDS")]
+    pub vend_max_seconds: Option<u64>,
+
     /// MiB of Lance's metadata cache (manifests, fragment metadata) per
     /// warehouse: repeated reads of a table skip storage within it.
     #[arg(long, env = "LANCE_CATALOG_METADATA_CACHE_MIB", default_value_t = 128)]
@@ -243,6 +276,15 @@ impl std::fmt::Debug for ServeArgs {
             .field("grpc_listen", &self.grpc_listen)
             .field("prefix", &self.prefix)
             .field("forward_storage_secrets", &self.forward_storage_secrets)
+            .field("vend_role_arn", &self.vend_role_arn)
+            .field(
+                "vend_external_id",
+                &self.vend_external_id.as_ref().map(|_| "set"),
+            )
+            .field("vend_duration_seconds", &self.vend_duration_seconds)
+            .field("vend_sts_endpoint", &self.vend_sts_endpoint)
+            .field("vend_sts_region", &self.vend_sts_region)
+            .field("vend_max_seconds", &self.vend_max_seconds)
             .field("metadata_cache_mib", &self.metadata_cache_mib)
             .field("index_cache_mib", &self.index_cache_mib)
             .field("max_arrow_body", &self.max_arrow_body)
@@ -270,10 +312,24 @@ impl ServeArgs {
                 .ok_or_else(|| format!("storage option {kv:?} is not KEY=VALUE"))?;
             options.insert(k.trim().to_string(), v.trim().to_string());
         }
+        let vending = self.vend_role_arn.clone().map(|role_arn| VendingSettings {
+            role_arn,
+            external_id: self.vend_external_id.clone(),
+            duration_seconds: self.vend_duration_seconds,
+            sts_endpoint: self.vend_sts_endpoint.clone(),
+            region: self.vend_sts_region.clone(),
+        });
+        let vending = VendingSettings::checked(vending)
+            .map_err(|e| format!("--vend-role-arn and friends: {}", e.message))?;
+        if self.vend_max_seconds == Some(0) {
+            return Err("--vend-max-seconds must be at least 1".to_string());
+        }
         Ok(StorageConfig {
             root: self.root.clone(),
             storage_options: options,
             forward_secrets: self.forward_storage_secrets,
+            vending,
+            vend_max_seconds: self.vend_max_seconds,
         })
     }
 

@@ -32,6 +32,18 @@ pub struct Event {
     pub code: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    /// Credentials the answer handed: which, for what, until when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vended: Option<VendedEvent>,
+}
+
+/// Vended credentials as the audit trail keeps them: never the secret.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VendedEvent {
+    /// `read` or `read_write`.
+    pub privilege: String,
+    pub access_key_id: String,
+    pub expires_at_ms: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -5,6 +5,8 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::vending::VendingSettings;
+
 /// A project: the tenant. A project has many warehouses.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Project {
@@ -60,6 +62,9 @@ pub struct Warehouse {
     pub created_at_ms: u64,
     #[serde(default)]
     pub updated_at_ms: u64,
+    /// Table credentials vended through STS; none: clients bring their own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vending: Option<VendingSettings>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -138,6 +143,8 @@ pub struct CreateWarehouseRequest {
     pub storage_options: Option<HashMap<String, String>>,
     #[serde(default)]
     pub properties: Option<HashMap<String, String>>,
+    #[serde(default)]
+    pub vending: Option<VendingSettings>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -172,6 +179,9 @@ pub struct UpdateWarehouseRequest {
     pub status: Option<String>,
     #[serde(default)]
     pub properties: Option<HashMap<String, String>>,
+    /// New vending settings; an empty `role_arn` turns vending off.
+    #[serde(default)]
+    pub vending: Option<VendingSettings>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -7,7 +7,7 @@
 //! A row:
 //!
 //! ```text
-//! Name => method(Request -> Response) answer, VERB "path", body kind, status, query [param: kind, ..], facts [effect target group body];
+//! Name => method(Request -> Response) answer, VERB "path", body kind, status, query [param: kind, ..], facts [effect target group body (vends)];
 //! ```
 //!
 //! - `method`: the `LanceNamespace` method; `Request` is both the spec model
@@ -35,8 +35,10 @@
 //!   `move`: a rename, a door at its destination; `write`), its `target`
 //!   (what its `id` names: `namespace`, `table`, `transaction` (a table id
 //!   and one more segment), `batch` (no id; its parts name tables), or a
-//!   control-plane object), its Cedar action group, and whether REST
-//!   streams its body or answer (`streams`) or reads it whole.
+//!   control-plane object), its Cedar action group, whether REST
+//!   streams its body or answer (`streams`) or reads it whole, and, last
+//!   and only where it holds, `vends`: its answer hands a table to a
+//!   client (location and storage options, with vended credentials).
 //!
 //! Path parameters: `{id}` is the object id, split by the delimiter;
 //! others (`{index_name}`) are strings of the same name.
@@ -59,7 +61,7 @@ macro_rules! for_each_spec_op {
             ListTables => list_tables(ListTablesRequest -> ListTablesResponse) json, GET "/v1/namespace/{id}/table/list", body none, 200, query [page_token: Str, limit: Int, include_declared: Bool], facts [read namespace read_metadata whole];
             ListAllTables => list_all_tables(ListTablesRequest -> ListTablesResponse) ids, GET "/v1/table", body none, 200, query [page_token: Str, limit: Int, include_declared: Bool], facts [read namespace read_metadata whole];
             RegisterTable => register_table(RegisterTableRequest -> RegisterTableResponse) json, POST "/v1/table/{id}/register", body json, 200, query [], facts [create table create_child whole];
-            DescribeTable => describe_table(DescribeTableRequest -> DescribeTableResponse) json, POST "/v1/table/{id}/describe", body json, 200, query [with_table_uri: Bool, load_detailed_metadata: Bool, check_declared: Bool], facts [read table read_metadata whole];
+            DescribeTable => describe_table(DescribeTableRequest -> DescribeTableResponse) json, POST "/v1/table/{id}/describe", body json, 200, query [with_table_uri: Bool, load_detailed_metadata: Bool, check_declared: Bool], facts [read table read_metadata whole vends];
             TableExists => table_exists(TableExistsRequest -> TableExistsResponse) unit, POST "/v1/table/{id}/exists", body json, 200, query [], facts [read table read_metadata whole];
             DropTable => drop_table(DropTableRequest -> DropTableResponse) json, POST "/v1/table/{id}/drop", body none, 200, query [force: Context, purge: Context], facts [write table drop whole];
             DeregisterTable => deregister_table(DeregisterTableRequest -> DeregisterTableResponse) json, POST "/v1/table/{id}/deregister", body json, 200, query [force: Context], facts [write table drop whole];
@@ -82,7 +84,7 @@ macro_rules! for_each_spec_op {
             DeleteFromTable => delete_from_table(DeleteFromTableRequest -> DeleteFromTableResponse) json, POST "/v1/table/{id}/delete", body json, 200, query [], facts [write table write_data whole];
             QueryTable => query_table(QueryTableRequest -> QueryTableResponse) bytes["data"], POST "/v1/table/{id}/query", body json, 200, query [], facts [read table read_data streams];
             CountTableRows => count_table_rows(CountTableRowsRequest -> CountTableRowsResponse) count["count"], POST "/v1/table/{id}/count_rows", body json, 200, query [], facts [read table read_data whole];
-            CreateTable => create_table(CreateTableRequest -> CreateTableResponse) json, POST "/v1/table/{id}/create", body arrow, 200, query [mode: Str, properties: JsonMap, storage_options: JsonMap], facts [create table create_child streams];
+            CreateTable => create_table(CreateTableRequest -> CreateTableResponse) json, POST "/v1/table/{id}/create", body arrow, 200, query [mode: Str, properties: JsonMap, storage_options: JsonMap], facts [create table create_child streams vends];
             ExplainTableQueryPlan => explain_table_query_plan(ExplainTableQueryPlanRequest -> ExplainTableQueryPlanResponse) text["plan"], POST "/v1/table/{id}/explain_plan", body json, 200, query [], facts [read table read_metadata whole];
             AnalyzeTableQueryPlan => analyze_table_query_plan(AnalyzeTableQueryPlanRequest -> AnalyzeTableQueryPlanResponse) text["analysis"], POST "/v1/table/{id}/analyze_plan", body json, 200, query [], facts [read table read_metadata whole];
             AlterTableAddColumns => alter_table_add_columns(AlterTableAddColumnsRequest -> AlterTableAddColumnsResponse) json, POST "/v1/table/{id}/add_columns", body json, 200, query [], facts [write table write_data whole];
@@ -96,7 +98,7 @@ macro_rules! for_each_spec_op {
             DropTableIndex => drop_table_index(DropTableIndexRequest -> DropTableIndexResponse) json, POST "/v1/table/{id}/index/{index_name}/drop", body none, 200, query [branch: Str], facts [write table write_data whole];
             ListTableTags => list_table_tags(ListTableTagsRequest -> ListTableTagsResponse) json, POST "/v1/table/{id}/tags/list", body none, 200, query [page_token: Str, limit: Int], facts [read table read_metadata whole];
             GetTableTagVersion => get_table_tag_version(GetTableTagVersionRequest -> GetTableTagVersionResponse) json, POST "/v1/table/{id}/tags/version", body json, 200, query [], facts [read table read_metadata whole];
-            DeclareTable => declare_table(DeclareTableRequest -> DeclareTableResponse) json, POST "/v1/table/{id}/declare", body json, 200, query [], facts [create table create_child whole];
+            DeclareTable => declare_table(DeclareTableRequest -> DeclareTableResponse) json, POST "/v1/table/{id}/declare", body json, 200, query [], facts [create table create_child whole vends];
             CreateTableTag => create_table_tag(CreateTableTagRequest -> CreateTableTagResponse) json, POST "/v1/table/{id}/tags/create", body json, 200, query [], facts [write table write_data whole];
             DeleteTableTag => delete_table_tag(DeleteTableTagRequest -> DeleteTableTagResponse) json, POST "/v1/table/{id}/tags/delete", body json, 200, query [], facts [write table write_data whole];
             UpdateTableTag => update_table_tag(UpdateTableTagRequest -> UpdateTableTagResponse) json, POST "/v1/table/{id}/tags/update", body json, 200, query [], facts [write table write_data whole];

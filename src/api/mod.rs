@@ -20,6 +20,7 @@ pub mod page;
 pub mod protection;
 pub mod spec;
 pub mod trash;
+pub mod vending;
 
 pub use ops::{
     by_action, op, AnswerKind, BodyKind, Effect, Flow, Group, Kind, OpDef, Plane, Target,

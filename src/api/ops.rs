@@ -179,6 +179,9 @@ pub struct OpDef {
     pub response: &'static str,
     /// The answer's field for `bytes`, `count` and `text` answers.
     pub field: Option<&'static str>,
+    /// Whether its answer hands a table to a client (its location and
+    /// storage options), with vended credentials where the warehouse vends.
+    pub vends: bool,
 }
 
 macro_rules! body_kind {
@@ -313,6 +316,15 @@ macro_rules! flow {
     };
 }
 
+macro_rules! vends {
+    () => {
+        false
+    };
+    (vends) => {
+        true
+    };
+}
+
 macro_rules! opt_field {
     () => {
         None
@@ -324,7 +336,7 @@ macro_rules! opt_field {
 
 macro_rules! op_defs {
     ($plane:ident $list:ident; $( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident $([$field:literal])?,
-        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$effect:ident $target:ident $group:ident $body_flow:ident]; )*) => {
+        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$effect:ident $target:ident $group:ident $body_flow:ident $($vends:ident)?]; )*) => {
         $(
             #[doc = concat!("`", stringify!($Name), "`: `", stringify!($verb), " ", $path, "`.")]
             pub static $Name: OpDef = OpDef {
@@ -344,6 +356,7 @@ macro_rules! op_defs {
                 request: stringify!($Req),
                 response: stringify!($Resp),
                 field: opt_field!($($field)?),
+                vends: vends!($($vends)?),
             };
         )*
         /// Every operation of this plane, in inventory order.
@@ -388,6 +401,7 @@ pub mod op {
         request: "",
         response: "",
         field: None,
+        vends: false,
     };
 
     /// Cedar actions beyond the routed operations.

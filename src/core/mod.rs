@@ -64,6 +64,7 @@ mod storage;
 pub mod table;
 mod table_index;
 pub mod trash;
+pub mod vending;
 pub mod version;
 
 pub use data::scan::{Scan, ScanSpec};
@@ -100,6 +101,10 @@ pub struct Catalog {
     storage_options: HashMap<String, String>,
     /// `--forward-storage-secrets`: see `storage_options.rs`.
     forward_secrets: bool,
+    /// Table-scoped credentials, where the warehouse vends them.
+    vendor: Option<Arc<vending::Vendor>>,
+    /// `--vend-max-seconds`, which warehouses opened later share.
+    vend_max_seconds: Option<u64>,
     jobs: derived::jobs::Jobs,
     /// The storage root's object store (version manifests, job records).
     store: Arc<ObjectStore>,
@@ -137,6 +142,11 @@ impl Catalog {
             session: opened.session,
             storage_options: config.storage_options.clone(),
             forward_secrets: config.forward_secrets,
+            vendor: config
+                .vending
+                .clone()
+                .map(|s| Arc::new(vending::Vendor::new(s, config.vend_max_seconds))),
+            vend_max_seconds: config.vend_max_seconds,
             manifest_lock: Arc::new(tokio::sync::Mutex::new(())),
             meta: Default::default(),
         })
@@ -264,12 +274,25 @@ impl Catalog {
     /// The storage options a client gets to reach the root's tables
     /// (secret-like ones only where the operator opted in).
     pub(crate) fn vended_storage_options(&self) -> Option<HashMap<String, String>> {
+        if self.vends() {
+            return vending::without_secrets(self.storage_options.clone());
+        }
         self.handed(self.storage_options.clone())
     }
 
     /// Whether secret-like storage options are handed to clients.
     pub fn forwards_secrets(&self) -> bool {
         self.forward_secrets
+    }
+
+    /// Whether this catalog vends table-scoped credentials.
+    pub fn vends(&self) -> bool {
+        self.vendor.is_some()
+    }
+
+    /// The operator's cap on a vended answer's life, in seconds.
+    pub fn vend_max_seconds(&self) -> Option<u64> {
+        self.vend_max_seconds
     }
 }
 

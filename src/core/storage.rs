@@ -61,6 +61,11 @@ pub struct StorageConfig {
     /// Whether secret-like options (see [`is_secret`](crate::core::is_secret))
     /// may be handed to clients with a table (`--forward-storage-secrets`).
     pub forward_secrets: bool,
+    /// Vend table-scoped credentials through STS (see `core/vending/`).
+    pub vending: Option<crate::api::vending::VendingSettings>,
+    /// `--vend-max-seconds`: the longest a vended answer lasts before its
+    /// client must refresh.
+    pub vend_max_seconds: Option<u64>,
 }
 
 /// Secret option values redacted, so that printing a configuration never
@@ -79,6 +84,8 @@ impl std::fmt::Debug for StorageConfig {
             .field("root", &self.root)
             .field("storage_options", &options)
             .field("forward_secrets", &self.forward_secrets)
+            .field("vending", &self.vending)
+            .field("vend_max_seconds", &self.vend_max_seconds)
             .finish()
     }
 }

@@ -5,7 +5,7 @@
 
 use super::guard::Access;
 use super::registry::{now_ms, Registry};
-use crate::api::audit::{Event, EventResource, ListEventsRequest, ListEventsResponse};
+use crate::api::audit::{Event, EventResource, ListEventsRequest, ListEventsResponse, VendedEvent};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 const EVENT: &str = "event";
@@ -31,6 +31,21 @@ impl Registry {
     /// Append an event (ids sort by time) and log it. Never fails the
     /// request it records: a lost event is logged as lost.
     pub(super) async fn audit(&self, access: &Access, outcome: &str, code: Option<Code>) {
+        self.record(access, outcome, code, None).await
+    }
+
+    /// Record credentials an answer handed (key id, privilege, expiry).
+    pub(super) async fn audit_vended(&self, access: &Access, vended: VendedEvent) {
+        self.record(access, "succeeded", None, Some(vended)).await
+    }
+
+    async fn record(
+        &self,
+        access: &Access,
+        outcome: &str,
+        code: Option<Code>,
+        vended: Option<VendedEvent>,
+    ) {
         let at_ms = now_ms();
         let event = Event {
             event_id: format!(
@@ -56,6 +71,7 @@ impl Registry {
                 .request_id
                 .clone()
                 .or_else(crate::telemetry::request_id),
+            vended,
         };
         let json = serde_json::to_string(&event).unwrap_or_default();
         tracing::info!(target: "lance_catalog::audit", event = %json, "audit");

@@ -19,6 +19,7 @@
 //! | recoverable drops: grace, undrop, trash listing, purge, sweep | `trash.rs` |
 //! | maintenance tasks: the governed API and the worker pool | `maintenance.rs` |
 //! | readiness; a view of one warehouse for any `Spec` | `health.rs`, `scoped.rs` |
+//! | credentials vended with the answers that hand a table | `vending.rs` |
 //! | durations (`7d`, `90m`) | `duration.rs` |
 
 mod access;
@@ -45,6 +46,7 @@ mod spec;
 mod streams;
 mod targets;
 pub mod trash;
+mod vending;
 mod visible;
 
 use std::collections::HashMap;
@@ -76,7 +78,8 @@ pub struct Governance {
     warehouses: bool,
     home: Arc<Catalog>,
     control_root: String,
-    /// Open catalogs by warehouse, with the root each was opened at.
+    /// Open catalogs by warehouse, with what each was opened from (root and
+    /// vending settings).
     catalogs: tokio::sync::Mutex<HashMap<String, (String, Arc<Catalog>)>>,
     bound: std::sync::Mutex<HashMap<String, (String, Instant)>>,
     /// Who decides, in order; all must allow (Cedar's policies first when

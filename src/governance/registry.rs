@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use super::models::*;
 use crate::api::page::{page, CONTROL};
+use crate::api::vending::VendingSettings;
 use crate::error::{CatalogError, CatalogResult, Code};
 use crate::records::Records;
 
@@ -232,6 +233,7 @@ impl Registry {
             )));
         }
         self.project(&req.project_id).await?;
+        let vending = VendingSettings::checked(req.vending)?;
         let now = now_ms();
         let warehouse = Warehouse {
             warehouse_id: req.warehouse_id.clone(),
@@ -243,6 +245,7 @@ impl Registry {
             protected: false,
             created_at_ms: now,
             updated_at_ms: now,
+            vending,
         };
         let made = self
             .records
@@ -348,6 +351,11 @@ impl Registry {
                 )))
             }
         };
+        let vending = req
+            .vending
+            .clone()
+            .map(|v| VendingSettings::checked(Some(v)))
+            .transpose()?;
         let updated = self
             .records
             .update(
@@ -365,6 +373,9 @@ impl Registry {
                         w.status = s.clone();
                     }
                     merge(&mut w.properties, req.properties.clone());
+                    if let Some(v) = &vending {
+                        w.vending = v.clone();
+                    }
                     w.updated_at_ms = now_ms();
                     Ok(w)
                 },

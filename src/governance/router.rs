@@ -63,8 +63,9 @@ impl Governance {
     /// record names another root than the cached catalog (the warehouse
     /// was deleted and re-created, maybe by another replica).
     async fn catalog_of(&self, record: &Warehouse) -> CatalogResult<Arc<Catalog>> {
-        if let Some((root, c)) = self.catalogs.lock().await.get(&record.warehouse_id) {
-            if *root == record.root {
+        let opened_as = opened_as(record);
+        if let Some((was, c)) = self.catalogs.lock().await.get(&record.warehouse_id) {
+            if *was == opened_as {
                 return Ok(c.clone());
             }
         }
@@ -75,6 +76,8 @@ impl Governance {
                 root: record.root.clone(),
                 storage_options: record.storage_options.clone(),
                 forward_secrets: self.home.forwards_secrets(),
+                vending: record.vending.clone(),
+                vend_max_seconds: self.home.vend_max_seconds(),
             })
             .await?,
         );
@@ -84,12 +87,9 @@ impl Governance {
         let mut open = self.catalogs.lock().await;
         match open.get(&record.warehouse_id) {
             // Another request opened it meanwhile: share that one.
-            Some((root, c)) if *root == record.root => Ok(c.clone()),
+            Some((was, c)) if *was == opened_as => Ok(c.clone()),
             _ => {
-                open.insert(
-                    record.warehouse_id.clone(),
-                    (record.root.clone(), opened.clone()),
-                );
+                open.insert(record.warehouse_id.clone(), (opened_as, opened.clone()));
                 Ok(opened)
             }
         }
@@ -284,4 +284,12 @@ pub(super) async fn identify(catalog: &Catalog, warehouse: &str) {
             tracing::warn!(warehouse, error = %e.message, "objects from before real ids were not given theirs")
         }
     }
+}
+
+/// What a warehouse's catalog is opened from: a record naming another root
+/// or other vending settings (deleted and re-created, or updated, maybe by
+/// another replica) opens it again.
+fn opened_as(record: &Warehouse) -> String {
+    let vending = serde_json::to_string(&record.vending).unwrap_or_default();
+    format!("{}\n{vending}", record.root)
 }

@@ -17,6 +17,7 @@ use super::guard::{Access, ObjectRef};
 use super::objects::{batch_parts, is_batch, mint};
 use super::requests::string_list;
 use super::router::{access, id_is_namespace, is_door, is_read};
+use super::vending::AsksCredentials;
 use super::{Governance, Route, DEFAULT_WAREHOUSE};
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -524,6 +525,19 @@ macro_rules! governed {
         ] $($rest)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
+        $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$e:ident $t:ident $g:ident $f:ident vends]; $($rest:tt)*) => {
+        governed!(@acc [$($done)*
+            async fn $method(&self, mut request: models::$Req, data: Bytes) -> CatalogResult<models::$Resp> {
+                let (route, access) = self.admit(stringify!($method), &mut request).await?;
+                let declined = AsksCredentials::declines(&request);
+                let mut answer = Spec::$method(route.catalog.as_ref(), request, data).await?;
+                self.finish(&access).await;
+                self.hand_credentials(&route, &access, declined, &mut answer).await?;
+                Ok(answer)
+            }
+        ] $($rest)*);
+    };
+    (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
         $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
             async fn $method(&self, mut request: models::$Req, data: Bytes) -> CatalogResult<models::$Resp> {
@@ -548,6 +562,19 @@ macro_rules! governed {
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident $($row:tt)*) => {
         governed!(@plain [$($done)*] $method $Req models::$Resp; $($row)*);
+    };
+    (@plain [$($done:tt)*] $method:ident $Req:ident $Ret:ty;
+        , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$e:ident $t:ident $g:ident $f:ident vends]; $($rest:tt)*) => {
+        governed!(@acc [$($done)*
+            async fn $method(&self, mut request: models::$Req) -> CatalogResult<$Ret> {
+                let (route, access) = self.admit(stringify!($method), &mut request).await?;
+                let declined = AsksCredentials::declines(&request);
+                let mut answer = Spec::$method(route.catalog.as_ref(), request).await?;
+                self.finish(&access).await;
+                self.hand_credentials(&route, &access, declined, &mut answer).await?;
+                Ok(answer)
+            }
+        ] $($rest)*);
     };
     (@plain [$($done:tt)*] $method:ident $Req:ident $Ret:ty;
         , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {

@@ -26,8 +26,10 @@ impl Governance {
     ) -> CatalogResult<CreateTableResponse> {
         let (route, access) = self.admit(op::CreateTable.action, &mut request).await?;
         let rows = Rows::decode(body, op::CreateTable.action).await?;
-        let answer = route.catalog.create_table_op(request, rows).await?;
+        let mut answer = route.catalog.create_table_op(request, rows).await?;
         self.finish(&access).await;
+        self.hand_credentials(&route, &access, false, &mut answer)
+            .await?;
         Ok(answer)
     }
 

@@ -62,14 +62,26 @@ impl Catalog {
         &self,
         id: &[String],
     ) -> CatalogResult<Option<HashMap<String, String>>> {
-        let key = crate::core::meta_cache::key_of("table_storage_options", &id);
+        if self.vends() {
+            // Governance puts the vended session in; nothing of the
+            // source's secrets goes out, opt-in or not.
+            let source = self.table_source_options(id).await?;
+            return Ok(crate::core::vending::without_secrets(source));
+        }
+        Ok(self.handed(self.table_source_options(id).await?))
+    }
+
+    /// Table `id`'s effective storage options, secrets included: what the
+    /// server reaches its bytes with, never an answer.
+    pub(crate) async fn table_source_options(
+        &self,
+        id: &[String],
+    ) -> CatalogResult<HashMap<String, String>> {
+        let key = crate::core::meta_cache::key_of("table_source_options", &id);
         self.cached(key, self.storage_options_of(id)).await
     }
 
-    async fn storage_options_of(
-        &self,
-        id: &[String],
-    ) -> CatalogResult<Option<HashMap<String, String>>> {
+    async fn storage_options_of(&self, id: &[String]) -> CatalogResult<HashMap<String, String>> {
         let mut options = self.storage_options.clone();
         let ancestors: Vec<String> = (1..id.len()).map(|d| manifest_key(&id[..d])).collect();
         if !ancestors.is_empty() {
@@ -95,7 +107,25 @@ impl Catalog {
                 }
             }
         }
-        Ok(self.handed(options))
+        Ok(options)
+    }
+
+    /// Credentials for table `id` at `location`, scoped to it and to
+    /// `privilege`: `None` where this catalog does not vend or the table's
+    /// store has no STS. The answer's options are the table's non-secret
+    /// ones with the session over them.
+    pub async fn vend(
+        &self,
+        id: &[String],
+        location: &str,
+        privilege: crate::core::vending::Privilege,
+    ) -> CatalogResult<Option<crate::core::vending::Vended>> {
+        let Some(vendor) = &self.vendor else {
+            return Ok(None);
+        };
+        let source = self.table_source_options(id).await?;
+        let handed = crate::core::vending::without_secrets(source.clone()).unwrap_or_default();
+        vendor.vend(location, privilege, &source, handed).await
     }
 }
 

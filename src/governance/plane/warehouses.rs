@@ -123,7 +123,12 @@ impl Plane<'_> {
         if request.warehouse_id == DEFAULT_WAREHOUSE {
             return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
         }
+        let vending_changed = request.vending.is_some();
         let done = self.registry.update_warehouse(request).await?;
+        if vending_changed {
+            // Served reads keep an open catalog; its vendor must follow.
+            self.forget_catalog(&done.warehouse_id).await;
+        }
         self.succeeded(&access).await;
         Ok(done)
     }

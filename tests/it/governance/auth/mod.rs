@@ -19,6 +19,7 @@ mod holes;
 mod identity_model;
 mod matrix;
 mod trash;
+mod vending;
 
 const SECRET: &str = "test-secret-of-at-least-32-bytes!!";
 

@@ -25,6 +25,9 @@ async fn storage_secrets_leave_the_server_only_when_the_operator_opts_in() {
         .map(|op| op.name)
         .collect();
     assert_eq!(answering, ["DescribeTable", "CreateTable", "DeclareTable"]);
+    // ...and each is a row whose facts say it hands a table (and vends).
+    let vending: Vec<&str> = OPS.iter().filter(|op| op.vends).map(|op| op.name).collect();
+    assert_eq!(answering, vending);
 
     for forward in [false, true] {
         let opts = options.clone();

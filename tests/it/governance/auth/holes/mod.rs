@@ -32,14 +32,14 @@ pub(super) const GRACE: TrashConfig = TrashConfig {
 };
 
 /// A spec request's identity for `who`'s token.
-fn identity(who: &str) -> Option<Box<Identity>> {
+pub(super) fn identity(who: &str) -> Option<Box<Identity>> {
     Some(Box::new(Identity {
         auth_token: Some(token(who, json!({}))),
         ..Default::default()
     }))
 }
 
-async fn grpc(s: &Server) -> GrpcNamespace {
+pub(super) async fn grpc(s: &Server) -> GrpcNamespace {
     GrpcNamespace::connect(&s.base).await.unwrap()
 }
 

@@ -1,0 +1,137 @@
+//! Credentials with the answers that hand a table to a client (the rows
+//! whose facts say `vends`: create, declare, describe). After the
+//! operation and its finish step, the caller's right decides the
+//! privilege: whoever creates the table or may write it gets read-write,
+//! anyone else who may describe it read-only; a quarantined warehouse
+//! hands read-only to everyone. Each hand-out is an audit event.
+
+use std::collections::HashMap;
+
+use lance_namespace::models;
+
+use super::guard::Access;
+use super::{Governance, Route, DEFAULT_WAREHOUSE};
+use crate::api::audit::VendedEvent;
+use crate::api::hierarchy::QUARANTINED;
+use crate::api::op;
+use crate::core::vending::Privilege;
+use crate::error::CatalogResult;
+
+/// A request whose answer may carry credentials: whether its caller asked
+/// for none (`vend_credentials: false`).
+pub(super) trait AsksCredentials {
+    fn declines(&self) -> bool;
+}
+
+impl AsksCredentials for models::DescribeTableRequest {
+    fn declines(&self) -> bool {
+        self.vend_credentials == Some(false)
+    }
+}
+
+impl AsksCredentials for models::DeclareTableRequest {
+    fn declines(&self) -> bool {
+        self.vend_credentials == Some(false)
+    }
+}
+
+impl AsksCredentials for models::CreateTableRequest {
+    fn declines(&self) -> bool {
+        false
+    }
+}
+
+/// An answer that hands a table: its location and storage options.
+pub(super) trait HandsTable {
+    fn location(&self) -> Option<&str>;
+    fn storage_options(&mut self) -> &mut Option<HashMap<String, String>>;
+}
+
+macro_rules! hands_table {
+    ($($T:ident),*) => {$(
+        impl HandsTable for models::$T {
+            fn location(&self) -> Option<&str> {
+                self.location.as_deref()
+            }
+            fn storage_options(&mut self) -> &mut Option<HashMap<String, String>> {
+                &mut self.storage_options
+            }
+        }
+    )*};
+}
+hands_table!(
+    DescribeTableResponse,
+    DeclareTableResponse,
+    CreateTableResponse
+);
+
+impl Governance {
+    /// Put the caller's credentials for the table into `answer`, where its
+    /// warehouse vends them and the caller did not decline.
+    pub(super) async fn hand_credentials<A: HandsTable>(
+        &self,
+        route: &Route,
+        access: &Access,
+        declined: bool,
+        answer: &mut A,
+    ) -> CatalogResult<()> {
+        if declined || !route.catalog.vends() {
+            return Ok(());
+        }
+        let Some(location) = answer.location().map(str::to_string) else {
+            return Ok(());
+        };
+        let privilege = self.privilege(route, access).await?;
+        let vended = match route.catalog.vend(&access.id, &location, privilege).await {
+            Ok(Some(vended)) => vended,
+            Ok(None) => return Ok(()),
+            // A create has committed: its answer says so, without
+            // credentials (a describe then names the problem), rather than
+            // an error its caller would retry into "already exists".
+            Err(e) if access.creates => {
+                tracing::warn!(table = ?access.id, error = %e.message, cause = e.cause().unwrap_or(""), "created a table but vended no credentials with it");
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
+        self.registry
+            .audit_vended(
+                access,
+                VendedEvent {
+                    privilege: vended.privilege.as_str().to_string(),
+                    access_key_id: vended.access_key_id.clone(),
+                    expires_at_ms: vended.expires_at_ms,
+                },
+            )
+            .await;
+        *answer.storage_options() = Some(vended.options);
+        Ok(())
+    }
+
+    /// Read-write for whoever creates the table or may write it (Lance's
+    /// append arrives as a describe), read-only for the rest.
+    async fn privilege(&self, route: &Route, access: &Access) -> CatalogResult<Privilege> {
+        if route.warehouse != DEFAULT_WAREHOUSE
+            && self.registry.warehouse(&route.warehouse).await?.status == QUARANTINED
+        {
+            return Ok(Privilege::Read);
+        }
+        if access.creates {
+            return Ok(Privilege::Write);
+        }
+        let write = Access {
+            principal: access.principal.clone(),
+            action: op::InsertIntoTable.action,
+            warehouse: Some(route.warehouse.clone()),
+            kind: "table",
+            id: access.id.clone(),
+            object: access.object.clone(),
+            request_id: access.request_id.clone(),
+            ..Default::default()
+        };
+        Ok(match self.allowed(&write).await? {
+            true => Privilege::Write,
+            false => Privilege::Read,
+        })
+    }
+}
