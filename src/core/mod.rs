@@ -40,6 +40,7 @@
 //! | undrop of a table or a namespace subtree | `trash/undrop.rs` |
 //! | table maintenance tasks: submit, list, workers, running them | `maintenance/` |
 //! | the reconciler | `maintenance/reconcile.rs` |
+//! | vended credentials: a table's scope, its session policy, STS, the kept sessions | `vending/` |
 //! | deletion protection of tables and namespaces | `protection.rs` |
 //! | object identity: real ids of tables and namespaces | `identity.rs` |
 //! | id and property checks, manifest keys | `checks.rs`, `reserved.rs` |
