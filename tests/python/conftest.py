@@ -73,8 +73,10 @@ def serve_argv(root, *extra):
         for k, v in S3_OPTIONS.items():
             argv += ["--storage-option", f"{k}={v}"]
         # The clients read table data with the credentials a describe
-        # hands them: until the catalog vends scoped ones, that is the
-        # operator's opt-in to forwarding its own.
+        # hands them. moto's STS accepts a session policy and never
+        # applies it, so here that is the operator's opt-in to forwarding
+        # its own; vended, scoped ones are tested on SeaweedFS
+        # (test_vending.py).
         argv += ["--forward-storage-secrets"]
     return argv
 
