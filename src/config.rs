@@ -320,7 +320,7 @@ impl ServeArgs {
             region: self.vend_sts_region.clone(),
         });
         let vending = VendingSettings::checked(vending)
-            .map_err(|e| format!("--vend-role-arn and friends: {}", e.message))?;
+            .map_err(|e| format!("the --vend-* settings: {}", e.message))?;
         if self.vend_max_seconds == Some(0) {
             return Err("--vend-max-seconds must be at least 1".to_string());
         }

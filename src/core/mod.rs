@@ -275,9 +275,6 @@ impl Catalog {
     /// The storage options a client gets to reach the root's tables
     /// (secret-like ones only where the operator opted in).
     pub(crate) fn vended_storage_options(&self) -> Option<HashMap<String, String>> {
-        if self.vends() {
-            return vending::without_secrets(self.storage_options.clone());
-        }
         self.handed(self.storage_options.clone())
     }
 

@@ -43,12 +43,13 @@ pub fn is_secret(key: &str) -> bool {
 
 impl Catalog {
     /// Storage options as a client may get them: without secret-like ones
-    /// unless the operator opted in. `None` when nothing is left.
+    /// unless the operator opted in, and never where this catalog vends
+    /// (the session replaces them). `None` when nothing is left.
     pub(crate) fn handed(
         &self,
         mut options: HashMap<String, String>,
     ) -> Option<HashMap<String, String>> {
-        if !self.forward_secrets {
+        if !self.forward_secrets || self.vends() {
             options.retain(|k, _| !is_secret(k));
         }
         (!options.is_empty()).then_some(options)
@@ -62,12 +63,6 @@ impl Catalog {
         &self,
         id: &[String],
     ) -> CatalogResult<Option<HashMap<String, String>>> {
-        if self.vends() {
-            // Governance puts the vended session in; nothing of the
-            // source's secrets goes out, opt-in or not.
-            let source = self.table_source_options(id).await?;
-            return Ok(crate::core::vending::without_secrets(source));
-        }
         Ok(self.handed(self.table_source_options(id).await?))
     }
 
@@ -124,7 +119,7 @@ impl Catalog {
             return Ok(None);
         };
         let source = self.table_source_options(id).await?;
-        let handed = crate::core::vending::without_secrets(source.clone()).unwrap_or_default();
+        let handed = self.handed(source.clone()).unwrap_or_default();
         vendor.vend(location, privilege, &source, handed).await
     }
 }

@@ -21,13 +21,6 @@ pub use policy::{Privilege, Scope};
 use crate::api::vending::VendingSettings;
 use crate::error::CatalogResult;
 
-/// Keys of the answer's options that carry the session.
-const HANDED_KEYS: [&str; 3] = [
-    "aws_access_key_id",
-    "aws_secret_access_key",
-    "aws_session_token",
-];
-
 /// Sessions kept at most; past it, lapsed ones go first, then all.
 const KEPT: usize = 10_000;
 
@@ -72,6 +65,9 @@ pub struct Vendor {
     /// `--vend-max-seconds`: how long a client may go before refreshing.
     max_seconds: Option<u64>,
     kept: Mutex<HashMap<Key, sts::Issued>>,
+    /// STS clients by source: one credential chain each, whose own cache
+    /// (an instance profile's, a web identity's) lives with it.
+    clients: Mutex<HashMap<String, aws_sdk_sts::Client>>,
 }
 
 impl std::fmt::Debug for Vendor {
@@ -89,12 +85,15 @@ impl Vendor {
             settings,
             max_seconds,
             kept: Mutex::new(HashMap::new()),
+            clients: Mutex::new(HashMap::new()),
         }
     }
 
     /// Credentials for the table at `location`, or `None` where its store
     /// has no STS (a local root). `source` is the table's effective storage
-    /// options, secrets included; `handed` what of them a client may see.
+    /// options, secrets included (what the role is assumed with); `handed`
+    /// what of them a client may see (`Catalog::handed`), which the
+    /// session joins.
     pub async fn vend(
         &self,
         location: &str,
@@ -118,7 +117,7 @@ impl Vendor {
         let issued = match self.kept(&key, now) {
             Some(issued) => issued,
             None => {
-                let client = sts::client(&self.settings, source).await;
+                let client = self.client(&key.source, source).await?;
                 let issued = sts::assume(&client, &self.settings, &scope, privilege).await?;
                 self.keep(key, issued.clone(), now);
                 issued
@@ -129,12 +128,12 @@ impl Vendor {
             .map(|s| now.saturating_add(s.saturating_mul(1000)))
             .unwrap_or(u64::MAX);
         let expires_at_ms = issued.expires_at_ms.min(cap);
-        // Whatever secret-like option the source had stays here; the
-        // session replaces it.
-        handed.retain(|k, _| !crate::core::is_secret(k));
-        handed.insert(HANDED_KEYS[0].into(), issued.access_key_id.clone());
-        handed.insert(HANDED_KEYS[1].into(), issued.secret_access_key.clone());
-        handed.insert(HANDED_KEYS[2].into(), issued.session_token.clone());
+        handed.insert("aws_access_key_id".into(), issued.access_key_id.clone());
+        handed.insert(
+            "aws_secret_access_key".into(),
+            issued.secret_access_key.clone(),
+        );
+        handed.insert("aws_session_token".into(), issued.session_token.clone());
         handed.insert("expires_at_millis".into(), expires_at_ms.to_string());
         // Lance refreshes this long before the expiry (60 s unless told):
         // a short life gets a proportionate lead.
@@ -149,6 +148,24 @@ impl Vendor {
             access_key_id: issued.access_key_id,
             expires_at_ms,
         }))
+    }
+
+    /// The STS client for `source`, made on first use.
+    async fn client(
+        &self,
+        name: &str,
+        source: &HashMap<String, String>,
+    ) -> CatalogResult<aws_sdk_sts::Client> {
+        if let Some(c) = self.lock_clients().get(name) {
+            return Ok(c.clone());
+        }
+        let made = sts::client(&self.settings, source).await?;
+        self.lock_clients().insert(name.to_string(), made.clone());
+        Ok(made)
+    }
+
+    fn lock_clients(&self) -> std::sync::MutexGuard<'_, HashMap<String, aws_sdk_sts::Client>> {
+        self.clients.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// A kept session still in the first half of its life.
@@ -173,12 +190,4 @@ impl Vendor {
 fn fresh(issued: &sts::Issued, now: u64) -> bool {
     let life = issued.expires_at_ms.saturating_sub(issued.issued_at_ms);
     now < issued.issued_at_ms.saturating_add(life / 2)
-}
-
-/// `options` with every secret-like one removed; `None` when nothing is left.
-pub(crate) fn without_secrets(
-    mut options: HashMap<String, String>,
-) -> Option<HashMap<String, String>> {
-    options.retain(|k, _| !crate::core::is_secret(k));
-    (!options.is_empty()).then_some(options)
 }

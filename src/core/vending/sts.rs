@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_sts::config::{BehaviorVersion, Credentials, Region, SharedCredentialsProvider};
+use aws_sdk_sts::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sts::Client;
 
 use super::policy::{Privilege, Scope};
@@ -47,7 +47,10 @@ const REGION: &[&str] = &["aws_region", "region"];
 /// An STS client speaking with the warehouse's own credentials (`source`:
 /// its storage options with the namespaces' `lance.storage.*` over them),
 /// or the server's environment when they name none.
-pub(super) async fn client(settings: &VendingSettings, source: &HashMap<String, String>) -> Client {
+pub(super) async fn client(
+    settings: &VendingSettings,
+    source: &HashMap<String, String>,
+) -> CatalogResult<Client> {
     let region = settings
         .region
         .clone()
@@ -73,15 +76,16 @@ pub(super) async fn client(settings: &VendingSettings, source: &HashMap<String, 
         )),
         _ => {
             let env = aws_config::defaults(BehaviorVersion::latest()).load().await;
-            match env.credentials_provider() {
-                Some(p) => config.credentials_provider(p),
-                None => config.credentials_provider(SharedCredentialsProvider::new(
-                    Credentials::new("", "", None, None, "none"),
-                )),
-            }
+            let Some(p) = env.credentials_provider() else {
+                return Err(CatalogError::new(
+                    Code::SERVICE_UNAVAILABLE,
+                    "cannot vend credentials: the server has none to assume the vending role with (storage options, lance.storage.* or its environment)",
+                ));
+            };
+            config.credentials_provider(p)
         }
     };
-    Client::from_conf(config.build())
+    Ok(Client::from_conf(config.build()))
 }
 
 /// Assume the role for one table and privilege.
