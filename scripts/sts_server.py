@@ -14,8 +14,9 @@ session policy with the role's (enforced: reads, writes, deletes and
 listings outside the policy are 403) and honours `If-None-Match: *`, which
 Lance's commits need.
 
-The server knows one static identity, `admin`/`adminsecret` (the catalog's
-own credentials), allowed to assume role `LanceVendor`, whose own policy is
+The server knows two static identities, `admin`/`adminsecret` (the
+catalog's own credentials) and `team`/`teamsecret` (a namespace's), both
+allowed to assume role `LanceVendor`, whose own policy is
 `s3:*`: what vended credentials reach is decided by the session policy
 alone. It binds every port to 127.0.0.1, sends no telemetry, keeps its data
 in a fresh temporary directory, and exits (removing it) on SIGTERM/SIGINT
@@ -38,6 +39,9 @@ import urllib.request
 ACCOUNT = "000000000000"
 ROLE = "LanceVendor"
 ADMIN = ("admin", "adminsecret")
+# A second identity, for a namespace whose `lance.storage.*` keys are the
+# source the catalog assumes the role with.
+TEAM = ("team", "teamsecret")
 
 
 def free_ports(n):
@@ -60,7 +64,12 @@ def iam_config():
                 "name": "admin",
                 "credentials": [{"accessKey": ADMIN[0], "secretKey": ADMIN[1]}],
                 "actions": ["Admin", "Read", "List", "Tagging", "Write"],
-            }
+            },
+            {
+                "name": "team",
+                "credentials": [{"accessKey": TEAM[0], "secretKey": TEAM[1]}],
+                "actions": ["Read", "List", "Tagging", "Write"],
+            },
         ],
         "sts": {
             "tokenDuration": "1h",
@@ -79,7 +88,7 @@ def iam_config():
                     "Statement": [
                         {
                             "Effect": "Allow",
-                            "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:user/admin"},
+                            "Principal": {"AWS": [f"arn:aws:iam::{ACCOUNT}:user/{n}" for n in ("admin", "team")]},
                             "Action": "sts:AssumeRole",
                         }
                     ],

@@ -54,8 +54,7 @@ impl std::fmt::Debug for Vended {
 struct Key {
     scope: Scope,
     privilege: Privilege,
-    /// Whose credentials assumed the role (the source's key id and
-    /// endpoint; empty for the environment's).
+    /// Whose credentials assumed the role (`sts::source_key`).
     source: String,
 }
 
@@ -107,11 +106,7 @@ impl Vendor {
         let key = Key {
             scope: scope.clone(),
             privilege,
-            source: format!(
-                "{}@{}",
-                sts::first(source, sts::ACCESS_KEY_ID).unwrap_or(""),
-                sts::first(source, sts::ENDPOINT).unwrap_or("")
-            ),
+            source: sts::source_key(source),
         };
         let now = sts::now_ms();
         let issued = match self.kept(&key, now) {

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use aws_sdk_sts::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sts::Client;
+use sha2::{Digest, Sha256};
 
 use super::policy::{Privilege, Scope};
 use crate::api::vending::VendingSettings;
@@ -38,11 +39,25 @@ pub(super) fn first<'a>(options: &'a HashMap<String, String>, keys: &[&str]) -> 
         .filter(|v| !v.is_empty())
 }
 
-pub(super) const ACCESS_KEY_ID: &[&str] = &["aws_access_key_id", "access_key_id"];
+const ACCESS_KEY_ID: &[&str] = &["aws_access_key_id", "access_key_id"];
 const SECRET: &[&str] = &["aws_secret_access_key", "secret_access_key"];
 const TOKEN: &[&str] = &["aws_session_token", "session_token", "aws_token", "token"];
-pub(super) const ENDPOINT: &[&str] = &["aws_endpoint", "aws_endpoint_url", "endpoint"];
+const ENDPOINT: &[&str] = &["aws_endpoint", "aws_endpoint_url", "endpoint"];
 const REGION: &[&str] = &["aws_region", "region"];
+
+/// Which credentials `source` assumes the role with: a digest of every
+/// field that decides it (key id, secret, token, endpoint, region), so a
+/// source naming a known key id with another secret never shares a
+/// session or a client made with the right one. Kept in memory only.
+pub(super) fn source_key(source: &HashMap<String, String>) -> String {
+    let mut h = Sha256::new();
+    for keys in [ACCESS_KEY_ID, SECRET, TOKEN, ENDPOINT, REGION] {
+        let v = first(source, keys).unwrap_or("");
+        h.update((v.len() as u64).to_le_bytes());
+        h.update(v.as_bytes());
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
 
 /// An STS client speaking with the warehouse's own credentials (`source`:
 /// its storage options with the namespaces' `lance.storage.*` over them),

@@ -332,3 +332,83 @@ async fn the_operators_cap_shortens_what_an_answer_lasts() {
         .unwrap();
     assert!(offset < 5_000, "a short life gets a short lead: {offset}");
 }
+
+/// A namespace's `lance.storage.*` credentials are the source the role is
+/// assumed with, never a value handed on; the right key id with another
+/// secret shares nothing made with the right one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespaces_credentials_assume_the_role_and_never_leave() {
+    let Some((endpoint, bucket)) = sts() else {
+        eprintln!("LANCE_CATALOG_TEST_STS is not set: skipped");
+        return;
+    };
+    let s = server(&endpoint, &bucket, None).await;
+    let ns = |name: &'static str, id: &'static str, secret: &'static str| {
+        let s = &s;
+        async move {
+            s.ok(
+                "root",
+                "POST",
+                &format!("/v1/namespace/{name}/create"),
+                json!({"properties": {
+                    "lance.storage.aws_access_key_id": id,
+                    "lance.storage.aws_secret_access_key": secret,
+                }}),
+            )
+            .await;
+        }
+    };
+    // The server's own source first, so its STS client is made and kept.
+    s.ok("root", "POST", "/v1/namespace/a/create", json!({}))
+        .await;
+    s.create_table("root", "a%24t").await;
+    let own = s
+        .ok("root", "POST", "/v1/table/a%24t/describe", json!({}))
+        .await;
+    assert!(own["storage_options"]["aws_session_token"].is_string());
+
+    ns("team", "team", "teamsecret").await;
+    s.create_table("root", "team%24t").await;
+    s.grant("table", json!(["team", "t"]), "ann", "reader")
+        .await;
+    let ann = s
+        .ok("ann", "POST", "/v1/table/team%24t/describe", json!({}))
+        .await;
+    let text = ann.to_string();
+    assert!(
+        !text.contains("teamsecret"),
+        "the namespace's secret left: {text}"
+    );
+    assert!(
+        !text.contains(ADMIN_SECRET),
+        "the server's secret left: {text}"
+    );
+    let options = &ann["storage_options"];
+    assert_ne!(options["aws_access_key_id"], "team", "{options}");
+    let reader = store_of(options, &endpoint, &bucket);
+    let t = key_of(ann["location"].as_str().unwrap());
+    assert!(lists(&reader, &t).await, "the session reads its table");
+    assert!(!puts(&reader, t.join("x.bin")).await, "read-only");
+
+    // The server's key id with a wrong secret: STS refuses it, rather than
+    // the client made with the server's secret answering for it.
+    ns("forged", "admin", "not-the-secret").await;
+    s.ok(
+        "root",
+        "POST",
+        "/v1/table/forged%24t/declare",
+        json!({"vend_credentials": false}),
+    )
+    .await;
+    let (status, body, _) = s
+        .send(
+            Some("root"),
+            "POST",
+            "/v1/table/forged%24t/describe",
+            Some(json!({})),
+            None,
+        )
+        .await;
+    assert_eq!(status, 503, "{body}");
+    assert!(!body.to_string().contains("not-the-secret"), "{body}");
+}
