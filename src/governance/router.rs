@@ -62,7 +62,7 @@ impl Governance {
     /// The catalog of a warehouse's current record: re-opened when the
     /// record names another root than the cached catalog (the warehouse
     /// was deleted and re-created, maybe by another replica).
-    async fn catalog_of(&self, record: &Warehouse) -> CatalogResult<Arc<Catalog>> {
+    pub(super) async fn catalog_of(&self, record: &Warehouse) -> CatalogResult<Arc<Catalog>> {
         let opened_as = opened_as(record);
         if let Some((was, c)) = self.catalogs.lock().await.get(&record.warehouse_id) {
             if *was == opened_as {

@@ -75,14 +75,31 @@ impl Governance {
         declined: bool,
         answer: &mut A,
     ) -> CatalogResult<()> {
-        if declined || !route.catalog.vends() {
+        if declined {
+            return Ok(());
+        }
+        // The warehouse's current record decides, not the catalog this
+        // replica opened earlier: vending turned off, a new role or a
+        // quarantine set by another replica applies from the next hand-out.
+        let (catalog, quarantined) = match route.warehouse.as_str() {
+            DEFAULT_WAREHOUSE => (route.catalog.clone(), false),
+            id => {
+                let record = self.registry.warehouse(id).await?;
+                let quarantined = record.status == QUARANTINED;
+                (self.catalog_of(&record).await?, quarantined)
+            }
+        };
+        if !catalog.vends() {
             return Ok(());
         }
         let Some(location) = answer.location().map(str::to_string) else {
             return Ok(());
         };
-        let privilege = self.privilege(route, access).await?;
-        let vended = match route.catalog.vend(&access.id, &location, privilege).await {
+        let privilege = match quarantined {
+            true => Privilege::Read,
+            false => self.privilege(route, access).await?,
+        };
+        let vended = match catalog.vend(&access.id, &location, privilege).await {
             Ok(Some(vended)) => vended,
             Ok(None) => return Ok(()),
             // A create has committed: its answer says so, without
@@ -111,11 +128,6 @@ impl Governance {
     /// Read-write for whoever creates the table or may write it (Lance's
     /// append arrives as a describe), read-only for the rest.
     async fn privilege(&self, route: &Route, access: &Access) -> CatalogResult<Privilege> {
-        if route.warehouse != DEFAULT_WAREHOUSE
-            && self.registry.warehouse(&route.warehouse).await?.status == QUARANTINED
-        {
-            return Ok(Privilege::Read);
-        }
         if access.creates {
             return Ok(Privilege::Write);
         }
