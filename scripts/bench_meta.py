@@ -92,6 +92,17 @@ class Client:
         return data
 
 
+def stop_all(servers, work):
+    """Stops every benchmarked server and removes the scratch directory."""
+    for proc, _ in servers.values():
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def arrow_body(n=10):
     tbl = pa.table({"id": pa.array(range(n), pa.int64()), "s": pa.array([f"s{i}" for i in range(n)])})
     sink = pa.BufferOutputStream()
@@ -307,13 +318,7 @@ def main():
                 print(f"| {s:,} | {m} | {o:.2f} | {r:.2f} | {o / r:.2f} |")
         print(f"\nours: idle RSS at start {idle_rss:.0f} MiB, after the run {rss_mb(ours.pid):.0f} MiB")
     finally:
-        for proc, _ in servers.values():
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        shutil.rmtree(work, ignore_errors=True)
+        stop_all(servers, work)
 
 
 if __name__ == "__main__":

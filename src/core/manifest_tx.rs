@@ -2,13 +2,12 @@
 //! operation for: renames, property updates, version commits and batches.
 //!
 //! Mechanism: the rows to add or replace and the ids to remove are applied as
-//! ONE Lance commit on the manifest (a merge-insert keyed on `object_id`),
-//! built against the manifest version the preconditions were checked on, with
-//! no automatic retry. Every other writer of the manifest (the engine's
-//! copy-on-write rewrites, another replica) commits the next version too, so
-//! a concurrent change makes this commit conflict and the caller gets
-//! ConcurrentModification (14): the change is applied whole, against the
-//! state it was checked on, or not at all. Within one process the catalog
+//! ONE Lance commit on the manifest (`manifest_commit.rs`: an append and
+//! deletions, keyed on `object_id`), built against the manifest version the
+//! preconditions were checked on. A concurrent change to the same keys (or
+//! one that cannot say which keys it changed) makes this commit conflict and
+//! the caller gets ConcurrentModification (14): the change is applied whole,
+//! against the state it was checked on, or not at all. Within one process the catalog
 //! also serialises these transactions behind a lock (`manifest_lock.rs`).
 
 use std::collections::HashMap;
@@ -16,7 +15,6 @@ use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
 use futures::TryStreamExt;
-use lance::dataset::{MergeInsertBuilder, WhenMatched, WhenNotMatched, WhenNotMatchedBySource};
 use lance::Dataset;
 
 use crate::core::manifest_lock::Held;
@@ -180,48 +178,20 @@ impl Catalog {
         replace_existing: bool,
     ) -> CatalogResult<()> {
         self.check_held(held)?;
-        let schema = Arc::new(arrow_schema::Schema::from(ds.schema()));
-        let rows = if rows.is_empty() {
-            RecordBatch::new_empty(schema.clone())
-        } else {
-            arrow::compute::concat_batches(&rows[0].schema(), &rows)?
+        let rows = match rows.len() {
+            0 => None,
+            1 => rows.into_iter().next(),
+            _ => Some(arrow::compute::concat_batches(&rows[0].schema(), &rows)?),
         };
-        let mut builder = MergeInsertBuilder::try_new(ds.clone(), vec![OBJECT_ID.to_string()])?;
-        builder
-            .when_matched(if replace_existing {
-                WhenMatched::UpdateAll
-            } else {
-                WhenMatched::Fail
-            })
-            .when_not_matched(WhenNotMatched::InsertAll)
-            .conflict_retries(0);
-        if !remove.is_empty() {
-            let list: Vec<String> = remove.iter().map(|i| literal(i)).collect();
-            let expr = format!("{OBJECT_ID} IN ({})", list.join(", "));
-            builder.when_not_matched_by_source(WhenNotMatchedBySource::delete_if(&ds, &expr)?);
-        }
-        let reader = arrow_array::RecordBatchIterator::new(vec![Ok(rows.clone())], rows.schema());
-        builder
-            .try_build()?
-            .execute_reader(Box::new(reader) as Box<dyn arrow_array::RecordBatchReader + Send>)
-            .await
-            .map_err(|e| {
-                let err = CatalogError::from_lance(&e);
-                if err.code == Code::CONCURRENT_MODIFICATION
-                    || err.code == Code::TABLE_ALREADY_EXISTS
-                {
-                    CatalogError::new(
-                        Code::CONCURRENT_MODIFICATION,
-                        format!(
-                            "the catalog changed while this change was applied; nothing was changed: {}",
-                            err.message
-                        ),
-                    )
-                } else {
-                    err
-                }
-            })?;
-        Ok(())
+        self.manifest_commit(
+            ds,
+            crate::core::manifest_commit::Change {
+                rows,
+                remove: remove.to_vec(),
+                replace_existing,
+            },
+        )
+        .await
     }
 
     /// Merge `updates` into a table's properties (its manifest metadata).

@@ -53,6 +53,7 @@ pub mod data;
 pub mod derived;
 pub mod identity;
 pub mod maintenance;
+mod manifest_commit;
 mod manifest_lock;
 mod manifest_tx;
 mod meta_cache;
@@ -84,7 +85,6 @@ use std::sync::Arc;
 
 use lance::io::{ObjectStore, ObjectStoreParams, StorageOptionsAccessor};
 use lance::session::Session;
-use lance_namespace_impls::dir::manifest::ManifestNamespace;
 use lance_namespace_impls::DirectoryNamespace;
 
 use crate::error::{CatalogError, CatalogResult};
@@ -96,7 +96,6 @@ pub use checks::{manifest_id, manifest_key};
 #[derive(Clone)]
 pub struct Catalog {
     inner: Arc<DirectoryNamespace>,
-    manifest: Arc<ManifestNamespace>,
     root: String,
     session: Arc<Session>,
     storage_options: HashMap<String, String>,
@@ -136,7 +135,6 @@ impl Catalog {
         Ok(Self {
             control: opened.control.clone(),
             inner: Arc::new(opened.dir),
-            manifest: Arc::new(opened.manifest),
             jobs: opened.jobs,
             store: opened.store,
             root: opened.root,

@@ -124,12 +124,11 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
         base.clone().join("_catalog").join("control"),
     );
     let root_store = store.clone();
-    // The catalog's own handle on the `__manifest` table, created now rather
-    // than on the first write, so reads of a fresh root behave like reads of
-    // any other. Metadata-only changes (registration with properties, and
-    // later renames and batch commits) go through it; every read of the
-    // manifest reloads its latest version, so both handles stay consistent.
-    let manifest = ManifestNamespace::from_directory(
+    // The `__manifest` table, created (with its indices) now rather than on
+    // the first write, so reads of a fresh root behave like reads of any
+    // other. The catalog's own commits go to it directly
+    // (`manifest_commit.rs`); every read reloads its latest version.
+    ManifestNamespace::from_directory(
         root.clone(),
         options,
         Some(session.clone()),
@@ -163,7 +162,6 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
         root,
         session,
         dir,
-        manifest,
     })
 }
 
@@ -174,7 +172,6 @@ pub(super) struct Opened {
     pub root: String,
     pub session: Arc<Session>,
     pub dir: DirectoryNamespace,
-    pub manifest: ManifestNamespace,
 }
 
 /// A root as the engine names it: local paths made absolute (and created),

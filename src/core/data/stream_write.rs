@@ -258,8 +258,9 @@ impl Catalog {
                     return Err(CatalogError::from_lance(&e));
                 }
             };
+            let held = catalog.hold_manifest().await;
             catalog
-                .record_written(&id, &dir, properties.as_ref())
+                .record_written(&held, &id, &dir, properties.as_ref())
                 .await?;
             Ok(ds.version().version)
         });

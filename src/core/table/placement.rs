@@ -5,13 +5,15 @@
 //! tables at nested locations, which the engine mistakes for declared ones.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
 use lance_namespace::models::{CreateTableRequest, CreateTableResponse};
-use lance_namespace_impls::dir::manifest::{ManifestEntry, ObjectType};
 
 use crate::core::data::rows::Rows;
-use crate::core::{engine, Catalog};
+use crate::core::manifest_lock::Held;
+use crate::core::manifest_tx::table_row;
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 impl Catalog {
@@ -167,17 +169,17 @@ impl Catalog {
         properties: Option<&HashMap<String, String>>,
     ) -> CatalogResult<()> {
         let rel = placement.relative();
-        let Placement::Chosen(rel) = placement else {
-            return self.record_written(id, rel, properties).await;
-        };
         let held = self.hold_manifest().await;
+        let Placement::Chosen(rel) = placement else {
+            return self.record_written(&held, id, rel, properties).await;
+        };
         if let Err(e) = self.check_unclaimed(&held, id, rel).await {
             // Another table claimed an overlapping location meanwhile: the
             // bytes may be its too; the reconciler reports what is left.
             self.remove_if_unowned(rel).await;
             return Err(e);
         }
-        self.record_written(id, rel, properties).await?;
+        self.record_written(&held, id, rel, properties).await?;
         match self.settle_claim(&held, id, rel).await? {
             None => Ok(()),
             Some(err) => {
@@ -208,11 +210,12 @@ impl Catalog {
     /// failed may have landed).
     pub(crate) async fn record_written(
         &self,
+        held: &Held<'_>,
         id: &[String],
         relative: &str,
         properties: Option<&HashMap<String, String>>,
     ) -> CatalogResult<()> {
-        let Err(e) = self.record_table(id, relative, properties).await else {
+        let Err(e) = self.record_table(held, id, relative, properties).await else {
             return Ok(());
         };
         match self.recorded_location(id).await {
@@ -225,32 +228,42 @@ impl Catalog {
         }
     }
 
-    /// Record a table at `relative` in the manifest, through the engine's
-    /// own copy-on-write commit: it keeps the manifest compact and indexed,
-    /// and fails if the id is taken. Removes nothing.
+    /// Record a table at `relative` in the manifest: one appended row,
+    /// refused if the id is taken (by a table or a namespace). Removes
+    /// nothing.
     pub(crate) async fn record_table(
         &self,
+        held: &Held<'_>,
         id: &[String],
         relative: &str,
         properties: Option<&HashMap<String, String>>,
     ) -> CatalogResult<()> {
-        let metadata = match properties.filter(|p| !p.is_empty()) {
-            Some(p) => Some(serde_json::to_string(p).map_err(|e| {
-                CatalogError::internal(format!("cannot encode table properties: {e}"))
-            })?),
-            None => None,
-        };
-        let entry = ManifestEntry {
-            object_id: crate::core::checks::manifest_key(id),
-            object_type: ObjectType::Table,
-            location: Some(relative.to_string()),
-            metadata,
-        };
-        engine(
-            self.manifest
-                .insert_into_manifest_with_metadata(vec![entry], None)
-                .await,
-        )
+        let key = crate::core::checks::manifest_key(id);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let ds = self.manifest_snapshot().await?;
+            let schema = Arc::new(arrow_schema::Schema::from(ds.schema()));
+            let row = table_row(
+                schema,
+                &key,
+                relative,
+                properties.unwrap_or(&HashMap::new()),
+            )?;
+            match self.manifest_apply(held, ds, vec![row], &[], false).await {
+                // A commit on other names that Lance would not rebase over
+                // (the engine's rewrite, another replica's): the only
+                // precondition, the id being free, is checked again.
+                Err(e)
+                    if e.code == Code::CONCURRENT_MODIFICATION
+                        && attempt < 4
+                        && self.recorded_location(id).await?.is_none() =>
+                {
+                    tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Where table `id` is recorded now, if it is.

@@ -172,16 +172,13 @@ impl Catalog {
         let real = crate::core::identity::new_object_id(req.context.as_ref());
         crate::core::identity::stamp(&mut req.properties, "table", real);
         let vend = req.vend_credentials != Some(false);
-        let mut declared = match req.location.as_deref().filter(|l| !l.trim().is_empty()) {
-            Some(location) => {
-                let rel = self.relative_location(location.trim(), true)?;
-                self.declare_at(&id, rel, req.properties).await?
-            }
-            None => {
-                req.id = Some(id.clone());
-                engine(self.inner.declare_table(req).await)?
-            }
+        let placement = match req.location.as_deref().filter(|l| !l.trim().is_empty()) {
+            Some(location) => Placement::Chosen(self.relative_location(location.trim(), true)?),
+            None => Placement::Fresh(ManifestNamespace::generate_dir_name(
+                &crate::core::checks::manifest_key(&id),
+            )),
         };
+        let mut declared = self.declare_at(&id, placement, req.properties).await?;
         crate::core::checks::public_properties(&mut declared.properties);
         declared.storage_options = match vend {
             true => self.table_storage_options(&id).await?,
@@ -190,13 +187,13 @@ impl Catalog {
         Ok(declared)
     }
 
-    /// Declare a table at a caller-chosen directory under the root (the
-    /// engine only takes the name it would pick itself). The directory must
-    /// hold nothing yet and overlap no other table.
+    /// Declare a table at a directory the catalog names, or at one the
+    /// caller chose, which must hold nothing yet and overlap no other
+    /// table. One appended manifest row; nothing is written to storage.
     async fn declare_at(
         &self,
         id: &[String],
-        rel: String,
+        placement: Placement,
         properties: Option<HashMap<String, String>>,
     ) -> CatalogResult<DeclareTableResponse> {
         if self.table_present(id).await? {
@@ -208,20 +205,29 @@ impl Catalog {
                 ),
             ));
         }
-        self.require_empty_location(&rel).await?;
+        let rel = placement.relative().to_string();
+        let chosen = matches!(placement, Placement::Chosen(_));
+        if chosen {
+            self.require_empty_location(&rel).await?;
+        }
         // Nothing is written here, so nothing is ever removed; the record is
         // settled on its own task (see register_table_op).
         let (catalog, id_owned, rel_owned, props) =
             (self.clone(), id.to_vec(), rel.clone(), properties.clone());
         own_task(async move {
             let held = catalog.hold_manifest().await;
+            if chosen {
+                catalog
+                    .check_unclaimed(&held, &id_owned, &rel_owned)
+                    .await?;
+            }
             catalog
-                .check_unclaimed(&held, &id_owned, &rel_owned)
-                .await?;
-            catalog
-                .record_table(&id_owned, &rel_owned, props.as_ref())
+                .record_table(&held, &id_owned, &rel_owned, props.as_ref())
                 .await
                 .map_err(|e| lost_create(e, &id_owned, true))?;
+            if !chosen {
+                return Ok(());
+            }
             match catalog.settle_claim(&held, &id_owned, &rel_owned).await? {
                 None => Ok(()),
                 Some(err) => Err(err),

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Catalog write costs as the catalog grows: lance-catalog beside the
+reference server (and optionally another build, --anchor), in one run, with
+the same client.
+
+Each server gets a fresh root holding namespace `bench`; at each --scales
+size the namespace is grown to that many declared tables (rows appended to
+`__manifest` directly, then indexed as the catalog's upkeep leaves it, so
+100,000 take seconds), and then, over one keep-alive HTTP/1.1 connection,
+the median of --n calls of each write:
+
+  declare        POST /v1/table/bench$x<i>/declare
+  create 100     POST /v1/table/bench$c<i>/create (100 rows, Arrow IPC)
+  rename         POST /v1/table/bench$c<i>/rename
+  drop           POST /v1/table/bench$x<i>/drop
+  namespace      POST /v1/namespace/bench_n<i>/create
+
+It prints one table per write: milliseconds at each size, the growth from
+the smallest size, and ours / reference. It asserts nothing. Run it on a
+release build on a quiet machine:
+
+  cargo build --release
+  python3 scripts/bench_scale.py --bin $CARGO_TARGET_DIR/release/lance-catalog --scales 1000,10000,100000
+"""
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_meta import REFERENCE, Client, arrow_body, free_port, grow_manifest, rss_mb, start, stop_all  # noqa: E402
+
+
+ARROW = "application/vnd.apache.arrow.stream"
+
+
+def grow(root, have, scale):
+    """Declared tables bench$d<i> (have <= i < scale), appended to the
+    root's `__manifest` in one write and then compacted and indexed: the
+    state a catalog that declared them one by one and kept its manifest up
+    is in."""
+    import lance
+
+    if scale <= have:
+        return
+    grow_manifest(root, have, scale)
+    path = os.path.join(root, "__manifest")
+    lance.dataset(path).optimize.compact_files()
+    lance.dataset(path).optimize.optimize_indices()
+
+
+def timed(c, method, path, body=None, ctype="application/json"):
+    t0 = time.perf_counter()
+    try:
+        c.call(method, path, body, ctype)
+    except RuntimeError as e:
+        return float("nan"), str(e)
+    return (time.perf_counter() - t0) * 1e3, None
+
+
+def writes_at(url, scale, n):
+    """Median ms of each write at this size, `n` calls each."""
+    c = Client(url)
+    body = arrow_body(100)
+    out, errors = {}, {}
+
+    def run(name, calls):
+        times = []
+        for method, path, b, ctype in calls:
+            ms, err = timed(c, method, path, b, ctype)
+            if err:
+                errors[name] = err
+                break
+            times.append(ms)
+        out[name] = statistics.median(times) if times else float("nan")
+
+    tag = f"{scale}"
+    run("declare", [("POST", f"/v1/table/bench$x{tag}_{i}/declare", b"{}", "application/json") for i in range(n)])
+    run("create, 100 rows", [("POST", f"/v1/table/bench$c{tag}_{i}/create", body, ARROW) for i in range(n)])
+    run("rename", [("POST", f"/v1/table/bench$c{tag}_{i}/rename",
+                    f'{{"new_table_name": "r{tag}_{i}"}}'.encode(), "application/json") for i in range(n)])
+    run("drop", [("POST", f"/v1/table/bench$x{tag}_{i}/drop", b"{}", "application/json") for i in range(n)])
+    run("namespace create", [("POST", f"/v1/namespace/bench_n{tag}_{i}/create", b"{}", "application/json")
+                             for i in range(n)])
+    return out, errors
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", required=True, help="the lance-catalog binary")
+    ap.add_argument("--anchor", help="another lance-catalog binary to run in the same rounds")
+    ap.add_argument("--scales", default="1000,10000", help="comma-separated table counts")
+    ap.add_argument("--n", type=int, default=30, help="calls of each write at each size")
+    ap.add_argument("--no-reference", action="store_true", help="skip the reference server")
+    a = ap.parse_args()
+    scales = [int(s) for s in a.scales.split(",") if s.strip()]
+
+    work = tempfile.mkdtemp(prefix="bench-scale-")
+    servers, roots = {}, {}
+    env = dict(os.environ, LANCE_CATALOG_LOG="warn")
+    try:
+        for name, binary in (("ours", a.bin), ("anchor", a.anchor)):
+            if binary:
+                roots[name] = f"{work}/{name}"
+                servers[name] = start([binary, "serve", "--root", roots[name], "--listen", "127.0.0.1:0",
+                                       "--workers", "0"], env=env)
+        if not a.no_reference:
+            roots["reference"] = f"{work}/reference"
+            servers["reference"] = start([sys.executable, "-c", REFERENCE, roots["reference"], str(free_port())])
+        results, errors = {}, {}
+        for name, (_, url) in servers.items():
+            Client(url).call("POST", "/v1/namespace/bench/create", b"{}")
+            have = 0
+            for s in scales:
+                grow(roots[name], have, s)
+                have = s
+                results[(name, s)], errs = writes_at(url, s, a.n)
+                for k, v in errs.items():
+                    errors.setdefault((name, k), v)
+
+        names = list(servers)
+        print(f"\nWrites as namespace `bench` grows (declared tables); median ms of {a.n} calls on one "
+              f"keep-alive connection at each size\n")
+        head = "| write | tables |" + "".join(f" {n} |" for n in names) + " ours growth |"
+        sub = "|---|---|" + "---|" * len(names) + "---|"
+        if "reference" in names:
+            head += " ours / reference |"
+            sub += "---|"
+        if "anchor" in names:
+            head += " ours / anchor |"
+            sub += "---|"
+        print(head)
+        print(sub)
+        for w in results[(names[0], scales[0])]:
+            base = results[("ours", scales[0])][w]
+            for s in scales:
+                row = f"| {w} | {s:,} |" + "".join(f" {results[(n, s)][w]:.2f} |" for n in names)
+                row += f" {results[('ours', s)][w] / base:.2f}x |"
+                if "reference" in names:
+                    row += f" {results[('ours', s)][w] / results[('reference', s)][w]:.2f} |"
+                if "anchor" in names:
+                    row += f" {results[('ours', s)][w] / results[('anchor', s)][w]:.2f} |"
+                print(row)
+        for (name, w), e in errors.items():
+            print(f"\n{name} {w}: {e}")
+        for name, (proc, _) in servers.items():
+            if name != "reference":
+                print(f"\n{name}: RSS after the run {rss_mb(proc.pid):.0f} MiB")
+    finally:
+        stop_all(servers, work)
+
+
+if __name__ == "__main__":
+    main()
