@@ -27,7 +27,6 @@ use lance::dataset::write::merge_insert::inserted_rows::{KeyExistenceFilterBuild
 use lance::dataset::{CommitBuilder, DeleteBuilder, InsertBuilder, WriteMode, WriteParams};
 use lance::Dataset;
 
-use crate::core::manifest_tx::literal;
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -162,7 +161,10 @@ impl Catalog {
             commit = commit.with_affected_rows(rows);
         }
         match commit.execute(transaction).await {
-            Ok(_) => Ok(()),
+            Ok(committed) => {
+                self.after_manifest_commit(&committed);
+                Ok(())
+            }
             Err(e) => {
                 // What this attempt staged is no one's: a failed write
                 // removes what it wrote (a commit reported failed that
@@ -177,6 +179,11 @@ impl Catalog {
             }
         }
     }
+}
+
+/// A SQL string literal.
+pub(crate) fn literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
 }
 
 /// The keys of a batch of manifest rows.

@@ -28,10 +28,7 @@ const OBJECT_TYPE: &str = "object_type";
 /// The manifest column holding an object's properties as JSON.
 const METADATA: &str = "metadata";
 
-/// A SQL string literal.
-pub(crate) fn literal(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
+pub(crate) use crate::core::manifest_commit::literal;
 
 fn string_at(batch: &RecordBatch, column: &str) -> Option<String> {
     batch

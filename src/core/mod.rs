@@ -56,6 +56,7 @@ pub mod maintenance;
 mod manifest_commit;
 mod manifest_lock;
 mod manifest_tx;
+mod manifest_upkeep;
 mod meta_cache;
 pub mod namespace;
 mod namespace_impl;
@@ -111,6 +112,8 @@ pub struct Catalog {
     /// Serialises the core's own manifest transactions within this process
     /// (taken only through `manifest_lock.rs`).
     manifest_lock: Arc<tokio::sync::Mutex<()>>,
+    /// Background folding and indexing of `__manifest` (`manifest_upkeep.rs`).
+    upkeep: Arc<manifest_upkeep::Upkeep>,
     /// Records in the root's own control directory (the default control
     /// root of the hierarchy's registries).
     control: crate::records::Records,
@@ -147,6 +150,7 @@ impl Catalog {
                 .map(|s| Arc::new(vending::Vendor::new(s, config.vend_max_seconds))),
             vend_max_seconds: config.vend_max_seconds,
             manifest_lock: Arc::new(tokio::sync::Mutex::new(())),
+            upkeep: Default::default(),
             meta: Default::default(),
         })
     }

@@ -192,6 +192,7 @@ impl Spec for Catalog {
             self.inner.deregister_table(request),
         )
         .await?;
+        self.after_engine_write().await;
         crate::core::checks::public_properties(&mut r.properties);
         Ok(r)
     }

@@ -74,6 +74,7 @@ impl Catalog {
         req.mode = None;
         crate::core::identity::stamp(&mut req.properties, "namespace", real);
         let mut created = engine(self.inner.create_namespace(req).await)?;
+        self.after_engine_write().await;
         crate::core::namespace::storage_options::redact_namespace_properties(
             &mut created.properties,
         );
@@ -177,7 +178,9 @@ impl Catalog {
             id: Some(id),
             ..Default::default()
         };
-        engine(self.inner.drop_namespace(inner_req).await)
+        let dropped = engine(self.inner.drop_namespace(inner_req).await)?;
+        self.after_engine_write().await;
+        Ok(dropped)
     }
 
     /// Every child namespace name and table name of a namespace (all pages).

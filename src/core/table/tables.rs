@@ -130,6 +130,7 @@ impl Catalog {
         // the whole body.
         let body = rows.into_bytes().await?;
         let mut created = engine(self.inner.create_table(req, body).await)?;
+        self.after_engine_write().await;
         crate::core::checks::public_properties(&mut created.properties);
         Ok(created)
     }
@@ -275,6 +276,7 @@ impl Catalog {
             let held = catalog.hold_manifest().await;
             catalog.check_unclaimed(&held, &id, &rel).await?;
             let mut registered = engine(catalog.inner.register_table(req).await)?;
+            catalog.after_engine_write().await;
             // The full location, as create, declare and describe answer it.
             registered.location = Some(catalog.location_uri(&rel));
             crate::core::checks::public_properties(&mut registered.properties);
