@@ -41,6 +41,9 @@ pub(crate) struct Change {
     pub remove: Vec<String>,
     /// Whether a row whose key exists replaces it (else the commit fails).
     pub replace_existing: bool,
+    /// Keys the change was checked against but does not write (a new
+    /// namespace's parent): a concurrent commit on one of them conflicts.
+    pub guard: Vec<String>,
 }
 
 impl Catalog {
@@ -132,7 +135,7 @@ impl Catalog {
             .ok_or_else(|| CatalogError::internal("the manifest has no object_id column"))?
             .id;
         let mut keys = KeyExistenceFilterBuilder::new(vec![key_field]);
-        for k in &touched {
+        for k in touched.iter().chain(change.guard.iter()) {
             keys.insert(KeyValue::String(k.clone()))?;
         }
         let staged_files: Vec<String> = new_fragments

@@ -186,6 +186,7 @@ impl Catalog {
                 rows,
                 remove: remove.to_vec(),
                 replace_existing,
+                guard: Vec::new(),
             },
         )
         .await

@@ -70,15 +70,84 @@ impl Catalog {
                 }
             }
         }
-        req.id = Some(id);
-        req.mode = None;
         crate::core::identity::stamp(&mut req.properties, "namespace", real);
-        let mut created = engine(self.inner.create_namespace(req).await)?;
-        self.after_engine_write().await;
-        crate::core::namespace::storage_options::redact_namespace_properties(
-            &mut created.properties,
-        );
-        Ok(created)
+        self.record_namespace(&id, req.properties.clone().unwrap_or_default())
+            .await?;
+        let mut properties = req.properties;
+        crate::core::namespace::storage_options::redact_namespace_properties(&mut properties);
+        Ok(CreateNamespaceResponse {
+            properties,
+            ..Default::default()
+        })
+    }
+
+    /// Record namespace `id` in the manifest: one appended row, refused if
+    /// the id is taken or the parent is gone, and conflicting with a
+    /// concurrent change to the parent (its drop) on any replica.
+    async fn record_namespace(
+        &self,
+        id: &[String],
+        properties: std::collections::HashMap<String, String>,
+    ) -> CatalogResult<()> {
+        let key = crate::core::checks::manifest_key(id);
+        let parent = id[..id.len() - 1].to_vec();
+        let guard: Vec<String> = match parent.is_empty() {
+            true => Vec::new(),
+            false => vec![crate::core::checks::manifest_key(&parent)],
+        };
+        let held = self.hold_manifest().await;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let ds = self.manifest_snapshot().await?;
+            let present = self
+                .manifest_rows(&ds, std::slice::from_ref(&key))
+                .await?
+                .first()
+                .and_then(crate::core::manifest_tx::row_type);
+            match present.as_deref() {
+                Some("table") => {
+                    return Err(CatalogError::new(
+                        Code::NAMESPACE_ALREADY_EXISTS,
+                        format!("{} is a table, not a namespace", display_id(id)),
+                    ))
+                }
+                Some(_) => {
+                    return Err(CatalogError::new(
+                        Code::NAMESPACE_ALREADY_EXISTS,
+                        format!("namespace {} already exists", display_id(id)),
+                    ))
+                }
+                None => {}
+            }
+            if !guard.is_empty() {
+                let rows = self.manifest_rows(&ds, &guard).await?;
+                let kind = rows.first().and_then(crate::core::manifest_tx::row_type);
+                if kind.as_deref() != Some("namespace") {
+                    return Err(CatalogError::new(
+                        Code::NAMESPACE_NOT_FOUND,
+                        format!("namespace {} does not exist", display_id(&parent)),
+                    ));
+                }
+            }
+            self.check_held(&held)?;
+            let schema = std::sync::Arc::new(arrow_schema::Schema::from(ds.schema()));
+            let row =
+                crate::core::manifest_tx::object_row(schema, "namespace", &key, None, &properties)?;
+            let change = crate::core::manifest_commit::Change {
+                rows: Some(row),
+                remove: Vec::new(),
+                replace_existing: false,
+                guard: guard.clone(),
+            };
+            match self.manifest_commit(ds, change).await {
+                // Another commit Lance would not rebase over: check again.
+                Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < 4 => {
+                    tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
+                }
+                other => return other,
+            }
+        }
     }
 
     pub(crate) async fn drop_namespace_op(

@@ -261,6 +261,15 @@ impl Catalog {
         // check: inside the root, overlapping no other table.
         let rel = self.relative_location(&req.location, true)?;
         self.require_parent(&id).await?;
+        if self.table_present(&id).await? {
+            return Err(CatalogError::new(
+                Code::TABLE_ALREADY_EXISTS,
+                format!(
+                    "table {} already exists",
+                    crate::core::checks::display_id(&id)
+                ),
+            ));
+        }
         // A registration over a table (mode overwrite) keeps its real id.
         let real = match self.object_ids(&[("table", id.clone())]).await?.remove(0) {
             Some(kept) => kept,
@@ -275,10 +284,18 @@ impl Catalog {
         own_task(async move {
             let held = catalog.hold_manifest().await;
             catalog.check_unclaimed(&held, &id, &rel).await?;
-            let mut registered = engine(catalog.inner.register_table(req).await)?;
-            catalog.after_engine_write().await;
-            // The full location, as create, declare and describe answer it.
-            registered.location = Some(catalog.location_uri(&rel));
+            // One appended row, with the properties (and the real id)
+            // the caller's request carries.
+            catalog
+                .record_table(&held, &id, &rel, req.properties.as_ref())
+                .await
+                .map_err(|e| lost_create(e, &id, true))?;
+            let mut registered = RegisterTableResponse {
+                // The full location, as create, declare and describe answer it.
+                location: Some(catalog.location_uri(&rel)),
+                properties: req.properties,
+                ..Default::default()
+            };
             crate::core::checks::public_properties(&mut registered.properties);
             match catalog.settle_claim(&held, &id, &rel).await? {
                 None => Ok(registered),
