@@ -18,6 +18,7 @@ use futures::TryStreamExt;
 
 use crate::core::checks::{display_id, manifest_id, manifest_key};
 use crate::core::manifest_lock::Held;
+use crate::core::manifest_tx::literal;
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -132,26 +133,43 @@ impl Catalog {
     /// manifest's latest version, and every location a trashed table keeps
     /// claimed (see `trash/records.rs`).
     pub(crate) async fn placed_tables(&self) -> CatalogResult<Vec<Placed>> {
+        self.placed_tables_near(&[]).await
+    }
+
+    /// [`Self::placed_tables`], narrowed to those that may overlap one of
+    /// `near` (all of them when `near` is empty).
+    pub(crate) async fn placed_tables_near(&self, near: &[&str]) -> CatalogResult<Vec<Placed>> {
         // Trash read before and after the manifest: an undrop records its
         // table and then forgets its entry, so one of the reads sees it.
         let before = self.trash_placed().await?;
         let ds = self.manifest_snapshot().await?;
-        let mut placed = self.claimed_in(&ds).await?;
+        let mut placed = self.claimed_near(&ds, near).await?;
         placed.extend(before);
         Ok(placed)
     }
 
-    /// Every location claimed in `ds`: its tables', and trashed ones'.
-    pub(crate) async fn claimed_in(&self, ds: &lance::Dataset) -> CatalogResult<Vec<Placed>> {
-        let mut placed = Self::placed_in(ds).await?;
+    /// Every location claimed in `ds` (its tables', and trashed ones')
+    /// that may overlap one of `near` (all when it is empty).
+    async fn claimed_near(&self, ds: &lance::Dataset, near: &[&str]) -> CatalogResult<Vec<Placed>> {
+        let mut placed = Self::placed_near(ds, near).await?;
         placed.extend(self.trash_placed().await?);
         Ok(placed)
     }
 
     /// Every recorded table and its location, in one manifest snapshot.
     pub(crate) async fn placed_in(ds: &lance::Dataset) -> CatalogResult<Vec<Placed>> {
+        Self::placed_near(ds, &[]).await
+    }
+
+    /// The recorded tables that may overlap one of `near` (all when it is
+    /// empty): the scan is filtered in Lance, so a check reads the rows
+    /// that share a first path segment with its locations, not every row.
+    async fn placed_near(ds: &lance::Dataset, near: &[&str]) -> CatalogResult<Vec<Placed>> {
         let mut scan = ds.scan();
-        scan.filter("object_type = 'table'")?;
+        scan.filter(&match near_filter(near) {
+            Some(near) => format!("object_type = 'table' AND ({near})"),
+            None => "object_type = 'table'".to_string(),
+        })?;
         scan.project(&["object_id", "location"])?;
         let batches: Vec<arrow_array::RecordBatch> =
             scan.try_into_stream().await?.try_collect().await?;
@@ -191,7 +209,7 @@ impl Catalog {
         location: &str,
     ) -> CatalogResult<()> {
         self.check_held(held)?;
-        let tables = self.placed_tables().await?;
+        let tables = self.placed_tables_near(&[location]).await?;
         let key = manifest_key(id);
         match find_overlap(location, &tables, Some(&key)) {
             Some(other) => Err(overlap_error(id, location, other)),
@@ -213,7 +231,7 @@ impl Catalog {
         location: &str,
     ) -> CatalogResult<Option<CatalogError>> {
         let ds = self.manifest_snapshot().await?;
-        let tables = self.claimed_in(&ds).await?;
+        let tables = self.claimed_near(&ds, &[location]).await?;
         let key = manifest_key(id);
         let Some(other) = find_overlap(location, &tables, Some(&key)).cloned() else {
             return Ok(None);
@@ -242,7 +260,7 @@ impl Catalog {
     /// table's location overlaps it (its bytes are not ours to remove) or
     /// the records cannot be read (the reconciler reports what is left).
     pub(crate) async fn remove_if_unowned(&self, relative: &str) {
-        match self.placed_tables().await {
+        match self.placed_tables_near(&[relative]).await {
             Ok(tables) => match find_overlap(relative, &tables, None) {
                 None => self.remove_location(relative).await,
                 Some(t) => tracing::warn!(
@@ -303,7 +321,19 @@ impl Catalog {
         ds: &lance::Dataset,
         keys: &[String],
     ) -> CatalogResult<HashMap<String, String>> {
-        let tables = self.claimed_in(ds).await?;
+        // Their own rows first (an index lookup), then only the tables
+        // that may overlap them.
+        let own: Vec<String> = self
+            .manifest_rows(ds, keys)
+            .await?
+            .iter()
+            .filter_map(crate::core::manifest_tx::row_location)
+            .collect();
+        let near: Vec<&str> = own.iter().map(String::as_str).collect();
+        let tables = match near.is_empty() {
+            true => Vec::new(),
+            false => self.claimed_near(ds, &near).await?,
+        };
         let mut out = HashMap::new();
         for key in keys {
             if let Some(t) = tables.iter().find(|t| &t.key == key) {
@@ -319,6 +349,29 @@ impl Catalog {
 /// can: ids never hold control characters).
 pub(crate) const TRASH_KEY: &str = "\u{1}trash:";
 
+/// A Lance filter matching at least every recorded location that can
+/// overlap one of `near`, whatever its spelling: one that holds a first
+/// segment of theirs anywhere, or one that names no directory at all (the
+/// root). `None` (no narrowing) when one of `near` is the root itself.
+fn near_filter(near: &[&str]) -> Option<String> {
+    let mut firsts: Vec<&str> = Vec::new();
+    for location in near {
+        firsts.push(*segments(location).first()?);
+    }
+    if firsts.is_empty() {
+        return None;
+    }
+    firsts.sort_unstable();
+    firsts.dedup();
+    let mut terms: Vec<String> = firsts
+        .iter()
+        .map(|f| format!("strpos(location, {}) > 0", literal(f)))
+        .collect();
+    terms.push("location IS NULL".into());
+    terms.push("length(replace(replace(location, '/', ''), '.', '')) = 0".into());
+    Some(terms.join(" OR "))
+}
+
 /// The name of a placement in messages: a table, or a trashed one.
 pub(crate) fn placed_name(key: &str) -> String {
     match key.strip_prefix(TRASH_KEY).and_then(|k| k.split_once(':')) {
@@ -333,6 +386,56 @@ pub(crate) fn placed_name(key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The narrowed scan finds every recorded spelling that overlaps, the
+    /// root included, and leaves out a location that only shares a prefix
+    /// of characters; the exact check then decides on those.
+    #[tokio::test]
+    async fn the_narrowed_scan_keeps_every_overlapping_spelling() {
+        use arrow_schema::{DataType, Field, Schema};
+        let dir = tempfile::tempdir().unwrap();
+        let rows = [
+            ("a$t", Some("ab/t")),
+            ("a$u", Some("./ab//t/deeper/")),
+            ("a$v", Some("ab")),
+            ("a$w", Some("abc")),
+            ("a$x", Some("zz/ab")),
+            ("a$root", Some("./")),
+            ("a$none", None),
+        ];
+        let schema = std::sync::Arc::new(Schema::new(vec![
+            Field::new("object_id", DataType::Utf8, false),
+            Field::new("object_type", DataType::Utf8, false),
+            Field::new("location", DataType::Utf8, true),
+        ]));
+        let col = |v: Vec<Option<&str>>| std::sync::Arc::new(StringArray::from(v)) as _;
+        let batch = arrow_array::RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                col(rows.iter().map(|r| Some(r.0)).collect()),
+                col(rows.iter().map(|_| Some("table")).collect()),
+                col(rows.iter().map(|r| r.1).collect()),
+            ],
+        )
+        .unwrap();
+        let uri = dir.path().join("m").to_string_lossy().into_owned();
+        let reader = arrow_array::RecordBatchIterator::new([Ok(batch)], schema);
+        let ds = lance::Dataset::write(reader, &uri, None).await.unwrap();
+        let near = Catalog::placed_near(&ds, &["ab/t"]).await.unwrap();
+        let overlapping: Vec<&str> = near
+            .iter()
+            .filter(|p| overlaps(&p.location, "ab/t"))
+            .map(|p| p.key.as_str())
+            .collect();
+        assert_eq!(overlapping, ["a$t", "a$u", "a$v", "a$root", "a$none"]);
+        assert!(near
+            .iter()
+            .all(|p| p.key != "a$w" || !overlaps(&p.location, "ab/t")));
+        assert_eq!(
+            Catalog::placed_near(&ds, &[]).await.unwrap().len(),
+            rows.len()
+        );
+    }
 
     fn placed(key: &str, location: &str) -> Placed {
         Placed {
