@@ -217,6 +217,14 @@ pub(crate) fn table_not_found(id: &[String]) -> CatalogError {
     )
 }
 
+/// TableAlreadyExists (5) for `id`, in the one wording every path uses.
+pub(crate) fn table_already_exists(id: &[String]) -> CatalogError {
+    CatalogError::new(
+        Code::TABLE_ALREADY_EXISTS,
+        format!("table {} already exists", display_id(id)),
+    )
+}
+
 /// NamespaceNotFound (1) for `id`.
 pub(crate) fn missing_namespace(id: &[String]) -> CatalogError {
     CatalogError::new(

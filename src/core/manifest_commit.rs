@@ -235,3 +235,61 @@ async fn remove_staged(ds: &Dataset, files: &[String]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeSet, HashMap};
+    use std::sync::Arc;
+
+    use crate::core::manifest_tx::table_row;
+    use crate::error::Code;
+
+    /// The files under `__manifest/data`.
+    fn data_files(root: &std::path::Path) -> BTreeSet<String> {
+        std::fs::read_dir(root.join("__manifest/data"))
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Two commits of one key on the same snapshot: the second is refused
+    /// (14) and removes the fragment it staged, and only that: every file
+    /// the manifest's latest version references is still there.
+    #[tokio::test]
+    async fn a_refused_commit_removes_only_what_it_staged() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = crate::core::open_local(dir.path()).await;
+        let held = c.hold_manifest().await;
+        let snapshot = c.manifest_snapshot().await.unwrap();
+        let schema = Arc::new(arrow_schema::Schema::from(snapshot.schema()));
+        let row = |loc: &str| table_row(schema.clone(), "t", loc, &HashMap::new()).unwrap();
+        c.manifest_apply(&held, snapshot.clone(), vec![row("a")], &[], false)
+            .await
+            .unwrap();
+        let before = data_files(dir.path());
+        let refused = c
+            .manifest_apply(&held, snapshot, vec![row("b")], &[], false)
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code, Code::CONCURRENT_MODIFICATION, "{refused:?}");
+        assert_eq!(data_files(dir.path()), before);
+        let latest = c.manifest_snapshot().await.unwrap();
+        let referenced: BTreeSet<String> = latest
+            .manifest
+            .fragments
+            .iter()
+            .flat_map(|f| f.files.iter().map(|d| d.path.clone()))
+            .collect();
+        assert!(referenced.is_subset(&before));
+        let rows = c.manifest_rows(&latest, &["t".into()]).await.unwrap();
+        assert_eq!(
+            rows.first()
+                .and_then(crate::core::manifest_tx::row_location)
+                .as_deref(),
+            Some("a")
+        );
+    }
+}

@@ -38,16 +38,7 @@ impl Catalog {
 
 #[cfg(test)]
 mod tests {
-    use crate::core::{Catalog, StorageConfig};
-
-    async fn open(dir: &std::path::Path) -> Catalog {
-        Catalog::open(&StorageConfig {
-            root: dir.to_string_lossy().into_owned(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-    }
+    use crate::core::open_local as open;
 
     /// A write under another catalog's lock (another warehouse's) is
     /// refused before it commits anything.

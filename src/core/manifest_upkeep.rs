@@ -18,7 +18,6 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use lance::dataset::optimize::{compact_files, CompactionOptions};
 use lance::index::DatasetIndexExt;
@@ -150,7 +149,6 @@ impl Catalog {
             return;
         }
         let this = self.clone();
-        let upkeep: Arc<Upkeep> = self.upkeep.clone();
         tokio::spawn(async move {
             match this.manifest_upkeep().await {
                 Ok(pass) => tracing::debug!(?pass, root = %this.root, "manifest upkeep"),
@@ -159,7 +157,7 @@ impl Catalog {
                     tracing::warn!(error = %e.message, root = %this.root, "manifest upkeep failed")
                 }
             }
-            upkeep.running.store(false, Ordering::Release);
+            this.upkeep.running.store(false, Ordering::Release);
         });
     }
 
@@ -225,7 +223,7 @@ mod tests {
     use lance_namespace::models::{CreateNamespaceRequest, DeclareTableRequest, ListTablesRequest};
 
     use crate::api::spec::Spec;
-    use crate::core::{Catalog, StorageConfig};
+    use crate::core::Catalog;
 
     fn data_files(ds: &Dataset) -> BTreeSet<String> {
         ds.manifest
@@ -249,12 +247,7 @@ mod tests {
     #[tokio::test]
     async fn writes_append_and_a_pass_folds_and_indexes_them() {
         let dir = tempfile::tempdir().unwrap();
-        let c = Catalog::open(&StorageConfig {
-            root: dir.path().to_string_lossy().into_owned(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        let c = crate::core::open_local(dir.path()).await;
         let ns = CreateNamespaceRequest {
             id: Some(vec!["a".into()]),
             ..Default::default()

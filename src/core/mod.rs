@@ -301,6 +301,17 @@ pub(crate) fn engine<T>(r: lance::Result<T>) -> CatalogResult<T> {
     r.map_err(|e| CatalogError::from_lance(&e))
 }
 
+/// A catalog on a local directory, for the core's unit tests.
+#[cfg(test)]
+pub(crate) async fn open_local(dir: &std::path::Path) -> Catalog {
+    Catalog::open(&StorageConfig {
+        root: dir.to_string_lossy().into_owned(),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

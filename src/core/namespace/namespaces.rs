@@ -95,7 +95,7 @@ impl Catalog {
             true => Vec::new(),
             false => vec![crate::core::checks::manifest_key(&parent)],
         };
-        let held = self.hold_manifest().await;
+        let _held = self.hold_manifest().await;
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -124,13 +124,9 @@ impl Catalog {
                 let rows = self.manifest_rows(&ds, &guard).await?;
                 let kind = rows.first().and_then(crate::core::manifest_tx::row_type);
                 if kind.as_deref() != Some("namespace") {
-                    return Err(CatalogError::new(
-                        Code::NAMESPACE_NOT_FOUND,
-                        format!("namespace {} does not exist", display_id(&parent)),
-                    ));
+                    return Err(crate::core::checks::missing_namespace(&parent));
                 }
             }
-            self.check_held(&held)?;
             let schema = std::sync::Arc::new(arrow_schema::Schema::from(ds.schema()));
             let row =
                 crate::core::manifest_tx::object_row(schema, "namespace", &key, None, &properties)?;

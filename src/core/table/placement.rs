@@ -83,15 +83,7 @@ impl Catalog {
                     .version
             }
             "exist_ok" => self.open_at(id, &uri, None).await?.version().version,
-            _ => {
-                return Err(CatalogError::new(
-                    Code::TABLE_ALREADY_EXISTS,
-                    format!(
-                        "table {} already exists",
-                        crate::core::checks::display_id(id)
-                    ),
-                ))
-            }
+            _ => return Err(crate::core::checks::table_already_exists(id)),
         };
         let mut described = self.describe(id, Default::default()).await?;
         crate::core::checks::public_properties(&mut described.properties);

@@ -102,13 +102,7 @@ impl Catalog {
             }
             if mode == "create" {
                 // Refused without reading the rest of the body.
-                return Err(CatalogError::new(
-                    Code::TABLE_ALREADY_EXISTS,
-                    format!(
-                        "table {} already exists",
-                        crate::core::checks::display_id(&id)
-                    ),
-                ));
+                return Err(crate::core::checks::table_already_exists(&id));
             }
             if mode == "overwrite" {
                 // The engine's overwrite replaces the record's properties
@@ -197,15 +191,7 @@ impl Catalog {
         placement: Placement,
         properties: Option<HashMap<String, String>>,
     ) -> CatalogResult<DeclareTableResponse> {
-        if self.table_present(id).await? {
-            return Err(CatalogError::new(
-                Code::TABLE_ALREADY_EXISTS,
-                format!(
-                    "table {} already exists",
-                    crate::core::checks::display_id(id)
-                ),
-            ));
-        }
+        self.require_table_absent(id).await?;
         let rel = placement.relative().to_string();
         let chosen = matches!(placement, Placement::Chosen(_));
         if chosen {
@@ -261,23 +247,11 @@ impl Catalog {
         // check: inside the root, overlapping no other table.
         let rel = self.relative_location(&req.location, true)?;
         self.require_parent(&id).await?;
-        if self.table_present(&id).await? {
-            return Err(CatalogError::new(
-                Code::TABLE_ALREADY_EXISTS,
-                format!(
-                    "table {} already exists",
-                    crate::core::checks::display_id(&id)
-                ),
-            ));
-        }
-        // A registration over a table (mode overwrite) keeps its real id.
-        let real = match self.object_ids(&[("table", id.clone())]).await?.remove(0) {
-            Some(kept) => kept,
-            None => crate::core::identity::new_object_id(req.context.as_ref()),
-        };
+        // Over a recorded table, either mode answers 5 (as the engine's
+        // register did), so a registration is always a new object.
+        self.require_table_absent(&id).await?;
+        let real = crate::core::identity::new_object_id(req.context.as_ref());
         crate::core::identity::stamp(&mut req.properties, "table", real);
-        req.id = Some(id.clone());
-        req.location = rel.clone();
         // Check, record and settle on its own task: a caller that goes away
         // cannot leave a record that was never settled.
         let catalog = self.clone();
@@ -440,6 +414,14 @@ impl Catalog {
                 Ok(false)
             }
             Err(e) => Err(e),
+        }
+    }
+
+    /// Refuse (5) a table id that is recorded already.
+    pub(crate) async fn require_table_absent(&self, id: &[String]) -> CatalogResult<()> {
+        match self.table_present(id).await? {
+            true => Err(crate::core::checks::table_already_exists(id)),
+            false => Ok(()),
         }
     }
 
