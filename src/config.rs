@@ -103,6 +103,45 @@ pub struct ServeArgs {
     #[arg(long, env = "LANCE_CATALOG_TRASH_SWEEP_INTERVAL", default_value = "1h")]
     pub trash_sweep_interval: String,
 
+    /// How long audit events are kept, e.g. 90d; 0 (the default): for
+    /// ever. The audit upkeep deletes what is older.
+    #[arg(long, env = "LANCE_CATALOG_AUDIT_RETENTION", default_value = "0")]
+    pub audit_retention: String,
+
+    /// How often the audit upkeep runs (merges closed segments, applies
+    /// the retention; 0: never).
+    #[arg(
+        long,
+        env = "LANCE_CATALOG_AUDIT_UPKEEP_INTERVAL",
+        default_value = "1m"
+    )]
+    pub audit_upkeep_interval: String,
+
+    /// Post every audit event as a CloudEvent (structured JSON) to this
+    /// http(s) URL, at least once, retried with backoff; requests never
+    /// wait for it. One replica sends at a time.
+    #[arg(long, env = "LANCE_CATALOG_AUDIT_SINK_URL")]
+    pub audit_sink_url: Option<String>,
+
+    /// Key of the sink's `X-Lance-Catalog-Signature` header:
+    /// `sha256=` HMAC-SHA256 hex of `<X-Lance-Catalog-Timestamp>.<body>`.
+    #[arg(long, env = "LANCE_CATALOG_AUDIT_SINK_SECRET", hide_env_values = true)]
+    pub audit_sink_secret: Option<String>,
+
+    /// The CloudEvents `source` of the sink's events.
+    #[arg(
+        long,
+        env = "LANCE_CATALOG_AUDIT_SINK_SOURCE",
+        default_value = "lance-catalog"
+    )]
+    pub audit_sink_source: String,
+
+    /// How long after an event's time the sink sends it: longer than the
+    /// control root's slowest write, so that an event still being stored
+    /// by another replica is not passed over.
+    #[arg(long, env = "LANCE_CATALOG_AUDIT_SINK_DELAY", default_value = "10s")]
+    pub audit_sink_delay: String,
+
     /// Maintenance tasks this replica runs at once (0: it serves the task
     /// API only and other replicas run the tasks).
     #[arg(long, env = "LANCE_CATALOG_WORKERS", default_value_t = 1)]
@@ -266,6 +305,15 @@ impl std::fmt::Debug for ServeArgs {
             .field("trash_grace", &self.trash_grace)
             .field("trash_purge_expired", &self.trash_purge_expired)
             .field("trash_sweep_interval", &self.trash_sweep_interval)
+            .field("audit_retention", &self.audit_retention)
+            .field("audit_upkeep_interval", &self.audit_upkeep_interval)
+            .field("audit_sink_url", &self.audit_sink_url)
+            .field(
+                "audit_sink_secret",
+                &self.audit_sink_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("audit_sink_source", &self.audit_sink_source)
+            .field("audit_sink_delay", &self.audit_sink_delay)
             .field("workers", &self.workers)
             .field("task_lease", &self.task_lease)
             .field("task_poll", &self.task_poll)
@@ -352,6 +400,24 @@ impl ServeArgs {
                 ..Default::default()
             },
         })
+    }
+
+    /// The audit trail's settings: retention and upkeep interval in
+    /// seconds (0: for ever, never), and the sink.
+    pub fn audit(&self) -> Result<(u64, u64, Option<crate::governance::SinkConfig>), String> {
+        let d = |flag: &str, v: &str| {
+            crate::governance::parse_duration(v).map_err(|e| format!("--{flag}: {e}"))
+        };
+        let retention = d("audit-retention", &self.audit_retention)?;
+        let every = d("audit-upkeep-interval", &self.audit_upkeep_interval)?;
+        let delay = d("audit-sink-delay", &self.audit_sink_delay)?;
+        let sink = crate::governance::SinkConfig::parse(
+            self.audit_sink_url.as_deref(),
+            self.audit_sink_secret.clone(),
+            &self.audit_sink_source,
+            Duration::from_secs(delay),
+        )?;
+        Ok((retention, every, sink))
     }
 
     /// Seconds between trash sweeps (0: never).

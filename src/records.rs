@@ -73,7 +73,7 @@ pub struct Records {
 
 /// The store's own error names endpoints and keys of the catalog's storage:
 /// the caller learns what failed, the log learns why.
-fn unavailable(what: &str, e: object_store::Error) -> CatalogError {
+pub(crate) fn unavailable(what: &str, e: object_store::Error) -> CatalogError {
     CatalogError::new(
         Code::SERVICE_UNAVAILABLE,
         format!(
@@ -278,28 +278,6 @@ impl Records {
             }
         }
         Err(lost_too_often(kind, id))
-    }
-
-    /// Create a record whose id its writer made unique (an audit event:
-    /// a timestamp and random bits), which therefore has no earlier
-    /// versions: its first version is written without reading first. A
-    /// taken id falls back to [`Records::create`], which reads and answers
-    /// 409 for a live record.
-    pub async fn create_unique<T: Serialize + DeserializeOwned + Clone>(
-        &self,
-        kind: &str,
-        id: &str,
-        value: &T,
-        exists: Code,
-    ) -> CatalogResult<Versioned<T>> {
-        check_id(kind, id)?;
-        match self.put_version(kind, id, 1, Some(value)).await? {
-            true => Ok(Versioned {
-                version: 1,
-                value: value.clone(),
-            }),
-            false => self.create(kind, id, value, exists).await,
-        }
     }
 
     /// A record, if it exists.

@@ -96,43 +96,6 @@ async fn lifecycle(r: &Records) {
     assert_eq!(e.code, Code::INVALID_INPUT);
 }
 
-/// A unique id's first version is written without a read; a taken id is
-/// still 409, and a deleted one continues its chain.
-async fn unique(r: &Records) {
-    let c = Counter {
-        n: 7,
-        note: "u".into(),
-    };
-    let exists = Code::NAMESPACE_ALREADY_EXISTS;
-    let made = r.create_unique("counter", "u1", &c, exists).await.unwrap();
-    assert_eq!(made.version, 1);
-    let got = r.get::<Counter>("counter", "u1").await.unwrap().unwrap();
-    assert_eq!((got.version, got.value), (1, c.clone()));
-    let e = r
-        .create_unique("counter", "u1", &c, exists)
-        .await
-        .unwrap_err();
-    assert_eq!(e.code, exists);
-    assert!(r
-        .delete::<Counter, _>("counter", "u1", |_| Ok(()))
-        .await
-        .unwrap());
-    let again = r.create_unique("counter", "u1", &c, exists).await.unwrap();
-    assert_eq!(again.version, 3);
-    let e = r
-        .create_unique("counter", "../x", &c, exists)
-        .await
-        .unwrap_err();
-    assert_eq!(e.code, Code::INVALID_INPUT);
-}
-
-#[tokio::test]
-async fn unique_records_are_created_without_a_read() {
-    let (r, _dir) = local();
-    unique(&r).await;
-    unique(&memory()).await;
-}
-
 #[tokio::test]
 async fn records_live_and_die_on_both_stores() {
     let (r, _dir) = local();

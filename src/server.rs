@@ -53,6 +53,14 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     if sweep_every > 0 {
         tokio::spawn(sweep_trash(gov.clone(), sweep_every));
     }
+    let (retention_s, upkeep_s, sink) = args.audit()?;
+    if upkeep_s > 0 {
+        tokio::spawn(audit_upkeep(gov.clone(), upkeep_s, retention_s));
+    }
+    if let Some(sink) = sink {
+        let gov = gov.clone();
+        tokio::spawn(async move { gov.run_audit_sink(sink).await });
+    }
     gov.start_workers();
     let grpc = grpc::router(gov.clone(), rest_config.max_arrow_body);
     let rest = rest::catalog_router(gov, rest_config);
@@ -128,6 +136,28 @@ async fn sweep_trash(gov: Arc<Governance>, every_s: u64) {
             Ok(_) => {}
             Err(e) => {
                 tracing::warn!(error = %e.message, "the trash sweep failed; it runs again later")
+            }
+        }
+    }
+}
+
+/// Keep the audit trail every `every_s` seconds (the first pass at once:
+/// it also moves events an older version stored as records).
+async fn audit_upkeep(gov: Arc<Governance>, every_s: u64, retention_s: u64) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(every_s));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let retention_ms = (retention_s > 0).then(|| retention_s.saturating_mul(1000));
+    loop {
+        tick.tick().await;
+        match gov.audit_upkeep(retention_ms).await {
+            Ok(r) if r.merged_slots + r.expired_slots > 0 => tracing::info!(
+                merged = r.merged_slots,
+                expired = r.expired_slots,
+                "audit upkeep"
+            ),
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e.message, "the audit upkeep failed; it runs again later")
             }
         }
     }

@@ -1,14 +1,20 @@
 //! The audit trail: a typed event for every mutation and every denied
 //! request (principal, action, resource, outcome, code, request id, time),
-//! written to the log as JSON and appended to an event store on the control
-//! root, which admins read back through the control plane.
+//! written to the log as JSON and appended to the trail on the control root
+//! (`audit_store.rs`) before the request's answer leaves, which admins read
+//! back through the control plane.
 
+use super::audit_store::Position;
 use super::guard::Access;
 use super::registry::{now_ms, Registry};
+use super::UpkeepReport;
 use crate::api::audit::{Event, EventResource, ListEventsRequest, ListEventsResponse, VendedEvent};
 use crate::error::{CatalogError, CatalogResult, Code};
 
+/// Where events were kept, one record each, before segments.
 const EVENT: &str = "event";
+/// Old events moved into segments per upkeep pass.
+const MOVE_PER_PASS: usize = 5_000;
 
 /// `since` as milliseconds.
 pub(super) fn since_ms(since: Option<&str>) -> CatalogResult<u64> {
@@ -73,19 +79,17 @@ impl Registry {
                 .or_else(crate::telemetry::request_id),
             vended,
         };
-        let json = serde_json::to_string(&event).unwrap_or_default();
-        tracing::info!(target: "lance_catalog::audit", event = %json, "audit");
-        if let Err(e) = self
-            .records
-            .create_unique(
-                EVENT,
-                &event.event_id,
-                &event,
-                Code::CONCURRENT_MODIFICATION,
-            )
-            .await
-        {
-            tracing::warn!(target: "lance_catalog::audit", error = %e.message, event = %json, "audit event not stored");
+        let mut event = event;
+        match self.audit.append(event.clone()).await {
+            Ok((id, at_ms)) => {
+                (event.event_id, event.at_ms) = (id, at_ms);
+                let json = serde_json::to_string(&event).unwrap_or_default();
+                tracing::info!(target: "lance_catalog::audit", event = %json, "audit");
+            }
+            Err(e) => {
+                let json = serde_json::to_string(&event).unwrap_or_default();
+                tracing::warn!(target: "lance_catalog::audit", error = %e, event = %json, "audit event not stored");
+            }
         }
     }
 
@@ -94,26 +98,42 @@ impl Registry {
         &self,
         req: &ListEventsRequest,
     ) -> CatalogResult<ListEventsResponse> {
-        let from = format!("{:013}", since_ms(req.since.as_deref())?);
-        let ids: Vec<String> = self
-            .records
-            .ids::<Event>(EVENT)
-            .await?
-            .into_iter()
-            .filter(|id| id.as_str() >= from.as_str())
-            .collect();
-        let (ids, page_token) = crate::api::page::page(
-            &ids,
-            req.page_token.as_deref(),
-            req.limit,
-            crate::api::page::CONTROL,
-        )?;
-        let mut events = Vec::with_capacity(ids.len());
-        for id in ids {
-            if let Some(e) = self.records.get::<Event>(EVENT, &id).await? {
-                events.push(e.value);
+        let limit = crate::api::page::size(req.limit, crate::api::page::CONTROL)?.unwrap_or(1000);
+        let pos = Position {
+            from: format!("{:013}", since_ms(req.since.as_deref())?),
+            after: req.page_token.clone().filter(|t| !t.is_empty()),
+        };
+        let (events, more) = self.audit.page(&pos, limit).await?;
+        let page_token = more
+            .then(|| events.last().map(|e| e.event_id.clone()))
+            .flatten();
+        Ok(ListEventsResponse { events, page_token })
+    }
+
+    /// One upkeep pass of the audit trail: events stored as records by
+    /// older versions move into segments (a batch a pass), then closed
+    /// slots merge and expired ones go.
+    pub async fn audit_upkeep(&self, retention_ms: Option<u64>) -> CatalogResult<UpkeepReport> {
+        let old = self.records.listed_ids(EVENT).await?;
+        if !old.is_empty() {
+            let mut moved = Vec::new();
+            for id in old.iter().take(MOVE_PER_PASS) {
+                if let Some(e) = self.records.get::<Event>(EVENT, id).await? {
+                    moved.push(e.value);
+                }
+            }
+            let earliest = moved.iter().map(|e| e.at_ms).min();
+            self.audit.import(moved).await?;
+            for id in old.iter().take(MOVE_PER_PASS) {
+                self.records
+                    .delete::<Event, _>(EVENT, id, |_| Ok(()))
+                    .await?;
+                self.records.erase::<Event>(EVENT, id).await?;
+            }
+            if let Some(ms) = earliest {
+                self.audit.rewind(ms).await;
             }
         }
-        Ok(ListEventsResponse { events, page_token })
+        self.audit.upkeep(now_ms(), retention_ms).await
     }
 }

@@ -24,6 +24,9 @@
 
 mod access;
 mod audit;
+mod audit_sink;
+mod audit_store;
+mod audit_upkeep;
 mod bindings;
 mod config;
 mod door;
@@ -56,6 +59,8 @@ use std::time::Instant;
 use crate::core::Catalog;
 use guard::{Authorizer, Hooks};
 
+pub use audit_sink::SinkConfig;
+pub use audit_store::{AuditStore, UpkeepReport};
 pub use bindings::Binding;
 pub use config::{AuthConfig, GovernanceConfig};
 pub use duration::parse_duration;

@@ -49,11 +49,20 @@ fn protected_error(kind: &str, id: &str) -> CatalogError {
 #[derive(Debug, Clone)]
 pub struct Registry {
     pub(super) records: Records,
+    /// The audit trail, beside the records (see `audit_store.rs`).
+    pub(super) audit: std::sync::Arc<super::AuditStore>,
 }
 
 impl Registry {
     pub fn new(records: Records) -> Self {
-        Self { records }
+        let (store, prefix) = records.raw();
+        let audit = std::sync::Arc::new(super::AuditStore::new(store, prefix.join("audit")));
+        Self { records, audit }
+    }
+
+    /// The audit trail's store.
+    pub fn audit_store(&self) -> &std::sync::Arc<super::AuditStore> {
+        &self.audit
     }
 
     pub async fn create_project(&self, req: CreateProjectRequest) -> CatalogResult<Project> {
