@@ -8,6 +8,7 @@
 //! wire format. See `README.md` for running and configuring the server.
 
 pub mod api;
+pub mod audit_fill;
 pub mod auth;
 pub mod config;
 pub mod config_file;

@@ -25,6 +25,9 @@ enum Command {
     /// JSON, what no table owns and which tables hold no data. Reports
     /// only; deletes nothing.
     Reconcile(ServeArgs),
+    /// Benchmarks only: add a synthetic audit trail to a control root.
+    #[command(hide = true)]
+    AuditFill(lance_catalog::audit_fill::FillArgs),
 }
 
 fn main() {
@@ -32,6 +35,14 @@ fn main() {
     // The subcommand is checked (and help printed) first; its settings are
     // then read again with the config file beneath flags and environment.
     let cli = Cli::parse();
+    if let Some(Command::AuditFill(fill)) = cli.command {
+        let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+        if let Err(e) = runtime.block_on(lance_catalog::audit_fill::fill(fill)) {
+            eprintln!("lance-catalog: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let settings = match cli.command {
         Some(_) => &argv[2..],
         None => &argv[argv.len().min(1)..],

@@ -13,8 +13,8 @@ use crate::error::{CatalogError, CatalogResult, Code};
 
 /// Where events were kept, one record each, before segments.
 const EVENT: &str = "event";
-/// Old events moved into segments per upkeep pass.
-const MOVE_PER_PASS: usize = 5_000;
+/// Old events moved into segments per write.
+const MOVE_BATCH: usize = 5_000;
 
 /// `since` as milliseconds.
 pub(super) fn since_ms(since: Option<&str>) -> CatalogResult<u64> {
@@ -111,28 +111,33 @@ impl Registry {
     }
 
     /// One upkeep pass of the audit trail: events stored as records by
-    /// older versions move into segments (a batch a pass), then closed
-    /// slots merge and expired ones go.
+    /// older versions move into segments (once: a marker says when it is
+    /// done), then closed slots merge and expired ones go.
     pub async fn audit_upkeep(&self, retention_ms: Option<u64>) -> CatalogResult<UpkeepReport> {
-        let old = self.records.listed_ids(EVENT).await?;
-        if !old.is_empty() {
-            let mut moved = Vec::new();
-            for id in old.iter().take(MOVE_PER_PASS) {
-                if let Some(e) = self.records.get::<Event>(EVENT, id).await? {
-                    moved.push(e.value);
+        if !self.audit.records_moved().await {
+            let old = self.records.listed_ids(EVENT).await?;
+            for ids in old.chunks(MOVE_BATCH) {
+                let mut moved = Vec::new();
+                for id in ids {
+                    if let Some(e) = self.records.get::<Event>(EVENT, id).await? {
+                        moved.push(e.value);
+                    }
+                }
+                let earliest = moved.iter().map(|e| e.at_ms).min();
+                // Stored before the records go: a crash between repeats
+                // events, which pages drop, and loses none.
+                self.audit.import(moved).await?;
+                for id in ids {
+                    self.records
+                        .delete::<Event, _>(EVENT, id, |_| Ok(()))
+                        .await?;
+                    self.records.erase::<Event>(EVENT, id).await?;
+                }
+                if let Some(ms) = earliest {
+                    self.audit.rewind(ms).await;
                 }
             }
-            let earliest = moved.iter().map(|e| e.at_ms).min();
-            self.audit.import(moved).await?;
-            for id in old.iter().take(MOVE_PER_PASS) {
-                self.records
-                    .delete::<Event, _>(EVENT, id, |_| Ok(()))
-                    .await?;
-                self.records.erase::<Event>(EVENT, id).await?;
-            }
-            if let Some(ms) = earliest {
-                self.audit.rewind(ms).await;
-            }
+            self.audit.set_records_moved().await?;
         }
         self.audit.upkeep(now_ms(), retention_ms).await
     }

@@ -143,6 +143,8 @@ impl Governance {
     /// Send the trail to the sink, forever (a task of its own).
     pub async fn run_audit_sink(&self, cfg: SinkConfig) {
         let me = uuid::Uuid::new_v4().simple().to_string();
+        // Where a first sender starts: before this server took requests.
+        let started = now_ms();
         let client = match reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .build()
@@ -155,7 +157,7 @@ impl Governance {
         };
         loop {
             tokio::time::sleep(Duration::from_secs(1)).await;
-            match self.sink_round(&cfg, &client, &me).await {
+            match self.sink_round(&cfg, &client, &me, started).await {
                 Ok(sent) if sent > 0 => tracing::debug!(sent, "audit sink"),
                 Ok(_) => {}
                 Err(e) => {
@@ -167,18 +169,20 @@ impl Governance {
 
     /// Take or renew the lease and move the cursor to `after` (when set);
     /// `None` while another replica holds it.
-    async fn sink_lease(&self, me: &str, after: Option<&str>) -> CatalogResult<Option<Cursor>> {
+    async fn sink_lease(
+        &self,
+        me: &str,
+        after: Option<&str>,
+        started: u64,
+    ) -> CatalogResult<Option<Cursor>> {
         let records = &self.registry.records;
         let now = now_ms();
-        if records
-            .get::<Cursor>(CURSOR_KIND, CURSOR_ID)
-            .await?
-            .is_none()
-        {
-            // The first sender starts at now: the trail before the sink
-            // was set is not replayed.
+        let current = records.get::<Cursor>(CURSOR_KIND, CURSOR_ID).await?;
+        if current.is_none() {
+            // The first sender starts where its server did: the trail
+            // from before the sink was set is not replayed.
             let start = Cursor {
-                after: format!("{now:013}"),
+                after: format!("{started:013}"),
                 holder: me.to_string(),
                 until_ms: now + LEASE_MS,
             };
@@ -195,6 +199,16 @@ impl Governance {
                 Err(e) if e.code == Code::CONCURRENT_MODIFICATION => Ok(None),
                 Err(e) => Err(e),
             };
+        }
+        // Renewed when half spent, so an idle sender writes every 15 s.
+        if let Some(c) = current.map(|c| c.value) {
+            let fresh = c.holder == me && c.until_ms > now + LEASE_MS / 2;
+            if fresh && after.is_none_or(|a| a <= c.after.as_str()) {
+                return Ok(Some(c));
+            }
+            if c.holder != me && c.until_ms > now {
+                return Ok(None);
+            }
         }
         let held = CatalogError::new(Code::CONCURRENT_MODIFICATION, "held");
         match records
@@ -223,8 +237,9 @@ impl Governance {
         cfg: &SinkConfig,
         client: &reqwest::Client,
         me: &str,
+        started: u64,
     ) -> CatalogResult<usize> {
-        let Some(cursor) = self.sink_lease(me, None).await? else {
+        let Some(cursor) = self.sink_lease(me, None, started).await? else {
             return Ok(0);
         };
         let pos = Position {
@@ -248,7 +263,11 @@ impl Governance {
                         attempt += 1;
                         tracing::info!(event = %e.event_id, attempt, why = %why, "the audit sink retries");
                         // Save progress and keep the lease while waiting.
-                        if self.sink_lease(me, done.as_deref()).await?.is_none() {
+                        if self
+                            .sink_lease(me, done.as_deref(), started)
+                            .await?
+                            .is_none()
+                        {
                             return Ok(sent);
                         }
                         tokio::time::sleep(backoff(attempt)).await;
@@ -259,7 +278,7 @@ impl Governance {
             done = Some(e.event_id.clone());
         }
         if done.is_some() {
-            self.sink_lease(me, done.as_deref()).await?;
+            self.sink_lease(me, done.as_deref(), started).await?;
         }
         Ok(sent)
     }

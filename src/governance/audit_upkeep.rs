@@ -21,6 +21,8 @@ const SETTLE_MS: u64 = 60_000;
 const CHUNK: usize = 1_000;
 /// Where the next pass starts merging (a hint: a stale one re-walks).
 const WATERMARK: &str = "upkeep.json";
+/// Present once events older versions kept as records have moved in.
+const RECORDS_MOVED: &str = "records-moved.json";
 
 /// When a day, hour or slot directory begins, from its names.
 fn start_ms(day: &str, hour: Option<&str>, slot: Option<&str>) -> Option<u64> {
@@ -70,6 +72,22 @@ impl AuditStore {
         if ms < self.watermark().await {
             self.set_watermark(ms).await;
         }
+    }
+
+    /// Whether events kept as records have all moved into segments.
+    pub async fn records_moved(&self) -> bool {
+        let path = self.root.clone().join(RECORDS_MOVED);
+        self.store.head(&path).await.is_ok()
+    }
+
+    pub async fn set_records_moved(&self) -> CatalogResult<()> {
+        let path = self.root.clone().join(RECORDS_MOVED);
+        let body = PutPayload::from(crate::records::now_ms().to_string().into_bytes());
+        self.store
+            .put(&path, body)
+            .await
+            .map(|_| ())
+            .map_err(|e| unavailable("write", e))
     }
 
     async fn watermark(&self) -> u64 {
