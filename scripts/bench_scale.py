@@ -16,15 +16,27 @@ the median of --n calls of each write:
   namespace      POST /v1/namespace/bench_n<i>/create
 
 It prints one table per write: milliseconds at each size, the growth from
-the smallest size, and ours / reference. It asserts nothing. Run it on a
-release build on a quiet machine:
+the smallest size, ours / reference, and the server's RSS at each size.
+
+With --events 1000,100000,1000000 it times the audit trail instead: at each
+size a fresh control root gets that many events at a steady 278 a second
+ending 2 minutes ago (`lance-catalog audit-fill`, segments of 20 as a busy replica's
+group commits write them), then the median of --n reads of the first page
+(`GET /v1/events?limit=100`), the page after it (its `page_token`), and the
+page of the last second (`since=`), as written and after the upkeep merged
+the closed slots; and the RSS after them. (The reference has no trail.)
+
+It asserts nothing. Run it on a release build on a quiet machine:
 
   cargo build --release
   python3 scripts/bench_scale.py --bin $CARGO_TARGET_DIR/release/lance-catalog --scales 1000,10000,100000
+  python3 scripts/bench_scale.py --bin $CARGO_TARGET_DIR/release/lance-catalog --events 1000,100000,1000000
 """
 import argparse
 import os
+import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -87,6 +99,71 @@ def writes_at(url, scale, n):
     return out, errors
 
 
+def audit_files(root):
+    return sum(len(fs) for _, _, fs in os.walk(os.path.join(root, "_catalog", "control", "audit")))
+
+
+def pages(url, n, since_ms):
+    """Median ms of the first page, the next one and the last second's."""
+    c = Client(url)
+    first = json.loads(c.call("GET", "/v1/events?limit=100"))
+    token = first.get("page_token", "")
+    out = {}
+    for name, path in (("first page", "/v1/events?limit=100"),
+                       ("next page", f"/v1/events?limit=100&page_token={token}"),
+                       ("last second", f"/v1/events?limit=100&since={since_ms}")):
+        times = [timed(c, "GET", path)[0] for _ in range(n)]
+        out[name] = statistics.median(times)
+    got = json.loads(c.call("GET", f"/v1/events?limit=100&since={since_ms}"))["events"]
+    return out, len(first["events"]), len(got)
+
+
+def events_bench(a, work, env):
+    sizes = [int(s) for s in a.events.split(",") if s.strip()]
+    rows = []
+    for size in sizes:
+        root = f"{work}/events{size}"
+        # Ending 2 minutes ago: every slot is closed, so the upkeep merges all.
+        end_ms = int(time.time() * 1000) - 120_000
+        t0 = time.perf_counter()
+        subprocess.run([a.bin, "audit-fill", "--control-root", f"{root}/_catalog/control", "--events", str(size),
+                        "--ending-ago", "120"],
+                       check=True, stdout=subprocess.DEVNULL)
+        fill_s = time.perf_counter() - t0
+        since = end_ms - 1000
+        row = {"size": size, "fill s": fill_s, "files written": audit_files(root)}
+        for phase, upkeep in (("written", "0"), ("merged", "1s")):
+            proc, url = start([a.bin, "serve", "--root", root, "--listen", "127.0.0.1:0", "--workers", "0",
+                               "--audit-upkeep-interval", upkeep], env=env)
+            try:
+                if phase == "merged":
+                    last = -1
+                    while (now := audit_files(root)) != last:
+                        last = now
+                        time.sleep(3)
+                    row["files merged"] = last
+                times, first_n, last_n = pages(url, a.n, since)
+                for k, v in times.items():
+                    row[f"{k}, {phase}"] = v
+                row[f"RSS {phase}"] = rss_mb(proc.pid)
+                row["page sizes"] = (first_n, last_n)
+            finally:
+                proc.terminate()
+                proc.wait(timeout=30)
+        rows.append(row)
+    print(f"\nAudit trail pages (limit 100), median ms of {a.n} reads; events at 278/s ending at the fill\n")
+    keys = [k for k in rows[0] if k not in ("size", "page sizes")]
+    print("| events |" + "".join(f" {k} |" for k in keys))
+    print("|---|" + "---|" * len(keys))
+    for r in rows:
+        print(f"| {r['size']:,} |" + "".join(
+            f" {r[k]:.2f} |" if isinstance(r[k], float) else f" {r[k]:,} |" for k in keys))
+    base = rows[0]
+    for k in keys:
+        if "page" in k or "second" in k or "RSS" in k:
+            print(f"{k}: {rows[-1][k] / base[k]:.2f}x from {base['size']:,} to {rows[-1]['size']:,} events")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True, help="the lance-catalog binary")
@@ -94,7 +171,15 @@ def main():
     ap.add_argument("--scales", default="1000,10000", help="comma-separated table counts")
     ap.add_argument("--n", type=int, default=30, help="calls of each write at each size")
     ap.add_argument("--no-reference", action="store_true", help="skip the reference server")
+    ap.add_argument("--events", help="comma-separated audit trail sizes: time pages instead of writes")
     a = ap.parse_args()
+    if a.events:
+        work = tempfile.mkdtemp(prefix="bench-events-")
+        try:
+            events_bench(a, work, dict(os.environ, LANCE_CATALOG_LOG="warn"))
+        finally:
+            stop_all({}, work)
+        return
     scales = [int(s) for s in a.scales.split(",") if s.strip()]
 
     work = tempfile.mkdtemp(prefix="bench-scale-")
@@ -117,6 +202,8 @@ def main():
                 grow(roots[name], have, s)
                 have = s
                 results[(name, s)], errs = writes_at(url, s, a.n)
+                if name != "reference":
+                    results[(name, s)]["RSS MiB"] = rss_mb(servers[name][0].pid)
                 for k, v in errs.items():
                     errors.setdefault((name, k), v)
 
@@ -136,10 +223,10 @@ def main():
         for w in results[(names[0], scales[0])]:
             base = results[("ours", scales[0])][w]
             for s in scales:
-                row = f"| {w} | {s:,} |" + "".join(f" {results[(n, s)][w]:.2f} |" for n in names)
+                row = f"| {w} | {s:,} |" + "".join(f" {results[(n, s)].get(w, float('nan')):.2f} |" for n in names)
                 row += f" {results[('ours', s)][w] / base:.2f}x |"
                 if "reference" in names:
-                    row += f" {results[('ours', s)][w] / results[('reference', s)][w]:.2f} |"
+                    row += f" {results[('ours', s)][w] / results[('reference', s)].get(w, float('nan')):.2f} |"
                 if "anchor" in names:
                     row += f" {results[('ours', s)][w] / results[('anchor', s)][w]:.2f} |"
                 print(row)

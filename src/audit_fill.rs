@@ -23,6 +23,10 @@ pub struct FillArgs {
     /// Events per segment (a replica's group-commit batch).
     #[arg(long, default_value_t = 20)]
     pub per_segment: usize,
+    /// Seconds before now the last event is (past the upkeep's settling
+    /// time, the trail's slots are all closed).
+    #[arg(long, default_value_t = 0)]
+    pub ending_ago: u64,
 }
 
 pub async fn fill(args: FillArgs) -> Result<(), String> {
@@ -31,7 +35,7 @@ pub async fn fill(args: FillArgs) -> Result<(), String> {
         .map_err(|e| e.message)?;
     let trail = Registry::new(records).audit_store().clone();
     let rate = args.rate.max(1);
-    let now = crate::records::now_ms();
+    let now = crate::records::now_ms().saturating_sub(args.ending_ago * 1000);
     let start = now.saturating_sub(args.events * 1000 / rate);
     let per = args.per_segment.max(1) as u64;
     let mut writes = Vec::new();

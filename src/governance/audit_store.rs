@@ -12,7 +12,7 @@
 //!   starts. A segment never spans two slots (a batch is split at slot
 //!   boundaries), so slots in order give events in order.
 //! - **Upkeep** (every minute, any replica): a closed slot's segments are
-//!   merged into chunks of [`CHUNK`] events named by their content (two
+//!   merged into chunks of 250 events named by their content (two
 //!   replicas merging the same slot write the same names), and slots past
 //!   the retention are deleted. Readers drop duplicate ids and re-list a
 //!   slot whose segment vanished under them.
@@ -329,7 +329,14 @@ impl AuditStore {
                 if limit == 0 || (got.len() >= limit && segs[i].first_ms > got[limit - 1].at_ms) {
                     break;
                 }
-                let end = (i + READS).min(segs.len());
+                // As many segments as can hold what is still wanted.
+                let mut end = i;
+                let mut holds = 0;
+                let wanted = limit.saturating_sub(got.len()).max(1);
+                while end < segs.len() && end - i < READS && holds < wanted {
+                    holds += segs[end].count;
+                    end += 1;
+                }
                 let reads: Vec<_> = segs[i..end].iter().map(|s| self.read(s)).collect();
                 let reads = futures::future::try_join_all(reads).await?;
                 for events in reads {

@@ -17,8 +17,10 @@ use crate::records::unavailable;
 /// A slot is merged once this long past its end: writers stamp an event
 /// before it is durable, so a slot can still gain a segment for a moment.
 const SETTLE_MS: u64 = 60_000;
-/// Events per merged chunk (a page of up to 1,000 reads one or two).
-const CHUNK: usize = 1_000;
+/// Events per merged chunk: a default page of 100 reads one or two, and
+/// parses no more than it must (measured: 1,000-event chunks doubled a
+/// page's time).
+const CHUNK: usize = 250;
 /// Where the next pass starts merging (a hint: a stale one re-walks).
 const WATERMARK: &str = "upkeep.json";
 /// Present once events older versions kept as records have moved in.

@@ -559,7 +559,7 @@ async fn refused_creates_leave_nothing() {
     let after = files(&roots);
     let audit = |f: &BTreeSet<(String, u64)>| {
         f.iter()
-            .filter(|(p, _)| !p.contains("/_catalog/control/event/"))
+            .filter(|(p, _)| !p.contains("/_catalog/control/audit/"))
             .cloned()
             .collect::<BTreeSet<_>>()
     };
