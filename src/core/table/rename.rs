@@ -33,36 +33,54 @@ impl Catalog {
         self.require_table(&id).await?;
         self.require_namespace(&dest_ns).await?;
 
-        let held = self.hold_manifest().await;
-        let ds = self.manifest_snapshot().await?;
         let (old_key, new_key) = (
             crate::core::checks::manifest_key(&id),
             crate::core::checks::manifest_key(&dest),
         );
-        let taken = self
-            .manifest_rows(&ds, std::slice::from_ref(&new_key))
-            .await?;
-        if !taken.is_empty() {
-            return Err(CatalogError::new(
-                Code::TABLE_ALREADY_EXISTS,
-                format!("{} already exists", display_id(&dest)),
-            ));
+        // A commit refused by a concurrent one (another replica's write or
+        // manifest upkeep) is checked and tried again on the newer snapshot.
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let held = self.hold_manifest().await;
+            let ds = self.manifest_snapshot().await?;
+            let taken = self
+                .manifest_rows(&ds, std::slice::from_ref(&new_key))
+                .await?;
+            if !taken.is_empty() {
+                return Err(crate::core::checks::table_already_exists(&dest));
+            }
+            let rows = self
+                .manifest_rows(&ds, std::slice::from_ref(&old_key))
+                .await?;
+            let Some(row) = rows.first().filter(|b| b.num_rows() == 1) else {
+                return Err(CatalogError::new(
+                    Code::CONCURRENT_MODIFICATION,
+                    format!(
+                        "table {} was renamed or dropped by a concurrent request",
+                        display_id(&id)
+                    ),
+                ));
+            };
+            let moved = with_object_id(row, new_key.clone())?;
+            match self
+                .manifest_apply(
+                    &held,
+                    ds,
+                    vec![moved],
+                    std::slice::from_ref(&old_key),
+                    false,
+                )
+                .await
+            {
+                Ok(()) => break,
+                Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < 5 => {
+                    drop(held);
+                    tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
+                }
+                Err(e) => return Err(e),
+            }
         }
-        let rows = self
-            .manifest_rows(&ds, std::slice::from_ref(&old_key))
-            .await?;
-        let Some(row) = rows.first().filter(|b| b.num_rows() == 1) else {
-            return Err(CatalogError::new(
-                Code::CONCURRENT_MODIFICATION,
-                format!(
-                    "table {} was renamed or dropped by a concurrent request",
-                    display_id(&id)
-                ),
-            ));
-        };
-        let moved = with_object_id(row, new_key)?;
-        self.manifest_apply(&held, ds, vec![moved], &[old_key], false)
-            .await?;
         Ok(RenameTableResponse::default())
     }
 }
