@@ -16,16 +16,19 @@ const EVENT: &str = "event";
 /// Old events moved into segments per write.
 const MOVE_BATCH: usize = 5_000;
 
-/// `since` as milliseconds.
+/// The latest time an event id can spell (ids are 13 digits of ms).
+const LAST_MS: u64 = 9_999_999_999_999;
+
+/// `since` as milliseconds, at most [`LAST_MS`] (ids compare as strings).
 pub(super) fn since_ms(since: Option<&str>) -> CatalogResult<u64> {
     let Some(s) = since.map(str::trim).filter(|s| !s.is_empty()) else {
         return Ok(0);
     };
     if let Ok(ms) = s.parse::<u64>() {
-        return Ok(ms);
+        return Ok(ms.min(LAST_MS));
     }
     chrono::DateTime::parse_from_rfc3339(s)
-        .map(|t| t.timestamp_millis().max(0) as u64)
+        .map(|t| (t.timestamp_millis().max(0) as u64).min(LAST_MS))
         .map_err(|_| {
             CatalogError::invalid(format!(
                 "since {s:?} is neither milliseconds since the epoch nor an RFC 3339 time"

@@ -159,3 +159,22 @@ async fn a_merge_changes_no_page_and_the_retention_deletes_only_what_expired() {
     let left = all_pages(&trail, "", 100).await.0;
     assert_eq!(left, want[2500..].to_vec());
 }
+
+#[tokio::test]
+async fn a_since_past_what_ids_can_spell_admits_nothing() {
+    let (trail, _dir) = local();
+    trail
+        .import(vec![event(1_764_000_000_000, 1)])
+        .await
+        .unwrap();
+    for since in [
+        "10000000000000",
+        "18446744073709551615",
+        "9999-12-31T00:00:00Z",
+    ] {
+        let ms = crate::governance::audit::since_ms(Some(since)).unwrap();
+        let (ids, _) = all_pages(&trail, &format!("{ms:013}"), 10).await;
+        assert!(ids.is_empty(), "since {since}");
+    }
+    assert!(crate::governance::audit::since_ms(Some("soon")).is_err());
+}
