@@ -13,6 +13,8 @@ use crate::error::{CatalogError, CatalogResult, Code};
 
 /// Where events were kept, one record each, before segments.
 const EVENT: &str = "event";
+/// How long no event record must appear before the move is done.
+const RECORDS_QUIET: std::time::Duration = std::time::Duration::from_secs(3600);
 /// Old events moved into segments per write.
 const MOVE_BATCH: usize = 5_000;
 
@@ -33,6 +35,17 @@ pub(super) fn since_ms(since: Option<&str>) -> CatalogResult<u64> {
             CatalogError::invalid(format!(
                 "since {s:?} is neither milliseconds since the epoch nor an RFC 3339 time"
             ))
+        })
+}
+
+/// Whether `t` is spelled as an event id (13 digits, '-', letters and
+/// digits): a page token is the last id of the page before.
+fn is_event_id(t: &str) -> bool {
+    let (ms, rest) = t.split_at(t.len().min(13));
+    ms.len() == 13
+        && ms.bytes().all(|b| b.is_ascii_digit())
+        && rest.strip_prefix('-').is_some_and(|r| {
+            !r.is_empty() && r.len() <= 64 && r.bytes().all(|b| b.is_ascii_alphanumeric())
         })
 }
 
@@ -102,9 +115,15 @@ impl Registry {
         req: &ListEventsRequest,
     ) -> CatalogResult<ListEventsResponse> {
         let limit = crate::api::page::size(req.limit, crate::api::page::CONTROL)?.unwrap_or(1000);
+        let after = req.page_token.clone().filter(|t| !t.is_empty());
+        if let Some(t) = after.as_deref().filter(|t| !is_event_id(t)) {
+            return Err(CatalogError::invalid(format!(
+                "page_token {t:?} is not a token this listing answered"
+            )));
+        }
         let pos = Position {
             from: format!("{:013}", since_ms(req.since.as_deref())?),
-            after: req.page_token.clone().filter(|t| !t.is_empty()),
+            after,
         };
         let (events, more) = self.audit.page(&pos, limit).await?;
         let page_token = more
@@ -115,10 +134,12 @@ impl Registry {
 
     /// One upkeep pass of the audit trail: events stored as records by
     /// older versions move into segments (once: a marker says when it is
-    /// done), then closed slots merge and expired ones go.
+    /// done, an hour after the last one appeared), then closed slots merge
+    /// and expired ones go.
     pub async fn audit_upkeep(&self, retention_ms: Option<u64>) -> CatalogResult<UpkeepReport> {
         if !self.audit.records_moved().await {
             let old = self.records.listed_ids(EVENT).await?;
+            let mut moved_any = false;
             for ids in old.chunks(MOVE_BATCH) {
                 let mut moved = Vec::new();
                 for id in ids {
@@ -126,6 +147,7 @@ impl Registry {
                         moved.push(e.value);
                     }
                 }
+                moved_any |= !moved.is_empty();
                 let earliest = moved.iter().map(|e| e.at_ms).min();
                 // Stored before the records go: a crash between repeats
                 // events, which pages drop, and loses none.
@@ -140,8 +162,35 @@ impl Registry {
                     self.audit.rewind(ms).await;
                 }
             }
-            self.audit.set_records_moved().await?;
+            // Replicas of the older version go on writing records during a
+            // rolling upgrade: done only after an hour of finding none.
+            if self.audit.quiet_for(moved_any) >= RECORDS_QUIET {
+                self.audit.set_records_moved().await?;
+            }
         }
         self.audit.upkeep(now_ms(), retention_ms).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_event_id;
+
+    #[test]
+    fn page_tokens_must_be_spelled_as_event_ids() {
+        assert!(is_event_id("1796291336036-89da032c2689"));
+        for bad in [
+            "",
+            "zzzz",
+            "2",
+            "~",
+            "1796291336036",
+            "1796291336036-",
+            "179629133603x-ab",
+            "1796291336036-a b",
+            "é796291336036-ab",
+        ] {
+            assert!(!is_event_id(bad), "{bad:?}");
+        }
     }
 }

@@ -66,7 +66,10 @@ impl SinkConfig {
             return Ok(None);
         };
         let url = url::Url::parse(raw).map_err(|e| format!("--audit-sink-url {raw:?}: {e}"))?;
-        if !matches!(url.scheme(), "http" | "https") || !url.username().is_empty() {
+        if !matches!(url.scheme(), "http" | "https")
+            || !url.username().is_empty()
+            || url.password().is_some()
+        {
             return Err(format!(
                 "--audit-sink-url {raw:?} must be an http or https URL without credentials in it"
             ));
@@ -125,9 +128,9 @@ fn cloud_event(source: &str, e: &Event) -> serde_json::Value {
 /// What one attempt to send came to.
 enum Sent {
     Accepted,
-    /// Worth another try (network, 408, 429, 5xx).
+    /// Worth another try (network, 3xx, 401, 403, 404, 408, 410, 429, 5xx).
     Retry(String),
-    /// The receiver refused this event for good (another 4xx).
+    /// The receiver refused this event for good (400, 413, 422, ...).
     Refused(String),
 }
 
@@ -145,8 +148,10 @@ impl Governance {
         let me = uuid::Uuid::new_v4().simple().to_string();
         // Where a first sender starts: before this server took requests.
         let started = now_ms();
+        // No redirects: a 3xx would turn the POST into a GET that "accepts".
         let client = match reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
+            .redirect(reqwest::redirect::Policy::none())
             .build()
         {
             Ok(c) => c,
@@ -246,8 +251,10 @@ impl Governance {
             from: String::new(),
             after: Some(cursor.after.clone()),
         };
-        let (events, _) = self.registry.audit.page(&pos, BATCH).await?;
+        // Before the read, so a slow read does not eat into the delay.
         let due = now_ms().saturating_sub(cfg.delay.as_millis() as u64);
+        let (events, _) = self.registry.audit.page(&pos, BATCH).await?;
+        let mut renewed = std::time::Instant::now();
         let mut sent = 0;
         let mut done: Option<String> = None;
         for e in events.iter().take_while(|e| e.at_ms <= due) {
@@ -276,6 +283,17 @@ impl Governance {
             }
             sent += 1;
             done = Some(e.event_id.clone());
+            // A long round keeps its lease (and saves its progress).
+            if renewed.elapsed() > Duration::from_millis(LEASE_MS / 3) {
+                renewed = std::time::Instant::now();
+                if self
+                    .sink_lease(me, done.as_deref(), started)
+                    .await?
+                    .is_none()
+                {
+                    return Ok(sent);
+                }
+            }
         }
         if done.is_some() {
             self.sink_lease(me, done.as_deref(), started).await?;
@@ -310,7 +328,12 @@ async fn send(client: &reqwest::Client, cfg: &SinkConfig, e: &Event) -> Sent {
         Ok(r) => {
             let s = r.status();
             let why = format!("status {s}");
-            if s.is_server_error() || s.as_u16() == 408 || s.as_u16() == 429 {
+            // A receiver down, moved or refusing our key is retried (the
+            // operator fixes it); only a refusal of the event itself skips.
+            if s.is_server_error()
+                || s.is_redirection()
+                || matches!(s.as_u16(), 401 | 403 | 404 | 408 | 410 | 429)
+            {
                 Sent::Retry(why)
             } else {
                 Sent::Refused(why)
@@ -341,6 +364,7 @@ mod tests {
         assert!(SinkConfig::parse(None, None, "s", d).unwrap().is_none());
         assert!(SinkConfig::parse(Some("ftp://x"), None, "s", d).is_err());
         assert!(SinkConfig::parse(Some("http://u:p@x/"), None, "s", d).is_err());
+        assert!(SinkConfig::parse(Some("http://:p@x/"), None, "s", d).is_err());
         let c = SinkConfig::parse(Some("http://127.0.0.1:9/e"), Some("hush".into()), "s", d)
             .unwrap()
             .unwrap();

@@ -86,6 +86,8 @@ pub struct AuditStore {
     pending: std::sync::Mutex<Vec<(Event, Waiter)>>,
     /// Held by the request writing the current batch.
     flushing: tokio::sync::Mutex<()>,
+    /// Since when upkeep passes found no event records to move in.
+    quiet_since: std::sync::Mutex<Option<std::time::Instant>>,
 }
 
 impl std::fmt::Debug for AuditStore {
@@ -133,7 +135,19 @@ impl AuditStore {
             seq: AtomicU64::new(0),
             pending: Default::default(),
             flushing: Default::default(),
+            quiet_since: Default::default(),
         }
+    }
+
+    /// How long passes have found nothing to move in (zero when this one
+    /// moved something).
+    pub(super) fn quiet_for(&self, moved: bool) -> std::time::Duration {
+        let mut q = self.quiet_since.lock().unwrap_or_else(|e| e.into_inner());
+        if moved {
+            *q = None;
+            return std::time::Duration::ZERO;
+        }
+        q.get_or_insert_with(std::time::Instant::now).elapsed()
     }
 
     /// Store one event; answers its id and time once it is durable. The
@@ -146,7 +160,7 @@ impl AuditStore {
             .lock()
             .map_err(|_| "the audit queue is poisoned".to_string())?
             .push((event, tx));
-        let _turn = self.flushing.lock().await;
+        let turn = self.flushing.lock().await;
         // The writer before us may have taken our event with its batch.
         if let Ok(done) = rx.try_recv() {
             return done;
@@ -157,77 +171,54 @@ impl AuditStore {
                 .lock()
                 .map_err(|_| "the audit queue is poisoned".to_string())?,
         );
-        let at_ms = crate::records::now_ms();
-        let (mut events, waiters): (Vec<Event>, Vec<Waiter>) = batch.into_iter().unzip();
-        for e in &mut events {
-            let suffix = e.event_id.get(14..).unwrap_or_default().to_string();
-            e.at_ms = at_ms;
-            e.event_id = format!("{at_ms:013}-{suffix}");
-        }
-        let ids: Vec<String> = events.iter().map(|e| e.event_id.clone()).collect();
-        events.sort_by(|a, b| a.event_id.cmp(&b.event_id));
-        let tag = format!(
-            "w{}{:08}",
-            self.writer,
-            self.seq.fetch_add(1, Ordering::Relaxed)
-        );
-        let outcome = self
-            .write_slots(&events, &tag)
-            .await
-            .map(|_| ())
-            .map_err(|e| match e.cause() {
-                Some(c) => format!("{}: {c}", e.message),
-                None => e.message.clone(),
+        if !batch.is_empty() {
+            let at_ms = crate::records::now_ms();
+            let (mut events, waiters): (Vec<Event>, Vec<Waiter>) = batch.into_iter().unzip();
+            for e in &mut events {
+                let suffix = e.event_id.get(14..).unwrap_or_default().to_string();
+                e.at_ms = at_ms;
+                e.event_id = format!("{at_ms:013}-{suffix}");
+            }
+            let ids: Vec<String> = events.iter().map(|e| e.event_id.clone()).collect();
+            events.sort_by(|a, b| a.event_id.cmp(&b.event_id));
+            let tag = format!(
+                "w{}{:08}",
+                self.writer,
+                self.seq.fetch_add(1, Ordering::Relaxed)
+            );
+            // Written and answered by a task of its own: the request that
+            // took the batch may be cancelled (its client gone) and must
+            // not take the others' events with it.
+            let (store, root) = (self.store.clone(), self.root.clone());
+            let write = tokio::spawn(async move {
+                let outcome = write_events(&store, &root, &events, &tag)
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| match e.cause() {
+                        Some(c) => format!("{}: {c}", e.message),
+                        None => e.message.clone(),
+                    });
+                for (w, id) in waiters.into_iter().zip(ids) {
+                    let _ = w.send(outcome.clone().map(|()| (id, at_ms)));
+                }
             });
-        for (w, id) in waiters.into_iter().zip(ids) {
-            let _ = w.send(outcome.clone().map(|()| (id, at_ms)));
+            let _ = write.await;
         }
-        rx.try_recv()
+        drop(turn);
+        rx.await
             .unwrap_or_else(|_| Err("the audit batch was lost".to_string()))
     }
 
-    /// Write sorted `events` as one segment per slot they fall in.
-    async fn write_slots(&self, events: &[Event], tag: &str) -> CatalogResult<Vec<Path>> {
-        let mut written = Vec::new();
-        for group in events.chunk_by(|a, b| a.at_ms / SLOT_MS == b.at_ms / SLOT_MS) {
-            written.push(self.write_segment(group, tag).await?);
-        }
-        Ok(written)
-    }
-
-    /// One segment of sorted events of one slot. An existing name is the
-    /// same content (names are unique per writer, or name their content).
-    pub(super) async fn write_segment(&self, events: &[Event], tag: &str) -> CatalogResult<Path> {
-        let (first, last) = (events[0].at_ms, events[events.len() - 1].at_ms);
-        let (day, hour, slot) = slot_key(first);
-        let path = self
-            .root
-            .clone()
-            .join(day)
-            .join(hour)
-            .join(slot)
-            .join(format!(
-                "{first:013}-{last:013}-{:06}-{tag}.jsonl",
-                events.len()
-            ));
-        let mut body = Vec::with_capacity(events.len() * 256);
-        for e in events {
-            serde_json::to_writer(&mut body, e)
-                .map_err(|e| CatalogError::internal(format!("an audit event: {e}")))?;
-            body.push(b'\n');
-        }
-        let opts = PutOptions {
-            mode: PutMode::Create,
-            ..Default::default()
-        };
-        match self
-            .store
-            .put_opts(&path, PutPayload::from(body), opts)
-            .await
-        {
-            Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => Ok(path),
-            Err(e) => Err(unavailable("write", e)),
-        }
+    /// One segment of raw lines, sorted, of one slot, named by `range`
+    /// (first and last ms) and their count.
+    pub(super) async fn put_lines(
+        &self,
+        range: (u64, u64),
+        count: usize,
+        tag: &str,
+        body: Vec<u8>,
+    ) -> CatalogResult<Path> {
+        put_segment(&self.store, &self.root, range, count, tag, body).await
     }
 
     /// Store events as they are, in one segment per slot (events kept
@@ -239,7 +230,9 @@ impl AuditStore {
             self.writer,
             self.seq.fetch_add(1, Ordering::Relaxed)
         );
-        self.write_slots(&events, &tag).await.map(|_| ())
+        write_events(&self.store, &self.root, &events, &tag)
+            .await
+            .map(|_| ())
     }
 
     /// Names one level below `dir`, sorted.
@@ -377,6 +370,63 @@ impl AuditStore {
         let more = out.len() > limit;
         out.truncate(limit);
         Ok((out, more))
+    }
+}
+
+/// Write sorted `events` as one segment per slot they fall in.
+async fn write_events(
+    store: &Arc<dyn ObjectStore>,
+    root: &Path,
+    events: &[Event],
+    tag: &str,
+) -> CatalogResult<Vec<Path>> {
+    let mut written = Vec::new();
+    for group in events.chunk_by(|a, b| a.at_ms / SLOT_MS == b.at_ms / SLOT_MS) {
+        written.push(write_segment(store, root, group, tag).await?);
+    }
+    Ok(written)
+}
+
+async fn write_segment(
+    store: &Arc<dyn ObjectStore>,
+    root: &Path,
+    events: &[Event],
+    tag: &str,
+) -> CatalogResult<Path> {
+    let range = (events[0].at_ms, events[events.len() - 1].at_ms);
+    let mut body = Vec::with_capacity(events.len() * 256);
+    for e in events {
+        serde_json::to_writer(&mut body, e)
+            .map_err(|e| CatalogError::internal(format!("an audit event: {e}")))?;
+        body.push(b'\n');
+    }
+    put_segment(store, root, range, events.len(), tag, body).await
+}
+
+/// Store one segment. An existing name is the same content (names are
+/// unique per writer, or name their content).
+async fn put_segment(
+    store: &Arc<dyn ObjectStore>,
+    root: &Path,
+    (first, last): (u64, u64),
+    count: usize,
+    tag: &str,
+    body: Vec<u8>,
+) -> CatalogResult<Path> {
+    let (day, hour, slot) = slot_key(first);
+    let path = root
+        .clone()
+        .join(day)
+        .join(hour)
+        .join(slot)
+        .join(format!("{first:013}-{last:013}-{count:06}-{tag}.jsonl"));
+    let opts = PutOptions {
+        mode: PutMode::Create,
+        ..Default::default()
+    };
+    match store.put_opts(&path, PutPayload::from(body), opts).await {
+        Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => Ok(path),
+        Err(e) => Err(unavailable("write", e)),
     }
 }
 

@@ -178,3 +178,102 @@ async fn a_since_past_what_ids_can_spell_admits_nothing() {
     }
     assert!(crate::governance::audit::since_ms(Some("soon")).is_err());
 }
+
+#[tokio::test]
+async fn a_slot_with_an_unreadable_line_is_never_rewritten() {
+    let (trail, dir) = local();
+    let t0 = 1_764_000_000_000u64;
+    for n in 0..3 {
+        trail.import(vec![event(t0 + n, n as usize)]).await.unwrap();
+    }
+    // A line this version cannot read, as another writer could leave one.
+    let slot = std::fs::read_dir(dir.path().join("control/audit"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().is_dir())
+        .unwrap()
+        .path();
+    let slot = std::fs::read_dir(&slot)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let slot = std::fs::read_dir(&slot)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let seg = std::fs::read_dir(&slot)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let mut text = std::fs::read_to_string(&seg).unwrap();
+    text.push_str("{not json\n");
+    std::fs::write(&seg, &text).unwrap();
+    let report = trail.upkeep(t0 + 3_600_000, None).await.unwrap();
+    assert_eq!(report.merged_slots, 0);
+    assert_eq!(
+        std::fs::read_to_string(&seg).unwrap(),
+        text,
+        "left as it was"
+    );
+    assert_eq!(
+        all_pages(&trail, "", 10).await.0.len(),
+        3,
+        "the readable events still list"
+    );
+}
+
+#[tokio::test]
+async fn a_merge_keeps_fields_this_version_does_not_know() {
+    let (trail, dir) = local();
+    let t0 = 1_764_000_000_000u64;
+    for n in 0..3 {
+        trail.import(vec![event(t0 + n, n as usize)]).await.unwrap();
+    }
+    let root = dir.path().join("control/audit");
+    let mut segs = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                segs.push(p);
+            }
+        }
+    }
+    // A newer version's field on every line.
+    for p in &segs {
+        let text = std::fs::read_to_string(p)
+            .unwrap()
+            .replace("\"at_ms\"", "\"future\":7,\"at_ms\"");
+        std::fs::write(p, text).unwrap();
+    }
+    assert_eq!(
+        trail
+            .upkeep(t0 + 3_600_000, None)
+            .await
+            .unwrap()
+            .merged_slots,
+        1
+    );
+    let mut merged = String::new();
+    let mut stack = vec![root];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                merged.push_str(&std::fs::read_to_string(p).unwrap());
+            }
+        }
+    }
+    assert_eq!(merged.matches("\"future\":7").count(), 3, "{merged}");
+}

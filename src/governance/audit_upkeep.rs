@@ -10,7 +10,6 @@ use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use sha2::Digest;
 
 use super::audit_store::{AuditStore, Segment, UpkeepReport, SLOT_MS};
-use crate::api::audit::Event;
 use crate::error::CatalogResult;
 use crate::records::unavailable;
 
@@ -26,12 +25,26 @@ const WATERMARK: &str = "upkeep.json";
 /// Present once events older versions kept as records have moved in.
 const RECORDS_MOVED: &str = "records-moved.json";
 
+/// A stored line as it is (fields this version does not know are kept),
+/// with the two it sorts by.
+struct Line {
+    id: String,
+    at_ms: u64,
+    raw: bytes::Bytes,
+}
+
+#[derive(serde::Deserialize)]
+struct Key {
+    event_id: String,
+    at_ms: u64,
+}
+
 /// When a day, hour or slot directory begins, from its names.
 fn start_ms(day: &str, hour: Option<&str>, slot: Option<&str>) -> Option<u64> {
     let date = NaiveDate::parse_from_str(day, "%Y%m%d").ok()?;
     let h: u32 = hour.map_or(Some(0), |h| h.parse().ok())?;
     let (m, tens): (u32, u32) = match slot {
-        Some(s) if s.len() == 3 => (s[..2].parse().ok()?, s[2..].parse().ok()?),
+        Some(s) if s.len() == 3 && s.is_ascii() => (s[..2].parse().ok()?, s[2..].parse().ok()?),
         Some(_) => return None,
         None => (0, 0),
     };
@@ -119,29 +132,41 @@ impl AuditStore {
         if segs.len() <= total.div_ceil(CHUNK).max(1) {
             return Ok(false);
         }
-        let mut events: Vec<Event> = Vec::with_capacity(total);
-        let mut reads = Vec::with_capacity(segs.len());
+        let mut lines: Vec<Line> = Vec::with_capacity(total);
         for batch in segs.chunks(16) {
-            let futs: Vec<_> = batch.iter().map(|s| self.read(s)).collect();
-            reads.extend(futures::future::try_join_all(futs).await?);
+            let futs: Vec<_> = batch.iter().map(|s| self.read_lines(s)).collect();
+            for got in futures::future::try_join_all(futs).await? {
+                match got {
+                    Some(Ok(got)) => lines.extend(got),
+                    // Another pass is merging it: leave the slot to that one.
+                    None => return Ok(false),
+                    // Never rewrite what cannot be read: it stays as it is.
+                    Some(Err(why)) => {
+                        tracing::warn!(slot = %slot, why = %why, "an audit slot with an unreadable line is not merged");
+                        return Ok(false);
+                    }
+                }
+            }
         }
-        for got in reads {
-            // Another pass is merging it: leave the slot to that one.
-            let Some(got) = got else { return Ok(false) };
-            events.extend(got);
-        }
-        events.sort_by(|a, b| a.event_id.cmp(&b.event_id));
-        events.dedup_by(|a, b| a.event_id == b.event_id);
+        lines.sort_by(|a, b| a.id.cmp(&b.id));
+        lines.dedup_by(|a, b| a.id == b.id);
         let mut kept = Vec::new();
-        for chunk in events.chunks(CHUNK) {
+        for chunk in lines.chunks(CHUNK) {
             // Named by content: the same events always make the same name.
             let mut h = sha2::Sha256::new();
-            for e in chunk {
-                h.update(e.event_id.as_bytes());
+            let mut body = Vec::new();
+            for l in chunk {
+                h.update(l.id.as_bytes());
+                body.extend_from_slice(&l.raw);
+                body.push(b'\n');
             }
             let digest = h.finalize();
             let tag: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
-            kept.push(self.write_segment(chunk, &format!("c{tag}")).await?);
+            let range = (chunk[0].at_ms, chunk[chunk.len() - 1].at_ms);
+            kept.push(
+                self.put_lines(range, chunk.len(), &format!("c{tag}"), body)
+                    .await?,
+            );
         }
         let gone: Vec<&Segment> = segs.iter().filter(|s| !kept.contains(&s.path)).collect();
         for s in gone {
@@ -151,6 +176,34 @@ impl AuditStore {
             }
         }
         Ok(true)
+    }
+
+    /// A segment's lines, or why one cannot be read; `None` when it is
+    /// gone.
+    async fn read_lines(&self, seg: &Segment) -> CatalogResult<Option<Result<Vec<Line>, String>>> {
+        let bytes = match self.store.get(&seg.path).await {
+            Ok(got) => got.bytes().await.map_err(|e| unavailable("read", e))?,
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(unavailable("read", e)),
+        };
+        let mut out = Vec::with_capacity(seg.count);
+        let mut at = 0;
+        for raw in bytes.split(|b| *b == b'\n') {
+            let start = at;
+            at += raw.len() + 1;
+            if raw.is_empty() {
+                continue;
+            }
+            match serde_json::from_slice::<Key>(raw) {
+                Ok(k) => out.push(Line {
+                    id: k.event_id,
+                    at_ms: k.at_ms,
+                    raw: bytes.slice(start..start + raw.len()),
+                }),
+                Err(e) => return Ok(Some(Err(format!("{}: {e}", seg.path)))),
+            }
+        }
+        Ok(Some(Ok(out)))
     }
 
     /// Delete every slot that ended at or before `cutoff`; how many.
@@ -188,20 +241,21 @@ impl AuditStore {
         Ok(expired)
     }
 
-    async fn delete_all(&self, dir: &Path) -> CatalogResult<()> {
+    async fn delete_all(&self, dir: &Path) -> CatalogResult<usize> {
         let listed: Vec<_> = self
             .store
             .list(Some(dir))
             .try_collect()
             .await
             .map_err(|e| unavailable("list", e))?;
+        let n = listed.len();
         for o in listed {
             match self.store.delete(&o.location).await {
                 Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
                 Err(e) => return Err(unavailable("delete", e)),
             }
         }
-        Ok(())
+        Ok(n)
     }
 }
 
