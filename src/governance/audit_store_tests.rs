@@ -44,6 +44,23 @@ async fn all_pages(trail: &AuditStore, from: &str, limit: usize) -> (Vec<String>
     }
 }
 
+/// Every segment file below `root`.
+fn segments_under(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut segs = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                segs.push(p);
+            }
+        }
+    }
+    segs
+}
+
 fn files(dir: &std::path::Path) -> usize {
     let mut n = 0;
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -236,18 +253,7 @@ async fn a_merge_keeps_fields_this_version_does_not_know() {
         trail.import(vec![event(t0 + n, n as usize)]).await.unwrap();
     }
     let root = dir.path().join("control/audit");
-    let mut segs = Vec::new();
-    let mut stack = vec![root.clone()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                segs.push(p);
-            }
-        }
-    }
+    let segs = segments_under(&root);
     // A newer version's field on every line.
     for p in &segs {
         let text = std::fs::read_to_string(p)
@@ -263,17 +269,9 @@ async fn a_merge_keeps_fields_this_version_does_not_know() {
             .merged_slots,
         1
     );
-    let mut merged = String::new();
-    let mut stack = vec![root];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                merged.push_str(&std::fs::read_to_string(p).unwrap());
-            }
-        }
-    }
+    let merged: String = segments_under(&root)
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
     assert_eq!(merged.matches("\"future\":7").count(), 3, "{merged}");
 }
