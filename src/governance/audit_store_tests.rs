@@ -204,30 +204,10 @@ async fn a_slot_with_an_unreadable_line_is_never_rewritten() {
         trail.import(vec![event(t0 + n, n as usize)]).await.unwrap();
     }
     // A line this version cannot read, as another writer could leave one.
-    let slot = std::fs::read_dir(dir.path().join("control/audit"))
-        .unwrap()
-        .flatten()
-        .find(|e| e.path().is_dir())
-        .unwrap()
-        .path();
-    let slot = std::fs::read_dir(&slot)
-        .unwrap()
-        .flatten()
+    let seg = segments_under(&dir.path().join("control/audit"))
+        .into_iter()
         .next()
-        .unwrap()
-        .path();
-    let slot = std::fs::read_dir(&slot)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
-    let seg = std::fs::read_dir(&slot)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+        .unwrap();
     let mut text = std::fs::read_to_string(&seg).unwrap();
     text.push_str("{not json\n");
     std::fs::write(&seg, &text).unwrap();

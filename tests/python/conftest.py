@@ -10,12 +10,15 @@ a user would give it: `--storage-option K=V` flags, or the
 LANCE_CATALOG_STORAGE_OPTIONS variable when LANCE_CATALOG_TEST_S3_VIA=env.
 Tests marked `local_fs` look at the local file system and are skipped there.
 Without LANCE_CATALOG_TEST_S3 nothing changes."""
+import json
 import os
 import re
 import subprocess
 import tempfile
 import threading
+import urllib.error
 import urllib.parse
+import urllib.request
 import uuid
 
 import pyarrow as pa
@@ -235,3 +238,14 @@ def query_ids(ns, tid):
     """The sorted ids of every row of table `tid`, through QueryTable."""
     r = ns.query_table({"id": tid, "k": 1000, "vector": {}, "columns": {"column_names": ["id"]}})
     return sorted(pa.ipc.open_file(r.data).read_all().column("id").to_pylist())
+
+
+def http_json(method, url, body=None):
+    """One JSON call: (status, decoded body), errors included."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method, headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")

@@ -11,23 +11,12 @@ import os
 import subprocess
 import threading
 import time
-import urllib.request
 
 import lance_namespace
 import pytest
 from lance_namespace_urllib3_client.models import ListNamespacesRequest
 
-from conftest import new_root, serve_argv, serve_env, start_server
-
-
-def _http(method, url, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, method=method, headers={"content-type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, json.loads(r.read() or b"null")
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"null")
+from conftest import http_json as _http, new_root, serve_argv, serve_env, start_server
 
 
 def _events(url, limit=250, since=None):

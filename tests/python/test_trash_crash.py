@@ -3,10 +3,8 @@ point armed through LANCE_CATALOG_FAULT makes it abort, as a kill -9
 would) in the middle of a cascade drop and in the middle of an undrop,
 then restarted on the same root: the same call completes, nothing is
 lost, no table is registered twice."""
-import json
 import os
 import subprocess
-import urllib.request
 
 import lance_namespace
 import pytest
@@ -18,19 +16,9 @@ from lance_namespace_urllib3_client.models import (
     DropNamespaceRequest,
 )
 
-from conftest import ipc, new_root, open_dataset, sample, serve_argv, serve_env, start_server
+from conftest import http_json as _http, ipc, new_root, open_dataset, sample, serve_argv, serve_env, start_server
 
 GRACE = ["--trash-grace", "1d"]
-
-
-def _http(method, url, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, method=method, headers={"content-type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, json.loads(r.read() or b"null")
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"null")
 
 
 def _crashing(root, point):
