@@ -57,7 +57,8 @@ pub(crate) struct Pass {
 }
 
 /// The manifest's indices, named as the engine names them: the key, the
-/// kind, and the objects a view is built on.
+/// kind, and the objects a view is built on; and one of the catalog's own
+/// on `location`, which the overlap checks look up (`table/locations.rs`).
 const INDICES: &[(&str, &str, BuiltinIndexType, IndexType)] = &[
     (
         "object_id_btree",
@@ -76,6 +77,12 @@ const INDICES: &[(&str, &str, BuiltinIndexType, IndexType)] = &[
         "base_objects",
         BuiltinIndexType::LabelList,
         IndexType::LabelList,
+    ),
+    (
+        "location_btree",
+        "location",
+        BuiltinIndexType::BTree,
+        IndexType::BTree,
     ),
 ];
 

@@ -119,6 +119,9 @@ pub struct Catalog {
     control: crate::records::Records,
     /// Metadata answers kept per manifest version (see `meta_cache.rs`).
     meta: Arc<meta_cache::MetaCache>,
+    /// Whether every trash entry of this root has its claim
+    /// (`trash/claims.rs`).
+    claims_built: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Its root only: the engine's own `Debug` prints the storage options, and
@@ -152,6 +155,7 @@ impl Catalog {
             manifest_lock: Arc::new(tokio::sync::Mutex::new(())),
             upkeep: Default::default(),
             meta: Default::default(),
+            claims_built: Default::default(),
         })
     }
 

@@ -184,17 +184,7 @@ impl Spec for Catalog {
     ) -> CatalogResult<DeregisterTableResponse> {
         let id = table_id(&request.id)?;
         let force = crate::core::protection::forced(request.context.as_ref());
-        let ds = self.manifest_snapshot().await?;
-        self.guard_table(&ds, &id, force).await?;
-        let mut r = checked(
-            table_id(&request.id),
-            Names::Table,
-            self.inner.deregister_table(request),
-        )
-        .await?;
-        self.after_engine_write().await;
-        crate::core::checks::public_properties(&mut r.properties);
-        Ok(r)
+        self.deregister_by_id(&id, force).await
     }
 
     async fn count_table_rows(&self, request: CountTableRowsRequest) -> CatalogResult<i64> {

@@ -141,7 +141,7 @@ impl Catalog {
     pub(crate) async fn placed_tables_near(&self, near: &[&str]) -> CatalogResult<Vec<Placed>> {
         // Trash read before and after the manifest: an undrop records its
         // table and then forgets its entry, so one of the reads sees it.
-        let before = self.trash_placed().await?;
+        let before = self.trash_placed_near(near).await?;
         let ds = self.manifest_snapshot().await?;
         let mut placed = self.claimed_near(&ds, near).await?;
         placed.extend(before);
@@ -150,9 +150,13 @@ impl Catalog {
 
     /// Every location claimed in `ds` (its tables', and trashed ones')
     /// that may overlap one of `near` (all when it is empty).
-    async fn claimed_near(&self, ds: &lance::Dataset, near: &[&str]) -> CatalogResult<Vec<Placed>> {
+    pub(crate) async fn claimed_near(
+        &self,
+        ds: &lance::Dataset,
+        near: &[&str],
+    ) -> CatalogResult<Vec<Placed>> {
         let mut placed = Self::placed_near(ds, near).await?;
-        placed.extend(self.trash_placed().await?);
+        placed.extend(self.trash_placed_near(near).await?);
         Ok(placed)
     }
 
@@ -162,9 +166,13 @@ impl Catalog {
     }
 
     /// The recorded tables that may overlap one of `near` (all when it is
-    /// empty): the scan is filtered in Lance, so a check reads the rows
-    /// that share a first path segment with its locations, not every row.
-    async fn placed_near(ds: &lance::Dataset, near: &[&str]) -> CatalogResult<Vec<Placed>> {
+    /// empty): the scan is filtered in Lance by terms its `location` index
+    /// answers (see [`near_filter`]), so a check reads the few rows that
+    /// can overlap, not every row.
+    pub(crate) async fn placed_near(
+        ds: &lance::Dataset,
+        near: &[&str],
+    ) -> CatalogResult<Vec<Placed>> {
         let mut scan = ds.scan();
         scan.filter(&match near_filter(near) {
             Some(near) => format!("object_type = 'table' AND ({near})"),
@@ -350,25 +358,56 @@ impl Catalog {
 pub(crate) const TRASH_KEY: &str = "\u{1}trash:";
 
 /// A Lance filter matching at least every recorded location that can
-/// overlap one of `near`, whatever its spelling: one that holds a first
-/// segment of theirs anywhere, or one that names no directory at all (the
-/// root). `None` (no narrowing) when one of `near` is the root itself.
+/// overlap one of `near`, however it is spelled, in terms an index on
+/// `location` answers (equality, prefix, null), so a check costs lookups,
+/// not a scan of every table. For `a/b/c` it holds:
+///
+/// - `a`, `a/b` and `a/b/c` exactly, and anything starting `a/b/c/`;
+/// - the spellings that leave the canonical path below an ancestor:
+///   `a/` and `a/b/` exactly, anything starting `a//`, `a/.`, `a/b//` or
+///   `a/b/.` (a legacy `a//b/c` or `a/./b`);
+/// - those that leave it at once: anything starting `/` or `.`, empty or
+///   missing (the root's spellings among them).
+///
+/// `None` (no narrowing) when one of `near` is the root itself.
 fn near_filter(near: &[&str]) -> Option<String> {
-    let mut firsts: Vec<&str> = Vec::new();
+    let mut exact: Vec<String> = Vec::new();
+    let mut prefixes: Vec<String> = vec!["/".into(), ".".into()];
     for location in near {
-        firsts.push(*segments(location).first()?);
+        let segs = segments(location);
+        if segs.is_empty() {
+            return None;
+        }
+        for depth in 1..=segs.len() {
+            let ancestor = segs[..depth].join("/");
+            if depth < segs.len() {
+                exact.push(format!("{ancestor}/"));
+                prefixes.push(format!("{ancestor}//"));
+                prefixes.push(format!("{ancestor}/."));
+            } else {
+                prefixes.push(format!("{ancestor}/"));
+            }
+            exact.push(ancestor);
+        }
     }
-    if firsts.is_empty() {
+    if exact.is_empty() {
         return None;
     }
-    firsts.sort_unstable();
-    firsts.dedup();
-    let mut terms: Vec<String> = firsts
+    exact.push(String::new());
+    exact.sort_unstable();
+    exact.dedup();
+    prefixes.sort_unstable();
+    prefixes.dedup();
+    let mut terms: Vec<String> = exact
         .iter()
-        .map(|f| format!("strpos(location, {}) > 0", literal(f)))
+        .map(|e| format!("location = {}", literal(e)))
         .collect();
+    terms.extend(
+        prefixes
+            .iter()
+            .map(|p| format!("starts_with(location, {})", literal(p))),
+    );
     terms.push("location IS NULL".into());
-    terms.push("length(replace(replace(location, '/', ''), '.', '')) = 0".into());
     Some(terms.join(" OR "))
 }
 
@@ -388,21 +427,34 @@ mod tests {
     use super::*;
 
     /// The narrowed scan finds every recorded spelling that overlaps, the
-    /// root included, and leaves out a location that only shares a prefix
-    /// of characters; the exact check then decides on those.
+    /// root included, leaves out locations that only share characters, and
+    /// is answered by the `location` index rather than a scan.
     #[tokio::test]
     async fn the_narrowed_scan_keeps_every_overlapping_spelling() {
         use arrow_schema::{DataType, Field, Schema};
+        use lance::index::DatasetIndexExt;
         let dir = tempfile::tempdir().unwrap();
-        let rows = [
+        let overlapping = [
             ("a$t", Some("ab/t")),
             ("a$u", Some("./ab//t/deeper/")),
             ("a$v", Some("ab")),
-            ("a$w", Some("abc")),
-            ("a$x", Some("zz/ab")),
+            ("a$v2", Some("ab/")),
+            ("a$v3", Some("ab//t")),
+            ("a$v4", Some("ab/./t/x")),
+            ("a$v5", Some("ab/t/")),
+            ("a$in", Some("ab/t/deeper")),
+            ("a$slash", Some("/ab/t")),
             ("a$root", Some("./")),
+            ("a$empty", Some("")),
             ("a$none", None),
         ];
+        let apart = [
+            ("a$w", Some("abc")),
+            ("a$x", Some("zz/ab")),
+            ("a$y", Some("ab/tx")),
+            ("a$z", Some("ab/s/t")),
+        ];
+        let rows: Vec<_> = overlapping.iter().chain(apart.iter()).collect();
         let schema = std::sync::Arc::new(Schema::new(vec![
             Field::new("object_id", DataType::Utf8, false),
             Field::new("object_type", DataType::Utf8, false),
@@ -420,21 +472,51 @@ mod tests {
         .unwrap();
         let uri = dir.path().join("m").to_string_lossy().into_owned();
         let reader = arrow_array::RecordBatchIterator::new([Ok(batch)], schema);
-        let ds = lance::Dataset::write(reader, &uri, None).await.unwrap();
+        let mut ds = lance::Dataset::write(reader, &uri, None).await.unwrap();
+        for (column, builtin, kind) in [
+            (
+                "location",
+                lance_index::scalar::BuiltinIndexType::BTree,
+                lance_index::IndexType::BTree,
+            ),
+            (
+                "object_type",
+                lance_index::scalar::BuiltinIndexType::Bitmap,
+                lance_index::IndexType::Bitmap,
+            ),
+        ] {
+            let params = lance_index::scalar::ScalarIndexParams::for_builtin(builtin);
+            ds.create_index(&[column], kind, None, &params, true)
+                .await
+                .unwrap();
+        }
         let near = Catalog::placed_near(&ds, &["ab/t"]).await.unwrap();
-        let overlapping: Vec<&str> = near
+        let mut found: Vec<&str> = near
             .iter()
             .filter(|p| overlaps(&p.location, "ab/t"))
             .map(|p| p.key.as_str())
             .collect();
-        assert_eq!(overlapping, ["a$t", "a$u", "a$v", "a$root", "a$none"]);
-        assert!(near
-            .iter()
-            .all(|p| p.key != "a$w" || !overlaps(&p.location, "ab/t")));
+        found.sort_unstable();
+        let mut want: Vec<&str> = overlapping.iter().map(|r| r.0).collect();
+        want.sort_unstable();
+        assert_eq!(found, want);
+        let fetched: Vec<&str> = near.iter().map(|p| p.key.as_str()).collect();
+        for (key, _) in &apart[..2] {
+            assert!(!fetched.contains(key), "{key} was read: {fetched:?}");
+        }
         assert_eq!(
             Catalog::placed_near(&ds, &[]).await.unwrap().len(),
             rows.len()
         );
+
+        let mut scan = ds.scan();
+        let filter = near_filter(&["ab/t"]).unwrap();
+        scan.filter(&format!("object_type = 'table' AND ({filter})"))
+            .unwrap();
+        let plan = scan.explain_plan(false).await.unwrap();
+        // Every term from the indices, none left to filter row by row.
+        assert!(plan.contains("ScalarIndexQuery"), "{plan}");
+        assert!(plan.contains("refine_filter=--"), "{plan}");
     }
 
     fn placed(key: &str, location: &str) -> Placed {

@@ -354,40 +354,13 @@ impl Catalog {
 
     /// Drop a table: forget it, then delete its directory, which must be
     /// its own (see `table/locations.rs`: never the root, the manifest, or bytes
-    /// another table's location overlaps, re-checked now). The record is
-    /// removed by a commit against the very snapshot that was checked, so a
-    /// rename, re-create or registration in between makes it conflict and
-    /// check again, instead of deleting bytes that became another table's.
+    /// another table's location overlaps, re-checked now).
     pub(crate) async fn drop_table_by_id(
         &self,
         id: &[String],
         force: bool,
     ) -> CatalogResult<DropTableResponse> {
-        let key = crate::core::checks::manifest_key(id);
-        let mut attempt = 0;
-        let (rel, _serial) = loop {
-            attempt += 1;
-            let held = self.hold_manifest().await;
-            let ds = self.manifest_snapshot().await?;
-            let located = self
-                .deletable_locations(&ds, std::slice::from_ref(&key))
-                .await?;
-            let Some(rel) = located.get(&key).cloned() else {
-                return Err(table_not_found(id));
-            };
-            self.guard_table(&ds, id, force).await?;
-            match self
-                .manifest_apply(&held, ds, Vec::new(), std::slice::from_ref(&key), false)
-                .await
-            {
-                Ok(()) => break (rel, held),
-                Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < 5 => {
-                    drop(held);
-                    tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
-                }
-                Err(e) => return Err(e),
-            }
-        };
+        let (rel, _serial) = self.forget_table(id, force, true).await?;
         // The table is gone from the catalog; bytes that cannot be removed
         // now are left for the reconciler to report, not an error. The lock
         // is held until they are gone, so no registration in this process
@@ -399,6 +372,68 @@ impl Catalog {
             location: Some(self.location_uri(&rel)),
             ..Default::default()
         })
+    }
+
+    /// Deregister a table: forget it and keep its bytes (one commit that
+    /// removes its row, not the engine's rewrite of the whole manifest).
+    pub(crate) async fn deregister_by_id(
+        &self,
+        id: &[String],
+        force: bool,
+    ) -> CatalogResult<lance_namespace::models::DeregisterTableResponse> {
+        let (rel, _held) = self.forget_table(id, force, false).await?;
+        Ok(lance_namespace::models::DeregisterTableResponse {
+            id: Some(id.to_vec()),
+            location: Some(self.location_uri(&rel)),
+            ..Default::default()
+        })
+    }
+
+    /// Remove table `id`'s record and answer where it was, with the lock
+    /// still held. With `deleting`, its location must be one a drop may
+    /// delete. The record is removed by a commit against the very snapshot
+    /// that was checked, so a rename, re-create or registration in between
+    /// makes it conflict and check again, instead of deleting bytes that
+    /// became another table's.
+    async fn forget_table(
+        &self,
+        id: &[String],
+        force: bool,
+        deleting: bool,
+    ) -> CatalogResult<(String, crate::core::manifest_lock::Held<'_>)> {
+        let key = crate::core::checks::manifest_key(id);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let held = self.hold_manifest().await;
+            let ds = self.manifest_snapshot().await?;
+            let located = match deleting {
+                true => self
+                    .deletable_locations(&ds, std::slice::from_ref(&key))
+                    .await?
+                    .remove(&key),
+                false => crate::core::manifest_tx::single_rows(
+                    &self.manifest_rows(&ds, std::slice::from_ref(&key)).await?,
+                )
+                .find(|r| crate::core::manifest_tx::row_type(r).as_deref() == Some("table"))
+                .map(|r| crate::core::manifest_tx::row_location(&r).unwrap_or_default()),
+            };
+            let Some(rel) = located else {
+                return Err(table_not_found(id));
+            };
+            self.guard_table(&ds, id, force).await?;
+            match self
+                .manifest_apply(&held, ds, Vec::new(), std::slice::from_ref(&key), false)
+                .await
+            {
+                Ok(()) => return Ok((rel, held)),
+                Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < 5 => {
+                    drop(held);
+                    tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     pub(crate) async fn table_present(&self, id: &[String]) -> CatalogResult<bool> {

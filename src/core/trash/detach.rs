@@ -100,7 +100,7 @@ impl Catalog {
                 // Another drop won meanwhile: a record of ours would
                 // claim bytes that are its now.
                 if let Some(e) = filed.take() {
-                    let _ = self.forget_trash(&e.trash_id).await;
+                    let _ = self.forget_trash(&e).await;
                 }
                 return Err(guarded.err().unwrap_or_else(|| table_not_found(id)));
             };
@@ -111,12 +111,15 @@ impl Catalog {
             // deadline).
             let standing = match filed.take() {
                 Some(e) if e.location == location => Some(e),
-                _ => self
-                    .trash_entries()
-                    .await?
-                    .into_iter()
-                    .rev()
-                    .find(|e| e.is_table() && e.id == id && e.location == location),
+                _ => match &location {
+                    Some(loc) => self
+                        .trash_at(loc)
+                        .await?
+                        .into_iter()
+                        .rev()
+                        .find(|e| e.is_table() && e.id == id),
+                    None => None,
+                },
             };
             let entry = match standing {
                 Some(e) => self.refresh_trash(&e.trash_id, tc, tc.times()).await?,
@@ -147,7 +150,7 @@ impl Catalog {
                 Err(e) => {
                     // Forget the record only if the table certainly stands.
                     if self.table_present(id).await.unwrap_or(false) {
-                        let _ = self.forget_trash(&entry.trash_id).await;
+                        let _ = self.forget_trash(&entry).await;
                     }
                     return Err(e);
                 }

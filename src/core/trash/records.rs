@@ -28,7 +28,7 @@ use crate::error::{CatalogError, CatalogResult, Code};
 use crate::records::now_ms;
 
 /// The record kind of trash entries.
-const KIND: &str = "trash";
+pub(crate) const KIND: &str = "trash";
 
 impl TrashEntry {
     pub fn is_table(&self) -> bool {
@@ -144,28 +144,43 @@ impl Catalog {
             .collect())
     }
 
-    /// The locations trashed tables keep claimed.
-    pub(crate) async fn trash_placed(&self) -> CatalogResult<Vec<Placed>> {
-        Ok(self
-            .trash_entries()
-            .await?
-            .iter()
-            .filter_map(TrashEntry::placed)
-            .collect())
-    }
-
+    /// File an entry, its location claimed first (`claims.rs`).
     pub(crate) async fn file_trash(&self, entry: &TrashEntry) -> CatalogResult<()> {
-        self.control
+        self.claim_trash(entry).await?;
+        let filed = self
+            .control
             .create(KIND, &entry.trash_id, entry, Code::CONCURRENT_MODIFICATION)
-            .await
-            .map(|_| ())
+            .await;
+        if filed.is_err() {
+            self.release_claim(entry).await;
+        }
+        filed.map(|_| ())
     }
 
-    pub(crate) async fn forget_trash(&self, trash_id: &str) -> CatalogResult<()> {
+    /// Forget an entry, then release its claim.
+    pub(crate) async fn forget_trash(&self, entry: &TrashEntry) -> CatalogResult<()> {
         self.control
-            .delete::<TrashEntry, _>(KIND, trash_id, |_| Ok(()))
-            .await
-            .map(|_| ())
+            .delete::<TrashEntry, _>(KIND, &entry.trash_id, |_| Ok(()))
+            .await?;
+        self.release_claim(entry).await;
+        Ok(())
+    }
+
+    /// One entry, if it exists (a malformed id names none).
+    pub(crate) async fn find_trash(&self, trash_id: &str) -> CatalogResult<Option<TrashEntry>> {
+        if crate::records::check_id("trash entry", trash_id).is_err() {
+            return Ok(None);
+        }
+        let now = now_ms();
+        Ok(self
+            .control
+            .get::<TrashEntry>(KIND, trash_id)
+            .await?
+            .map(|v| {
+                let mut e = v.value;
+                e.expired = e.expires_at_ms <= now;
+                e
+            }))
     }
 
     /// Give an entry a new drop's time, deadline and dropper.
@@ -209,10 +224,8 @@ impl Catalog {
     /// One entry of this root's trash.
     pub async fn trash_entry(&self, trash_id: &str) -> CatalogResult<TrashEntry> {
         crate::records::check_id("trash entry", trash_id)?;
-        self.trash_entries()
+        self.find_trash(trash_id)
             .await?
-            .into_iter()
-            .find(|e| e.trash_id == trash_id)
             .ok_or_else(|| not_in_trash(trash_id))
     }
 
@@ -222,32 +235,40 @@ impl Catalog {
     /// and bytes any other location overlaps are refused (19). Answers the
     /// entries purged.
     pub async fn purge_trash(&self, trash_id: &str) -> CatalogResult<Vec<TrashEntry>> {
-        let entries = self.trash_entries().await?;
-        let target = entries
-            .iter()
-            .find(|e| e.trash_id == trash_id)
-            .cloned()
-            .ok_or_else(|| not_in_trash(trash_id))?;
+        let target = self.trash_entry(trash_id).await?;
         let mut doomed: Vec<TrashEntry> = match target.is_table() {
             true => vec![target.clone()],
-            false => entries
-                .iter()
+            false => self
+                .trash_entries()
+                .await?
+                .into_iter()
                 .filter(|e| e.group == target.group && e.under(&target.id))
-                .cloned()
                 .collect(),
         };
         // Tables first, so a namespace entry is the last to go.
         doomed.sort_by_key(|e| !e.is_table());
+        let near: Vec<String> = doomed
+            .iter()
+            .filter_map(TrashEntry::placed)
+            .map(|p| p.location)
+            .collect();
+        let near: Vec<&str> = near.iter().map(String::as_str).collect();
         let _held = self.hold_manifest().await;
         let ds = self.manifest_snapshot().await?;
-        let mut claimed = Self::placed_in(&ds).await?;
-        let live = claimed.clone();
-        claimed.extend(
-            entries
+        // Only what may overlap the doomed locations is read (nothing when
+        // no table is among them).
+        let (live, mut claimed) = match near.is_empty() {
+            true => (Vec::new(), Vec::new()),
+            false => (
+                Self::placed_near(&ds, &near).await?,
+                self.claimed_near(&ds, &near).await?,
+            ),
+        };
+        claimed.retain(|p| {
+            !doomed
                 .iter()
-                .filter(|e| !doomed.iter().any(|d| d.trash_id == e.trash_id))
-                .filter_map(TrashEntry::placed),
-        );
+                .any(|d| d.placed().is_some_and(|o| o.key == p.key))
+        });
         // Check every table's bytes before deleting any.
         let mut removals = Vec::new();
         for e in doomed.iter().filter(|e| e.is_table()) {
@@ -264,18 +285,20 @@ impl Catalog {
             }
         }
         for e in &doomed {
-            self.forget_trash(&e.trash_id).await?;
+            self.forget_trash(e).await?;
         }
         // The entries are gone first: a crash in between leaves bytes the
         // reconciler reports, never an entry whose bytes are gone. Looked
         // at once more: another replica's undrop may have recorded a table
         // on them meanwhile.
-        let now_live = Self::placed_in(&*self.manifest_snapshot().await?).await?;
-        for loc in removals {
-            match crate::core::table::locations::find_overlap(&loc, &now_live, None) {
-                None => self.remove_location(&loc).await,
-                Some(t) => {
-                    tracing::warn!(location = %loc, table = %t.key, "purge kept bytes a table was recorded on meanwhile")
+        if !removals.is_empty() {
+            let now_live = Self::placed_near(&*self.manifest_snapshot().await?, &near).await?;
+            for loc in removals {
+                match crate::core::table::locations::find_overlap(&loc, &now_live, None) {
+                    None => self.remove_location(&loc).await,
+                    Some(t) => {
+                        tracing::warn!(location = %loc, table = %t.key, "purge kept bytes a table was recorded on meanwhile")
+                    }
                 }
             }
         }

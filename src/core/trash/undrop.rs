@@ -198,7 +198,7 @@ impl Catalog {
             .collect();
         done.sort_by_key(|e| (!e.is_table(), std::cmp::Reverse(e.id.len())));
         for e in done {
-            self.forget_trash(&e.trash_id).await?;
+            self.forget_trash(e).await?;
             crate::fault::point("trash.undrop");
         }
         Ok(())
