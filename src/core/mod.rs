@@ -121,7 +121,7 @@ pub struct Catalog {
     meta: Arc<meta_cache::MetaCache>,
     /// Whether every trash entry of this root has its claim
     /// (`trash/claims.rs`).
-    claims_built: Arc<std::sync::atomic::AtomicBool>,
+    claims: Arc<trash::claims::ClaimsState>,
 }
 
 /// Its root only: the engine's own `Debug` prints the storage options, and
@@ -155,7 +155,7 @@ impl Catalog {
             manifest_lock: Arc::new(tokio::sync::Mutex::new(())),
             upkeep: Default::default(),
             meta: Default::default(),
-            claims_built: Default::default(),
+            claims: Default::default(),
         })
     }
 

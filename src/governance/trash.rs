@@ -442,6 +442,13 @@ impl Governance {
     /// the server's) says so. Nothing else is deleted.
     pub async fn sweep_trash(&self) -> CatalogResult<SweepTrashResponse> {
         let mut answer = SweepTrashResponse::default();
+        // Entries filed without a claim (by a replica of an earlier version
+        // during a rolling update) get theirs: see `core/trash/claims.rs`.
+        for (w, catalog) in self.every_catalog(None, None).await? {
+            if let Err(e) = catalog.backfill_claims().await {
+                tracing::warn!(warehouse = %w, error = %e.message, "trash claims backfill failed; the next sweep tries again");
+            }
+        }
         let mut policies: HashMap<String, TrashConfig> = HashMap::new();
         for e in self.all_trash(None, None).await? {
             if !e.expired {

@@ -183,7 +183,7 @@ impl Catalog {
     }
 
     /// Append to or overwrite an opened table as one commit.
-    async fn write_into(
+    pub(in crate::core) async fn write_into(
         &self,
         ds: lance::Dataset,
         overwrite: bool,

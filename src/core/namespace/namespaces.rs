@@ -209,17 +209,15 @@ impl Catalog {
             }
             // Nothing is deleted unless every table below may be: a cascade
             // refused half-way would leave a namespace half-dropped.
-            // Keys of objects below: the namespace's key plus a separator.
-            let prefix =
-                crate::core::checks::manifest_key(&[id.clone(), vec![String::new()]].concat());
-            let below: Vec<String> = self
-                .placed_tables()
-                .await?
-                .into_iter()
-                .filter(|t| t.key.starts_with(&prefix))
-                .map(|t| t.key)
-                .collect();
+            // The tables below it, by a prefix lookup of their keys.
             let ds = self.manifest_snapshot().await?;
+            let below: Vec<String> = self
+                .subtree_rows(&ds, &id)
+                .await?
+                .iter()
+                .filter(|r| crate::core::manifest_tx::row_type(r).as_deref() == Some("table"))
+                .filter_map(crate::core::manifest_tx::row_object_id)
+                .collect();
             self.deletable_locations(&ds, &below).await?;
             // Cascade: deepest first, so no object is ever left without its parent.
             for table in &tables {

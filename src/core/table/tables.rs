@@ -105,19 +105,8 @@ impl Catalog {
                 return Err(crate::core::checks::table_already_exists(&id));
             }
             if mode == "overwrite" {
-                // The engine's overwrite replaces the record's properties
-                // with the request's: the catalog's own (protection, the
-                // committed version) must survive it.
-                let existing = self.describe(&id, Default::default()).await?;
-                let kept = existing
-                    .properties
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter(|(k, _)| k.starts_with(crate::core::reserved::RESERVED_PREFIX));
-                let props = req.properties.get_or_insert_with(HashMap::new);
-                for (k, v) in kept {
-                    props.entry(k).or_insert(v);
-                }
+                let location = location.clone();
+                return self.overwrite_table(req, &id, location, target, rows).await;
             }
         }
         // An existing or declared table: the engine's own paths, which take
@@ -127,6 +116,51 @@ impl Catalog {
         self.after_engine_write().await;
         crate::core::checks::public_properties(&mut created.properties);
         Ok(created)
+    }
+
+    /// Overwrite a written table with a new version (one commit to its
+    /// dataset), and give its record the request's properties, as the
+    /// engine's overwrite does, keeping the catalog's own (protection, the
+    /// committed version). The record changes by one manifest commit, and
+    /// only when its properties do.
+    async fn overwrite_table(
+        &self,
+        req: CreateTableRequest,
+        id: &[String],
+        location: String,
+        target: Target,
+        rows: Rows,
+    ) -> CatalogResult<CreateTableResponse> {
+        let Target::Written(_, main) = target else {
+            return Err(CatalogError::internal("overwrite of a table with no data"));
+        };
+        let existing = self.describe(id, Default::default()).await?;
+        let mut props: HashMap<String, String> = existing
+            .properties
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(k, _)| k.starts_with(crate::core::reserved::RESERVED_PREFIX))
+            .collect();
+        for (k, v) in req.properties.clone().unwrap_or_default() {
+            props.entry(k).or_insert(v);
+        }
+        let version = self.write_into(*main, true, rows.into_source()).await?;
+        if existing.properties.as_ref() != Some(&props) {
+            let key = crate::core::checks::manifest_key(id);
+            let missing = || table_not_found(id);
+            self.update_properties(&key, "table", missing, |p| *p = props.clone())
+                .await?;
+        }
+        let mut properties = Some(props);
+        crate::core::checks::public_properties(&mut properties);
+        Ok(CreateTableResponse {
+            location: Some(self.location_uri(&location)),
+            version: Some(version as i64),
+            properties,
+            storage_options: self.vended_storage_options(),
+            ..Default::default()
+        })
     }
 
     /// A location relative to the root, from a relative path, an absolute

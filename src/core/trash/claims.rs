@@ -1,18 +1,26 @@
 //! The locations trashed tables keep claimed, looked up by location: one
-//! small object per claim at `_catalog/control/trash-claims/<the
-//! location's segments>/@<trash id>`, so an overlap check lists the claims
-//! at each ancestor of a location and everything below it (a few listings,
-//! whatever the trash holds) instead of reading every trash entry.
+//! small object per claim at `_catalog/control/trash-claims/=<segment>/…/@/<trash
+//! id>` (each segment of the location prefixed with `=`, so no segment is
+//! ever `.`, `..` or `@` to the store; a claim of the root itself sits at
+//! `trash-claims/@/`). An overlap check lists the `@/` directory of the
+//! root and of each ancestor of a location and everything below the
+//! location: a few listings, whatever the trash holds, instead of reading
+//! every trash entry.
 //!
 //! A claim is written before its entry and removed after it, so an entry
 //! always has its claim. A claim without an entry is a drop that has not
 //! filed its entry yet (its table is still in the manifest, which claims
-//! the same bytes) or one left by a crash: it is ignored, and removed once
-//! it is [`STALE_MS`] old. Trash entries filed before claims existed get
-//! theirs once per root, on first use (`trash-claims-built.json` marks it
-//! done); until then lookups read the entries, as before.
+//! the same bytes) or one left behind: lookups ignore it, and a backfill
+//! removes it once it is [`STALE_MS`] old.
+//!
+//! The backfill (each process once, in the background, on first use; and
+//! with every trash sweep) gives every entry its claim: entries filed by
+//! earlier versions, or by a replica of one still running during a rolling
+//! update. Until a process's first backfill is done, its lookups read every
+//! entry, as before.
 
-use std::sync::atomic::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::TryStreamExt;
 use object_store::path::Path;
@@ -27,13 +35,19 @@ use crate::records::{now_ms, unavailable};
 
 /// Where claims live, below the control directory.
 const DIR: &str = "trash-claims";
-/// The marker that every entry on this root has its claim.
-const BUILT: &str = "trash-claims-built.json";
-/// Claim file names start with this (a location segment that does too is
-/// a directory, never a claim: listings tell files from directories).
-const MARK: char = '@';
-/// Age after which a claim without an entry is removed.
-const STALE_MS: u64 = 10 * 60 * 1000;
+/// The directory of a location's own claims, beside its segments' (which
+/// all start with `=`).
+const OWN: &str = "@";
+/// Age after which a claim without an entry is removed (well past any
+/// drop in flight and any clock skew between replicas and the store).
+const STALE_MS: u64 = 60 * 60 * 1000;
+
+/// Whether this process has given every entry its claim.
+#[derive(Default)]
+pub(crate) struct ClaimsState {
+    built: AtomicBool,
+    started: AtomicBool,
+}
 
 /// What a claim file holds: the table's manifest key, for an operator
 /// reading the store (lookups read the entry itself).
@@ -48,22 +62,31 @@ impl Catalog {
         (store, control.join(DIR))
     }
 
-    /// The claims directory of a canonical location.
+    /// The claims directory of a canonical location (its segments, each
+    /// prefixed).
     fn claims_at(dir: &Path, location: &str) -> Path {
         location
             .split('/')
             .filter(|s| !s.is_empty())
-            .fold(dir.clone(), |p, s| p.join(s))
+            .fold(dir.clone(), |p, s| p.join(format!("={s}").as_str()))
+    }
+
+    /// The claim file of an entry, if it claims a location.
+    fn claim_path(dir: &Path, e: &TrashEntry) -> Option<Path> {
+        let place = e.placed()?;
+        Some(
+            Self::claims_at(dir, &place.location)
+                .join(OWN)
+                .join(e.trash_id.as_str()),
+        )
     }
 
     /// Claim a trashed table's location (before its entry is filed).
     pub(crate) async fn claim_trash(&self, e: &TrashEntry) -> CatalogResult<()> {
-        let Some(place) = e.placed() else {
+        let (store, dir) = self.claims_dir();
+        let Some(path) = Self::claim_path(&dir, e) else {
             return Ok(());
         };
-        let (store, dir) = self.claims_dir();
-        let path =
-            Self::claims_at(&dir, &place.location).join(format!("{MARK}{}", e.trash_id).as_str());
         let body = serde_json::to_vec(&Claim {
             key: crate::core::checks::manifest_key(&e.id),
         })
@@ -78,10 +101,10 @@ impl Catalog {
     /// Release a trashed table's claim (after its entry is gone). A claim
     /// that cannot be removed is ignored by lookups and removed later.
     pub(crate) async fn release_claim(&self, e: &TrashEntry) {
-        let Some(place) = e.placed() else { return };
         let (store, dir) = self.claims_dir();
-        let path =
-            Self::claims_at(&dir, &place.location).join(format!("{MARK}{}", e.trash_id).as_str());
+        let Some(path) = Self::claim_path(&dir, e) else {
+            return;
+        };
         if let Err(err) = store.delete(&path).await {
             if !matches!(err, object_store::Error::NotFound { .. }) {
                 tracing::warn!(trash_id = %e.trash_id, error = %err, "could not release a trash claim; it is ignored and removed later");
@@ -89,40 +112,67 @@ impl Catalog {
         }
     }
 
-    /// Whether every entry of this root has its claim; makes it so once.
-    async fn claims_ready(&self) -> CatalogResult<bool> {
-        if self.claims_built.load(Ordering::Acquire) {
-            return Ok(true);
+    /// Whether this process may answer from claims: its first backfill is
+    /// done. The first call starts it in the background.
+    fn claims_ready(&self) -> bool {
+        if self.claims.built.load(Ordering::Acquire) {
+            return true;
         }
-        let (store, dir) = self.claims_dir();
-        let (_, control) = self.control.raw();
-        let marker = control.join(BUILT);
-        match store.head(&marker).await {
-            Ok(_) => {}
-            Err(object_store::Error::NotFound { .. }) => {
-                for e in self.trash_entries().await? {
-                    self.claim_trash(&e).await?;
+        if !self.claims.started.swap(true, Ordering::AcqRel) {
+            let this = self.clone();
+            tokio::spawn(async move {
+                match this.backfill_claims().await {
+                    Ok(n) => {
+                        if n > 0 {
+                            tracing::info!(root = %this.root, claims = n, "trash claims written for entries without one");
+                        }
+                        this.claims.built.store(true, Ordering::Release);
+                    }
+                    Err(e) => {
+                        tracing::warn!(root = %this.root, error = %e.message, "trash claims backfill failed; lookups read every entry until it succeeds");
+                        this.claims.started.store(false, Ordering::Release);
+                    }
                 }
-                store
-                    .put(&marker, PutPayload::from(b"{}".to_vec()))
-                    .await
-                    .map_err(|err| unavailable("write", err))?;
-                tracing::info!(claims = %dir, "trash claims built for entries filed before them");
-            }
-            Err(err) => return Err(unavailable("read", err)),
+            });
         }
-        self.claims_built.store(true, Ordering::Release);
-        Ok(true)
+        false
+    }
+
+    /// Give every entry its claim, and remove stale claims no entry has.
+    /// Answers how many claims it wrote.
+    pub async fn backfill_claims(&self) -> CatalogResult<usize> {
+        let (store, dir) = self.claims_dir();
+        let listed: Vec<ObjectMeta> = store
+            .list(Some(&dir))
+            .try_collect()
+            .await
+            .map_err(|err| unavailable("list", err))?;
+        let claims: HashMap<String, ObjectMeta> = listed
+            .into_iter()
+            .filter_map(|m| Some((claim_id(&m)?.to_string(), m)))
+            .collect();
+        let entries = self.trash_entries().await?;
+        let mut written = 0;
+        for e in &entries {
+            if e.placed().is_some() && !claims.contains_key(&e.trash_id) {
+                self.claim_trash(e).await?;
+                written += 1;
+            }
+        }
+        let filed: HashSet<&str> = entries.iter().map(|e| e.trash_id.as_str()).collect();
+        for (id, meta) in &claims {
+            if !filed.contains(id.as_str()) && age_ms(meta) > STALE_MS {
+                let _ = store.delete(&meta.location).await;
+            }
+        }
+        Ok(written)
     }
 
     /// The claims that may overlap one of `near` (every entry's when it is
     /// empty or holds the root).
     pub(crate) async fn trash_placed_near(&self, near: &[&str]) -> CatalogResult<Vec<Placed>> {
         let locations: Vec<String> = near.iter().map(|l| canonical(l)).collect();
-        if locations.is_empty()
-            || locations.iter().any(String::is_empty)
-            || !self.claims_ready().await?
-        {
+        if locations.is_empty() || locations.iter().any(String::is_empty) || !self.claims_ready() {
             return Ok(self
                 .trash_entries()
                 .await?
@@ -134,16 +184,16 @@ impl Catalog {
         let mut found: Vec<ObjectMeta> = Vec::new();
         for location in &locations {
             let segs: Vec<&str> = location.split('/').collect();
-            // Claims at each ancestor: the files directly in its directory.
-            for depth in 1..segs.len() {
-                let at = Self::claims_at(&dir, &segs[..depth].join("/"));
+            // Claims of the root and of each ancestor: their own directory.
+            for depth in 0..segs.len() {
+                let at = Self::claims_at(&dir, &segs[..depth].join("/")).join(OWN);
                 let listed = store
                     .list_with_delimiter(Some(&at))
                     .await
                     .map_err(|err| unavailable("list", err))?;
                 found.extend(listed.objects);
             }
-            // Claims at the location and anywhere below it.
+            // Claims of the location and of anything below it.
             let at = Self::claims_at(&dir, location);
             let below: Vec<ObjectMeta> = store
                 .list(Some(&at))
@@ -152,11 +202,15 @@ impl Catalog {
                 .map_err(|err| unavailable("list", err))?;
             found.extend(below);
         }
-        found.sort_by(|a, b| a.location.cmp(&b.location));
-        found.dedup_by(|a, b| a.location == b.location);
+        let ids: std::collections::BTreeSet<String> = found
+            .iter()
+            .filter_map(claim_id)
+            .map(str::to_string)
+            .collect();
         let mut out = Vec::new();
-        for meta in found {
-            if let Some(place) = self.claim_placed(&store, &meta).await? {
+        for trash_id in ids {
+            // A claim without an entry counts for nothing (see the module).
+            if let Some(place) = self.find_trash(&trash_id).await?.and_then(|e| e.placed()) {
                 out.push(place);
             }
         }
@@ -166,7 +220,7 @@ impl Catalog {
     /// The entries whose claim is exactly `location`.
     pub(crate) async fn trash_at(&self, location: &str) -> CatalogResult<Vec<TrashEntry>> {
         let location = canonical(location);
-        if location.is_empty() || !self.claims_ready().await? {
+        if location.is_empty() || !self.claims_ready() {
             return Ok(self
                 .trash_entries()
                 .await?
@@ -175,8 +229,9 @@ impl Catalog {
                 .collect());
         }
         let (store, dir) = self.claims_dir();
+        let at = Self::claims_at(&dir, &location).join(OWN);
         let listed = store
-            .list_with_delimiter(Some(&Self::claims_at(&dir, &location)))
+            .list_with_delimiter(Some(&at))
             .await
             .map_err(|err| unavailable("list", err))?;
         let mut out = Vec::new();
@@ -191,31 +246,18 @@ impl Catalog {
         out.sort_by(|a, b| a.trash_id.cmp(&b.trash_id));
         Ok(out)
     }
-
-    /// The placement a claim file stands for: its entry's, or none when
-    /// it has no entry (removed once stale).
-    async fn claim_placed(
-        &self,
-        store: &std::sync::Arc<dyn ObjectStore>,
-        meta: &ObjectMeta,
-    ) -> CatalogResult<Option<Placed>> {
-        let Some(trash_id) = claim_id(meta) else {
-            return Ok(None);
-        };
-        if let Some(e) = self.find_trash(trash_id).await? {
-            return Ok(e.placed());
-        }
-        let age = now_ms().saturating_sub(meta.last_modified.timestamp_millis().max(0) as u64);
-        if age > STALE_MS {
-            let _ = store.delete(&meta.location).await;
-        }
-        Ok(None)
-    }
 }
 
-/// The trash id a claim file names (none for anything else found there).
+/// The trash id a claim file names: a file directly in an `@` directory
+/// (none for anything else found there).
 fn claim_id(meta: &ObjectMeta) -> Option<&str> {
-    meta.location.filename()?.strip_prefix(MARK)
+    let mut parts = meta.location.as_ref().rsplit('/');
+    let id = parts.next()?;
+    (parts.next()? == OWN).then_some(id)
+}
+
+fn age_ms(meta: &ObjectMeta) -> u64 {
+    now_ms().saturating_sub(meta.last_modified.timestamp_millis().max(0) as u64)
 }
 
 #[cfg(test)]
@@ -251,44 +293,64 @@ mod tests {
         k
     }
 
-    /// Entries filed before claims existed get theirs on first use; a
-    /// lookup finds claims at an ancestor, at the location and below it,
-    /// and none at a sibling that merely shares characters; a released
-    /// claim is gone, and a claim whose entry is missing counts for nothing.
+    async fn ready(c: &Catalog) {
+        for _ in 0..500 {
+            if c.claims_ready() {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("the claims backfill did not finish");
+    }
+
+    /// Entries filed before claims existed get theirs from the backfill
+    /// (lookups read every entry until then); a lookup finds claims at the
+    /// root, at an ancestor, at the location and below it, and none at a
+    /// sibling that merely shares characters; odd segments (`..`, `@`)
+    /// stay inside the claims directory; a released claim is gone, and a
+    /// claim whose entry is missing counts for nothing.
     #[tokio::test]
     async fn claims_answer_overlap_by_location() {
         let dir = tempfile::tempdir().unwrap();
         let c = crate::core::open_local(dir.path()).await;
         let legacy = entry("0000000000001-aaaaaaaaaaaa", "old", "ab");
-        c.control
-            .create(
-                crate::core::trash::records::KIND,
-                &legacy.trash_id,
-                &legacy,
-                crate::error::Code::CONCURRENT_MODIFICATION,
-            )
-            .await
-            .unwrap();
+        let at_root = entry("0000000000006-ffffffffffff", "root", "./");
+        for e in [&legacy, &at_root] {
+            c.control
+                .create(
+                    crate::core::trash::records::KIND,
+                    &e.trash_id,
+                    e,
+                    crate::error::Code::CONCURRENT_MODIFICATION,
+                )
+                .await
+                .unwrap();
+        }
         let inside = entry("0000000000002-bbbbbbbbbbbb", "in", "ab/t/deeper");
         let sibling = entry("0000000000003-cccccccccccc", "sib", "ab/tx");
         let exact = entry("0000000000004-dddddddddddd", "same", "ab/t");
-        for e in [&inside, &sibling, &exact] {
+        let odd = entry("0000000000007-abababababab", "odd", "ab/../@");
+        for e in [&inside, &sibling, &exact, &odd] {
             c.file_trash(e).await.unwrap();
         }
-        let (store, claims) = c.claims_dir();
-        let (_, control) = c.control.raw();
-        assert!(store.head(&control.clone().join(BUILT)).await.is_err());
-
+        let want = keys(&[
+            legacy.placed().unwrap(),
+            at_root.placed().unwrap(),
+            inside.placed().unwrap(),
+            exact.placed().unwrap(),
+        ]);
+        // Before the backfill: every entry is read; the overlapping ones
+        // among them are the same.
         let near = c.trash_placed_near(&["ab/t"]).await.unwrap();
-        assert_eq!(
-            keys(&near),
-            keys(&[
-                legacy.placed().unwrap(),
-                inside.placed().unwrap(),
-                exact.placed().unwrap()
-            ])
-        );
-        assert!(store.head(&control.join(BUILT)).await.is_ok());
+        let overlapping: Vec<Placed> = near
+            .into_iter()
+            .filter(|p| crate::core::table::locations::overlaps(&p.location, "ab/t"))
+            .collect();
+        assert_eq!(keys(&overlapping), want);
+        ready(&c).await;
+        // After it: exactly the overlapping claims are found.
+        let near = c.trash_placed_near(&["ab/t"]).await.unwrap();
+        assert_eq!(keys(&near), want);
         let at: Vec<String> = c
             .trash_at("ab/t")
             .await
@@ -297,11 +359,31 @@ mod tests {
             .map(|e| e.trash_id)
             .collect();
         assert_eq!(at, std::slice::from_ref(&exact.trash_id));
+        // Every claim file lies inside the claims directory.
+        let claims_dir = dir.path().join("_catalog/control/trash-claims");
+        let files: Vec<_> = walk(&claims_dir);
+        assert_eq!(files.len(), 6, "{files:?}");
+        let named_by_id: Vec<_> = walk(dir.path())
+            .into_iter()
+            .filter(|f| {
+                f.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("000000")
+            })
+            .collect();
+        assert!(
+            named_by_id.iter().all(|f| f.starts_with(&claims_dir)),
+            "{named_by_id:?}"
+        );
 
         c.forget_trash(&exact).await.unwrap();
         assert!(c.trash_at("ab/t").await.unwrap().is_empty());
         // A claim with no entry behind it (a crash between the two).
-        let orphan = Catalog::claims_at(&claims, "ab/t").join("@0000000000005-eeeeeeeeeeee");
+        let (store, claims) = c.claims_dir();
+        let orphan = Catalog::claims_at(&claims, "ab/t")
+            .join(OWN)
+            .join("0000000000005-eeeeeeeeeeee");
         store
             .put(&orphan, PutPayload::from(b"{}".to_vec()))
             .await
@@ -309,9 +391,29 @@ mod tests {
         let near = c.trash_placed_near(&["ab/t"]).await.unwrap();
         assert_eq!(
             keys(&near),
-            keys(&[legacy.placed().unwrap(), inside.placed().unwrap()])
+            keys(&[
+                legacy.placed().unwrap(),
+                at_root.placed().unwrap(),
+                inside.placed().unwrap()
+            ])
         );
+        // A young orphan survives a backfill (a drop may be filing it).
+        assert_eq!(c.backfill_claims().await.unwrap(), 0);
+        assert!(store.head(&orphan).await.is_ok());
         // Every entry, when asked for everything.
-        assert_eq!(c.trash_placed_near(&[]).await.unwrap().len(), 3);
+        assert_eq!(c.trash_placed_near(&[]).await.unwrap().len(), 5);
+    }
+
+    fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+        out
     }
 }

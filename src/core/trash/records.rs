@@ -152,7 +152,12 @@ impl Catalog {
             .create(KIND, &entry.trash_id, entry, Code::CONCURRENT_MODIFICATION)
             .await;
         if filed.is_err() {
-            self.release_claim(entry).await;
+            // Only when the entry is certainly not there: a create that
+            // landed but answered an error (a lost response, a retry that
+            // found its own record) keeps its claim.
+            if let Ok(None) = self.find_trash(&entry.trash_id).await {
+                self.release_claim(entry).await;
+            }
         }
         filed.map(|_| ())
     }
@@ -259,10 +264,12 @@ impl Catalog {
         // no table is among them).
         let (live, mut claimed) = match near.is_empty() {
             true => (Vec::new(), Vec::new()),
-            false => (
-                Self::placed_near(&ds, &near).await?,
-                self.claimed_near(&ds, &near).await?,
-            ),
+            false => {
+                let live = Self::placed_near(&ds, &near).await?;
+                let mut claimed = live.clone();
+                claimed.extend(self.trash_placed_near(&near).await?);
+                (live, claimed)
+            }
         };
         claimed.retain(|p| {
             !doomed

@@ -47,7 +47,8 @@ impl Catalog {
         let mut results = Vec::with_capacity(req.operations.len());
         // Every recorded table's location, read when a declaration first
         // names a location of its own.
-        let mut placed: Option<Vec<Placed>> = None;
+        // The batch's own chosen locations, checked against each other.
+        let mut batch_placed: Vec<Placed> = Vec::new();
 
         for (i, op) in req.operations.iter().enumerate() {
             let set = [
@@ -83,18 +84,17 @@ impl Catalog {
                 let dir = match d.location.as_deref().filter(|l| !l.trim().is_empty()) {
                     Some(wanted) => {
                         let dir = self.relative_location(wanted.trim(), true)?;
-                        // Checked against every recorded table and the
-                        // batch's own declarations; the batch's one commit
+                        // Checked against the recorded tables (and
+                        // trashed ones) that can overlap it and the batch's
+                        // own declarations; the batch's one commit
                         // conflicts if the manifest changes meanwhile.
-                        let placed = match placed.as_mut() {
-                            Some(p) => p,
-                            None => placed.insert(self.placed_tables().await?),
-                        };
-                        if let Some(other) = find_overlap(&dir, placed, Some(&key)) {
+                        let mut placed = self.placed_tables_near(&[dir.as_str()]).await?;
+                        placed.extend(batch_placed.iter().cloned());
+                        if let Some(other) = find_overlap(&dir, &placed, Some(&key)) {
                             return Err(overlap_error(&id, &dir, other));
                         }
                         self.require_empty_location(&dir).await?;
-                        placed.push(Placed {
+                        batch_placed.push(Placed {
                             key: key.clone(),
                             location: dir.clone(),
                         });
