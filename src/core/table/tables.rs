@@ -105,8 +105,7 @@ impl Catalog {
                 return Err(crate::core::checks::table_already_exists(&id));
             }
             if mode == "overwrite" {
-                let location = location.clone();
-                return self.overwrite_table(req, &id, location, target, rows).await;
+                return self.overwrite_table(req, &id, target, rows).await;
             }
         }
         // An existing or declared table: the engine's own paths, which take
@@ -127,11 +126,10 @@ impl Catalog {
         &self,
         req: CreateTableRequest,
         id: &[String],
-        location: String,
         target: Target,
         rows: Rows,
     ) -> CatalogResult<CreateTableResponse> {
-        let Target::Written(_, main) = target else {
+        let Target::Written(location, main) = target else {
             return Err(CatalogError::internal("overwrite of a table with no data"));
         };
         let existing = self.describe(id, Default::default()).await?;

@@ -53,6 +53,12 @@ impl TrashEntry {
         props
     }
 
+    /// The entry as read at `now_ms`: whether its grace period is over.
+    fn read_at(mut self, now_ms: u64) -> Self {
+        self.expired = self.expires_at_ms <= now_ms;
+        self
+    }
+
     /// Whether the entry is `id` or lies below it.
     pub fn under(&self, id: &[String]) -> bool {
         self.id.starts_with(id)
@@ -137,10 +143,7 @@ impl Catalog {
             .all::<TrashEntry>(KIND)
             .await?
             .into_iter()
-            .map(|(_, mut e)| {
-                e.expired = e.expires_at_ms <= now;
-                e
-            })
+            .map(|(_, e)| e.read_at(now))
             .collect())
     }
 
@@ -181,11 +184,7 @@ impl Catalog {
             .control
             .get::<TrashEntry>(KIND, trash_id)
             .await?
-            .map(|v| {
-                let mut e = v.value;
-                e.expired = e.expires_at_ms <= now;
-                e
-            }))
+            .map(|v| v.value.read_at(now)))
     }
 
     /// Give an entry a new drop's time, deadline and dropper.

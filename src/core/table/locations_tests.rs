@@ -1,0 +1,185 @@
+//! Location rules: overlap by segment, relative locations, shared bytes,
+//! and the narrowed manifest lookup on a real Lance dataset.
+
+use super::*;
+
+/// The narrowed scan finds every recorded spelling that overlaps, the
+/// root included, leaves out locations that only share characters, and
+/// is answered by the `location` index rather than a scan.
+#[tokio::test]
+async fn the_narrowed_scan_keeps_every_overlapping_spelling() {
+    use arrow_schema::{DataType, Field, Schema};
+    use lance::index::DatasetIndexExt;
+    let dir = tempfile::tempdir().unwrap();
+    let overlapping = [
+        ("a$t", Some("ab/t")),
+        ("a$u", Some("./ab//t/deeper/")),
+        ("a$v", Some("ab")),
+        ("a$v2", Some("ab/")),
+        ("a$v3", Some("ab//t")),
+        ("a$v4", Some("ab/./t/x")),
+        ("a$v5", Some("ab/t/")),
+        ("a$in", Some("ab/t/deeper")),
+        ("a$slash", Some("/ab/t")),
+        ("a$root", Some("./")),
+        ("a$empty", Some("")),
+        ("a$none", None),
+    ];
+    let apart = [
+        ("a$w", Some("abc")),
+        ("a$x", Some("zz/ab")),
+        ("a$y", Some("ab/tx")),
+        ("a$z", Some("ab/s/t")),
+    ];
+    let rows: Vec<_> = overlapping.iter().chain(apart.iter()).collect();
+    let schema = std::sync::Arc::new(Schema::new(vec![
+        Field::new("object_id", DataType::Utf8, false),
+        Field::new("object_type", DataType::Utf8, false),
+        Field::new("location", DataType::Utf8, true),
+    ]));
+    let col = |v: Vec<Option<&str>>| std::sync::Arc::new(StringArray::from(v)) as _;
+    let batch = arrow_array::RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            col(rows.iter().map(|r| Some(r.0)).collect()),
+            col(rows.iter().map(|_| Some("table")).collect()),
+            col(rows.iter().map(|r| r.1).collect()),
+        ],
+    )
+    .unwrap();
+    let uri = dir.path().join("m").to_string_lossy().into_owned();
+    let reader = arrow_array::RecordBatchIterator::new([Ok(batch)], schema);
+    let mut ds = lance::Dataset::write(reader, &uri, None).await.unwrap();
+    for (column, builtin, kind) in [
+        (
+            "location",
+            lance_index::scalar::BuiltinIndexType::BTree,
+            lance_index::IndexType::BTree,
+        ),
+        (
+            "object_type",
+            lance_index::scalar::BuiltinIndexType::Bitmap,
+            lance_index::IndexType::Bitmap,
+        ),
+    ] {
+        let params = lance_index::scalar::ScalarIndexParams::for_builtin(builtin);
+        ds.create_index(&[column], kind, None, &params, true)
+            .await
+            .unwrap();
+    }
+    let near = Catalog::placed_near(&ds, &["ab/t"]).await.unwrap();
+    let mut found: Vec<&str> = near
+        .iter()
+        .filter(|p| overlaps(&p.location, "ab/t"))
+        .map(|p| p.key.as_str())
+        .collect();
+    found.sort_unstable();
+    let mut want: Vec<&str> = overlapping.iter().map(|r| r.0).collect();
+    want.sort_unstable();
+    assert_eq!(found, want);
+    let fetched: Vec<&str> = near.iter().map(|p| p.key.as_str()).collect();
+    for (key, _) in &apart {
+        assert!(!fetched.contains(key), "{key} was read: {fetched:?}");
+    }
+    assert_eq!(
+        Catalog::placed_near(&ds, &[]).await.unwrap().len(),
+        rows.len()
+    );
+
+    let mut scan = ds.scan();
+    let filter = near_filter(&["ab/t"]).unwrap();
+    scan.filter(&format!("object_type = 'table' AND ({filter})"))
+        .unwrap();
+    let plan = scan.explain_plan(false).await.unwrap();
+    // Every term from the indices, none left to filter row by row.
+    assert!(plan.contains("ScalarIndexQuery"), "{plan}");
+    assert!(plan.contains("refine_filter=--"), "{plan}");
+}
+
+fn placed(key: &str, location: &str) -> Placed {
+    Placed {
+        key: key.into(),
+        location: canonical(location),
+    }
+}
+
+#[test]
+fn overlap_is_by_segment() {
+    assert!(overlaps("a", "a"));
+    assert!(overlaps("a", "a/b"));
+    assert!(overlaps("a/b/", "a"));
+    assert!(overlaps("", "a"));
+    assert!(!overlaps("a", "ab"));
+    assert!(!overlaps("a/b", "a/c"));
+    assert!(overlaps("./a//b", "a/b"));
+}
+
+#[test]
+fn relative_locations_are_checked() {
+    assert_eq!(check_relative("a/b/", "a/b/").unwrap(), "a/b");
+    for bad in [
+        "",
+        "/",
+        ".",
+        "./",
+        "__manifest",
+        "__manifest/x",
+        "_catalog/jobs",
+        "a/../b",
+        "__Manifest",
+        "%2e",
+        "%2e%2e",
+        "?",
+        "#",
+        "t?",
+        "t%2Fsub",
+    ] {
+        let e = check_relative(bad, bad).unwrap_err();
+        assert_eq!(e.code, Code::INVALID_INPUT, "{bad:?}");
+    }
+}
+
+#[test]
+fn drops_refuse_shared_bytes() {
+    let tables = vec![
+        placed("h$t", "1234_h$t"),
+        placed("h$alias", "1234_h$t"),
+        placed("h$u", "u"),
+    ];
+    let e = Catalog::check_deletable("h$alias", "1234_h$t", &tables).unwrap_err();
+    assert_eq!(e.code, Code::INVALID_TABLE_STATE);
+    assert!(e.message.contains("'h$t'"), "{}", e.message);
+    assert!(Catalog::check_deletable("h$u", "u", &tables).is_ok());
+    assert_eq!(
+        Catalog::check_deletable("h$r", "", &tables)
+            .unwrap_err()
+            .code,
+        Code::INVALID_TABLE_STATE
+    );
+    let nested = vec![placed("h$u", "u"), placed("h$in", "u/data")];
+    assert_eq!(
+        Catalog::check_deletable("h$in", "u/data", &nested)
+            .unwrap_err()
+            .code,
+        Code::INVALID_TABLE_STATE
+    );
+    assert_eq!(
+        Catalog::check_deletable("h$u", "u", &nested)
+            .unwrap_err()
+            .code,
+        Code::INVALID_TABLE_STATE
+    );
+}
+
+#[test]
+fn overlap_names_the_other_table() {
+    let tables = vec![placed("h$t", "t")];
+    let other = find_overlap("t/x", &tables, Some("h$y")).unwrap();
+    let e = overlap_error(&["h".into(), "y".into()], "t/x", other);
+    assert!(
+        e.message.contains("lies inside") && e.message.contains("'h$t'"),
+        "{}",
+        e.message
+    );
+    assert!(find_overlap("t", &tables, Some("h$t")).is_none());
+}
