@@ -1,7 +1,7 @@
 //! Shape and parent checks, run before anything touches storage: a rejected
 //! request must leave nothing behind.
 
-use lance_namespace::models::{DescribeNamespaceRequest, NamespaceExistsRequest};
+use lance_namespace::models::DescribeNamespaceRequest;
 use lance_namespace::LanceNamespace;
 
 use crate::core::{engine, Catalog};
@@ -95,19 +95,16 @@ impl Catalog {
         if id.is_empty() {
             return Ok(true);
         }
-        let req = NamespaceExistsRequest {
-            id: Some(id.to_vec()),
-            ..Default::default()
-        };
-        let key = crate::core::meta_cache::key_of("namespace_present", &req);
+        // Read from the manifest this process holds (no reload of the
+        // engine's own handle), and kept for its version.
+        let key = crate::core::meta_cache::key_of("namespace_present", &id);
+        let ds = self.manifest_snapshot().await?;
+        let row = [manifest_key(id)];
         let check = async {
-            match engine(self.inner.namespace_exists(req).await) {
-                Ok(()) => Ok(true),
-                Err(e) if e.code == Code::NAMESPACE_NOT_FOUND => Ok(false),
-                Err(e) => Err(e),
-            }
+            let kinds = self.object_kinds(&ds, &row[0]).await?;
+            Ok(kinds.iter().any(|k| k == "namespace"))
         };
-        self.cached(key, check).await
+        self.cached_at(&ds, key, &row, check).await
     }
 
     /// Fail with NamespaceNotFound (1) unless the namespace exists.

@@ -100,7 +100,7 @@ impl Catalog {
                 .get(&(kind.to_string(), manifest_key(id)))
                 .cloned()
                 .flatten();
-            self.cache_put(keys[i].clone(), ticket, real.clone());
+            self.cache_put_from(keys[i].clone(), ticket, real.clone(), &[manifest_key(id)]);
             out[i] = real;
         }
         Ok(out)

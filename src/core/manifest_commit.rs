@@ -166,6 +166,9 @@ impl Catalog {
         match commit.execute(transaction).await {
             Ok(committed) => {
                 self.after_manifest_commit(&committed);
+                let touched: Vec<String> = touched.into_iter().collect();
+                let from = committed.version().version - 1;
+                self.install_manifest(Arc::new(committed), from, &touched);
                 Ok(())
             }
             Err(e) => {

@@ -139,11 +139,31 @@ impl Catalog {
         self.manifest_snapshot().await.map(|_| ())
     }
 
-    /// The manifest at its latest version.
+    /// The manifest at its latest version: the one this process holds
+    /// unless a successor exists (one probe; see `meta_cache.rs`), so the
+    /// steps of one request and the requests after a commit of this
+    /// process's do not load it again.
     pub(crate) async fn manifest_snapshot(&self) -> CatalogResult<Arc<Dataset>> {
+        self.current_manifest().await
+    }
+
+    /// The manifest loaded afresh from storage.
+    pub(super) async fn load_manifest(&self) -> CatalogResult<Arc<Dataset>> {
         let uri = self.location_uri("__manifest");
         let ds = self.dataset_builder(&uri).load().await?;
         Ok(Arc::new(ds))
+    }
+
+    /// The object types recorded under `key` in `ds` (one, or none; the
+    /// key is unique), read through the manifest's key index.
+    pub(crate) async fn object_kinds(&self, ds: &Dataset, key: &str) -> CatalogResult<Vec<String>> {
+        let mut scan = ds.scan();
+        scan.filter(&format!("{OBJECT_ID} = {}", literal(key)))?;
+        scan.project(&[OBJECT_TYPE])?;
+        let batches: Vec<RecordBatch> = scan.try_into_stream().await?.try_collect().await?;
+        Ok(single_rows(&batches)
+            .filter_map(|row| string_at(&row, OBJECT_TYPE))
+            .collect())
     }
 
     /// The manifest rows of the given object ids, all columns.

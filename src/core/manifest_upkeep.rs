@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use lance::dataset::optimize::{compact_files, CompactionOptions};
+use lance::dataset::transaction::Operation;
 use lance::index::DatasetIndexExt;
 use lance::Dataset;
 use lance_index::optimize::OptimizeOptions;
@@ -85,6 +86,26 @@ const INDICES: &[(&str, &str, BuiltinIndexType, IndexType)] = &[
         IndexType::BTree,
     ),
 ];
+
+/// Whether every version of `ds` after `from` changed no row: each is a
+/// compaction (its fragment reservation and its rewrite) or an index
+/// change, whoever committed it.
+async fn rows_unchanged(ds: &Dataset, from: u64) -> CatalogResult<bool> {
+    for version in from + 1..=ds.version().version {
+        let unchanged = matches!(
+            engine(ds.read_transaction_by_version(version).await)?.map(|t| t.operation),
+            Some(
+                Operation::ReserveFragments { .. }
+                    | Operation::Rewrite { .. }
+                    | Operation::CreateIndex { .. }
+            )
+        );
+        if !unchanged {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
 
 /// The fragments a pass would rewrite: small ones and deletion-heavy ones.
 fn untidy_fragments(ds: &Dataset) -> usize {
@@ -180,6 +201,7 @@ impl Catalog {
     pub(crate) async fn manifest_upkeep(&self) -> CatalogResult<Pass> {
         let _held = self.hold_manifest().await;
         let mut ds = (*self.manifest_snapshot().await?).clone();
+        let began = ds.version().version;
         let mut pass = Pass {
             fragments_before: ds.count_fragments(),
             ..Pass::default()
@@ -217,6 +239,12 @@ impl Catalog {
             fold(&mut ds).await?;
         }
         pass.fragments_after = ds.count_fragments();
+        // Folding and indexing change no row: what the catalog kept from
+        // the version the pass began on still holds, unless a commit of
+        // another writer's came between the pass's own.
+        if ds.version().version > began && rows_unchanged(&ds, began).await? {
+            self.install_manifest(std::sync::Arc::new(ds), began, &[]);
+        }
         Ok(pass)
     }
 }

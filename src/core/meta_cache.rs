@@ -24,13 +24,21 @@ use std::sync::{Arc, Mutex};
 use lance::Dataset;
 
 use crate::core::{engine, Catalog};
-use crate::error::{CatalogError, CatalogResult, Code};
+use crate::error::CatalogResult;
 
 /// Kept answers at most; past it the cache starts over (distinct keys of
 /// one manifest version: tables described, pages listed).
 const MAX_ENTRIES: usize = 20_000;
 
 type Entry = Arc<dyn Any + Send + Sync>;
+
+/// A kept answer, and the manifest rows (keys) it was read from when it
+/// depends on those alone: such an answer outlives a commit of this
+/// process's that touched none of them.
+struct Kept {
+    value: Entry,
+    rows: Option<Box<[String]>>,
+}
 
 #[derive(Default)]
 pub(crate) struct MetaCache {
@@ -42,7 +50,30 @@ pub(crate) struct MetaCache {
 #[derive(Default)]
 struct State {
     manifest: Option<Arc<Dataset>>,
-    entries: HashMap<String, Entry>,
+    entries: HashMap<String, Kept>,
+}
+
+impl State {
+    /// Hold `ds`, newer than the manifest held. When `change` says that
+    /// every version after `from` up to `ds` is this process's and touched
+    /// only the rows keyed `touched`, and `from` is the version held, the
+    /// answers read from other rows stay; all others go.
+    fn advance(&mut self, ds: Arc<Dataset>, change: Option<(u64, &[String])>) {
+        let version = ds.version().version;
+        let held = self.manifest.as_ref().map(|d| d.version().version);
+        if held.is_some_and(|h| h >= version) {
+            return;
+        }
+        self.manifest = Some(ds);
+        match change.filter(|(from, _)| held == Some(*from)) {
+            Some((_, touched)) => self.entries.retain(|_, kept| {
+                kept.rows
+                    .as_ref()
+                    .is_some_and(|rows| rows.iter().all(|r| !touched.contains(r)))
+            }),
+            None => self.entries.clear(),
+        }
+    }
 }
 
 impl std::fmt::Debug for MetaCache {
@@ -78,11 +109,18 @@ impl Catalog {
                 return Ok(ds.clone());
             }
         }
-        let fresh = self.manifest_snapshot().await?;
-        let mut state = self.meta.lock();
-        state.manifest = Some(fresh.clone());
-        state.entries.clear();
+        let fresh = self.load_manifest().await?;
+        self.meta.lock().advance(fresh.clone(), None);
         Ok(fresh)
+    }
+
+    /// Hold `ds` as the manifest now (when it is newer than the one held):
+    /// this process committed every version after `from` up to it, and
+    /// they wrote or removed only the rows keyed `touched`. The next use
+    /// probes its successor instead of loading the manifest again, and the
+    /// answers read from other rows stay (see [`State::advance`]).
+    pub(crate) fn install_manifest(&self, ds: Arc<Dataset>, from: u64, touched: &[String]) {
+        self.meta.lock().advance(ds, Some((from, touched)));
     }
 
     /// The answer kept under `key` for the manifest as it is now, or a
@@ -95,7 +133,11 @@ impl Catalog {
         let state = self.meta.lock();
         let held = state.manifest.as_ref().map(|d| d.version().version);
         if held == Some(version) {
-            if let Some(hit) = state.entries.get(key).and_then(|e| e.downcast_ref::<T>()) {
+            if let Some(hit) = state
+                .entries
+                .get(key)
+                .and_then(|e| e.value.downcast_ref::<T>())
+            {
                 return Ok(Ok(hit.clone()));
             }
         }
@@ -119,7 +161,7 @@ impl Catalog {
                 current
                     .then(|| state.entries.get(k))
                     .flatten()
-                    .and_then(|e| e.downcast_ref::<T>())
+                    .and_then(|e| e.value.downcast_ref::<T>())
                     .cloned()
             })
             .collect();
@@ -133,6 +175,28 @@ impl Catalog {
         ticket: Ticket,
         value: T,
     ) {
+        self.keep(key, ticket, value, None);
+    }
+
+    /// Keep `value` under `key` as [`cache_put`](Self::cache_put) does, as
+    /// an answer read from the manifest rows keyed `rows` alone.
+    pub(crate) fn cache_put_from<T: Send + Sync + 'static>(
+        &self,
+        key: String,
+        ticket: Ticket,
+        value: T,
+        rows: &[String],
+    ) {
+        self.keep(key, ticket, value, Some(rows.into()));
+    }
+
+    fn keep<T: Send + Sync + 'static>(
+        &self,
+        key: String,
+        ticket: Ticket,
+        value: T,
+        rows: Option<Box<[String]>>,
+    ) {
         let mut state = self.meta.lock();
         if state.manifest.as_ref().map(|d| d.version().version) != Some(ticket.0) {
             return;
@@ -140,7 +204,32 @@ impl Catalog {
         if state.entries.len() >= MAX_ENTRIES {
             state.entries.clear();
         }
-        state.entries.insert(key, Arc::new(value));
+        let value = Arc::new(value);
+        state.entries.insert(key, Kept { value, rows });
+    }
+
+    /// `compute`'s answer for `key` on manifest `ds` (the caller's
+    /// [`current_manifest`](Self::current_manifest)), which it reads from
+    /// the rows keyed `rows` alone; kept for that version and the ones
+    /// this process commits after it without touching those rows.
+    pub(crate) async fn cached_at<T, F>(
+        &self,
+        ds: &Dataset,
+        key: String,
+        rows: &[String],
+        compute: F,
+    ) -> CatalogResult<T>
+    where
+        T: Clone + Send + Sync + 'static,
+        F: std::future::Future<Output = CatalogResult<T>>,
+    {
+        let (mut kept, ticket) = self.kept_at::<T>(ds, std::slice::from_ref(&key));
+        if let Some(hit) = kept.pop().flatten() {
+            return Ok(hit);
+        }
+        let value = compute.await?;
+        self.cache_put_from(key, ticket, value.clone(), rows);
+        Ok(value)
     }
 
     /// `compute`'s answer for `key`, kept for this manifest version.
@@ -160,34 +249,6 @@ impl Catalog {
     }
 }
 
-impl Catalog {
-    /// An existence check, its answer kept per manifest version (under
-    /// `key`): a yes, and a no that says the object is not there (the
-    /// manifest alone decides both). Other failures are asked every time.
-    /// (A namespace's check is `namespace_present`, kept as a bool.)
-    pub(crate) async fn cached_exists(
-        &self,
-        key: String,
-        check: impl std::future::Future<Output = CatalogResult<()>>,
-    ) -> CatalogResult<()> {
-        let ticket = match self.cache_get::<Result<(), CatalogError>>(&key).await? {
-            Ok(kept) => return kept,
-            Err(ticket) => ticket,
-        };
-        match check.await {
-            Ok(()) => {
-                self.cache_put(key, ticket, Ok::<(), CatalogError>(()));
-                Ok(())
-            }
-            Err(no) if matches!(no.code, Code::TABLE_NOT_FOUND | Code::NAMESPACE_NOT_FOUND) => {
-                self.cache_put(key, ticket, Err::<(), CatalogError>(no.clone()));
-                Err(no)
-            }
-            Err(e) => Err(e),
-        }
-    }
-}
-
 /// A cache key: the operation and its request, less who is asking (the
 /// answers do not depend on it).
 pub(crate) fn key_of<R: serde::Serialize>(op: &str, request: &R) -> String {
@@ -197,4 +258,85 @@ pub(crate) fn key_of<R: serde::Serialize>(op: &str, request: &R) -> String {
         obj.remove("context");
     }
     format!("{op}\u{0}{value}")
+}
+
+#[cfg(test)]
+mod tests {
+    use lance_namespace::models::{CreateNamespaceRequest, DeclareTableRequest};
+    use lance_namespace::LanceNamespace;
+
+    use crate::core::Catalog;
+
+    fn ids(id: &[&str]) -> Vec<String> {
+        id.iter().map(|s| s.to_string()).collect()
+    }
+
+    async fn create_namespace(c: &Catalog, name: &str) {
+        let req = CreateNamespaceRequest {
+            id: Some(ids(&[name])),
+            ..Default::default()
+        };
+        c.create_namespace(req).await.unwrap();
+    }
+
+    async fn declare(c: &Catalog, id: &[&str]) {
+        let req = DeclareTableRequest {
+            id: Some(ids(id)),
+            ..Default::default()
+        };
+        c.declare_table(req).await.unwrap();
+    }
+
+    /// Whether the cache keeps an answer of namespace `name`'s existence
+    /// for the manifest as it is now.
+    async fn kept(c: &Catalog, name: &str) -> Option<bool> {
+        let key = super::key_of("namespace_present", &ids(&[name]));
+        let ds = c.current_manifest().await.unwrap();
+        c.kept_at::<bool>(&ds, &[key]).0.pop().flatten()
+    }
+
+    /// An answer read from one manifest row outlives this process's commits
+    /// on other rows, and goes with a commit on its row (a "no" included);
+    /// another replica's commit drops every answer, and the next answer
+    /// sees what that replica wrote.
+    #[tokio::test]
+    async fn answers_outlive_commits_on_other_rows_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = crate::core::open_local(dir.path()).await;
+        create_namespace(&c, "a").await;
+        assert!(c.namespace_present(&ids(&["a"])).await.unwrap());
+        assert!(!c.namespace_present(&ids(&["q"])).await.unwrap());
+
+        declare(&c, &["a", "t"]).await;
+        assert_eq!(kept(&c, "a").await, Some(true), "a commit on a$t keeps a");
+        assert_eq!(kept(&c, "q").await, Some(false));
+
+        create_namespace(&c, "q").await;
+        assert_eq!(kept(&c, "q").await, None, "creating q drops its 'no'");
+        assert!(c.namespace_present(&ids(&["q"])).await.unwrap());
+        assert_eq!(kept(&c, "a").await, Some(true));
+
+        // A pass of the manifest's upkeep folds the fragments the commits
+        // appended: no row changes, so what was kept stays.
+        declare(&c, &["a", "u"]).await;
+        let before = c.current_manifest().await.unwrap().version().version;
+        let pass = c.manifest_upkeep().await.unwrap();
+        assert!(pass.fragments_after < pass.fragments_before, "{pass:?}");
+        assert!(c.current_manifest().await.unwrap().version().version > before);
+        assert_eq!(kept(&c, "a").await, Some(true), "a fold keeps answers");
+
+        // Another replica on the same root.
+        let other = crate::core::open_local(dir.path()).await;
+        assert!(!c.namespace_present(&ids(&["z"])).await.unwrap());
+        create_namespace(&other, "z").await;
+        assert_eq!(kept(&c, "a").await, None, "a foreign commit drops all");
+        assert!(c.namespace_present(&ids(&["z"])).await.unwrap());
+        let exists = lance_namespace::models::TableExistsRequest {
+            id: Some(ids(&["z", "t"])),
+            ..Default::default()
+        };
+        assert!(c.table_exists(exists.clone()).await.is_err());
+        declare(&other, &["z", "t"]).await;
+        c.table_exists(exists).await.unwrap();
+    }
 }

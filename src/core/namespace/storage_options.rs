@@ -73,32 +73,39 @@ impl Catalog {
         id: &[String],
     ) -> CatalogResult<HashMap<String, String>> {
         let key = crate::core::meta_cache::key_of("table_source_options", &id);
-        self.cached(key, self.storage_options_of(id)).await
+        let ancestors: Vec<String> = (1..id.len()).map(|d| manifest_key(&id[..d])).collect();
+        if ancestors.is_empty() {
+            return Ok(self.storage_options.clone());
+        }
+        let ds = self.manifest_snapshot().await?;
+        let options = self.storage_options_of(&ds, &ancestors);
+        self.cached_at(&ds, key, &ancestors, options).await
     }
 
-    async fn storage_options_of(&self, id: &[String]) -> CatalogResult<HashMap<String, String>> {
+    /// The server's options with those `ancestors` (outermost first) set.
+    async fn storage_options_of(
+        &self,
+        ds: &lance::Dataset,
+        ancestors: &[String],
+    ) -> CatalogResult<HashMap<String, String>> {
         let mut options = self.storage_options.clone();
-        let ancestors: Vec<String> = (1..id.len()).map(|d| manifest_key(&id[..d])).collect();
-        if !ancestors.is_empty() {
-            let ds = self.manifest_snapshot().await?;
-            let mut by_key = HashMap::new();
-            let rows = self.manifest_rows(&ds, &ancestors).await?;
-            for row in single_rows(&rows) {
-                if row_type(&row).as_deref() == Some("namespace") {
-                    if let Some(k) = row_object_id(&row) {
-                        by_key.insert(k, row_properties(&row)?);
-                    }
+        let mut by_key = HashMap::new();
+        let rows = self.manifest_rows(ds, ancestors).await?;
+        for row in single_rows(&rows) {
+            if row_type(&row).as_deref() == Some("namespace") {
+                if let Some(k) = row_object_id(&row) {
+                    by_key.insert(k, row_properties(&row)?);
                 }
             }
-            // Outermost first: an inner namespace's option wins.
-            for key in &ancestors {
-                for (k, v) in by_key.remove(key).unwrap_or_default() {
-                    match k.strip_prefix(NAMESPACE_OPTION_PREFIX) {
-                        Some(option) if !option.is_empty() => {
-                            options.insert(option.to_string(), v);
-                        }
-                        _ => {}
+        }
+        // Outermost first: an inner namespace's option wins.
+        for key in ancestors {
+            for (k, v) in by_key.remove(key).unwrap_or_default() {
+                match k.strip_prefix(NAMESPACE_OPTION_PREFIX) {
+                    Some(option) if !option.is_empty() => {
+                        options.insert(option.to_string(), v);
                     }
+                    _ => {}
                 }
             }
         }
