@@ -27,7 +27,7 @@ use lance::dataset::write::merge_insert::inserted_rows::{KeyExistenceFilterBuild
 use lance::dataset::{CommitBuilder, DeleteBuilder, InsertBuilder, WriteMode, WriteParams};
 use lance::Dataset;
 
-use crate::core::Catalog;
+use crate::core::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// The manifest's key column.
@@ -65,6 +65,7 @@ impl Catalog {
         if touched.is_empty() {
             return Ok(());
         }
+        engine(lance_namespace_impls::dir::manifest_feature_flags::ensure_writable(ds.metadata()))?;
         let present = present_keys(&ds, &touched).await?;
         if !change.replace_existing {
             if let Some(taken) = written.iter().find(|k| present.contains(*k)) {
@@ -159,16 +160,19 @@ impl Catalog {
             updated_fragment_offsets: None,
         };
         let transaction = Transaction::new(ds.manifest.version, operation, None);
-        let mut commit = CommitBuilder::new(ds.clone());
+        // Never removes old versions: a reader's probe of the version after
+        // its own must find it (see `meta_cache.rs`).
+        let mut commit = CommitBuilder::new(ds.clone()).with_skip_auto_cleanup(true);
         if let Some(rows) = affected {
             commit = commit.with_affected_rows(rows);
         }
         match commit.execute(transaction).await {
             Ok(committed) => {
-                self.after_manifest_commit(&committed);
+                let committed = Arc::new(committed);
                 let touched: Vec<String> = touched.into_iter().collect();
                 let from = committed.version().version - 1;
-                self.install_manifest(Arc::new(committed), from, &touched);
+                self.install_manifest(committed.clone(), from, &touched);
+                self.after_manifest_commit(&committed);
                 Ok(())
             }
             Err(e) => {

@@ -136,7 +136,9 @@ pub(crate) fn object_row(
 impl Catalog {
     /// Whether the storage root answers: its manifest loads (readiness).
     pub async fn probe(&self) -> CatalogResult<()> {
-        self.manifest_snapshot().await.map(|_| ())
+        // Loaded afresh: the held one's probe would pass on a root whose
+        // manifest is gone.
+        self.load_manifest().await.map(|_| ())
     }
 
     /// The manifest at its latest version: the one this process holds

@@ -88,6 +88,25 @@ impl MetaCache {
     }
 }
 
+/// Whether a newer version of the manifest than `ds` exists: the probe of
+/// its successor, or, on a manifest that still carries a legacy automatic
+/// cleanup policy (which can remove a successor), the latest version
+/// resolved, as the engine checks it.
+async fn superseded(ds: &Dataset) -> CatalogResult<bool> {
+    let cleans_up = ds
+        .manifest
+        .config
+        .keys()
+        .any(|k| k.starts_with(AUTO_CLEANUP_PREFIX));
+    match cleans_up {
+        true => engine(ds.is_stale().await),
+        false => engine(ds.has_successor_version().await),
+    }
+}
+
+/// The manifest config keys of Lance's automatic cleanup policy.
+const AUTO_CLEANUP_PREFIX: &str = "lance.auto_cleanup.";
+
 /// A kept answer's ticket: the manifest version it belongs to.
 #[derive(Clone, Copy)]
 pub(crate) struct Ticket(u64);
@@ -98,18 +117,23 @@ impl Catalog {
     pub(super) async fn current_manifest(&self) -> CatalogResult<Arc<Dataset>> {
         let held = self.meta.lock().manifest.clone();
         if let Some(ds) = &held {
-            if !engine(ds.has_successor_version().await)? {
+            if !superseded(ds).await? {
                 return Ok(ds.clone());
             }
         }
         let _one = self.meta.reload.lock().await;
         let held = self.meta.lock().manifest.clone();
         if let Some(ds) = &held {
-            if !engine(ds.has_successor_version().await)? {
+            if !superseded(ds).await? {
                 return Ok(ds.clone());
             }
         }
         let fresh = self.load_manifest().await?;
+        // As the engine refuses a manifest written with reader features
+        // this build does not know, rather than misreading it.
+        engine(
+            lance_namespace_impls::dir::manifest_feature_flags::ensure_readable(fresh.metadata()),
+        )?;
         self.meta.lock().advance(fresh.clone(), None);
         Ok(fresh)
     }
