@@ -28,7 +28,10 @@ group commits write them), then the median of --n reads of the first page
 page of the last second (`since=`), as written and after the upkeep merged
 the closed slots; and the RSS after them. (The reference has no trail.)
 
-It asserts nothing. Run it on a release build on a quiet machine:
+It asserts nothing. Run it on a release build on a quiet machine (with
+--work-dir /dev/shm the roots sit on a tmpfs: on a shared disk whose file
+system slows as a run creates and deletes files, the servers measured later
+pay for the earlier ones):
 
   cargo build --release
   python3 scripts/bench_scale.py --bin $CARGO_TARGET_DIR/release/lance-catalog --scales 1000,10000,100000
@@ -196,9 +199,11 @@ def main():
     ap.add_argument("--no-reference", action="store_true", help="skip the reference server")
     ap.add_argument("--events", help="comma-separated audit trail sizes: time pages instead of writes")
     ap.add_argument("--trash-grace", help="serve ours (and the anchor) with this --trash-grace: drops go to trash")
+    ap.add_argument("--work-dir", help="where the servers' roots go (default: the system's temp directory); "
+                    "a tmpfs such as /dev/shm keeps a disk's drift out of the ratios")
     a = ap.parse_args()
     if a.events:
-        work = tempfile.mkdtemp(prefix="bench-events-")
+        work = tempfile.mkdtemp(prefix="bench-events-", dir=a.work_dir)
         try:
             events_bench(a, work, dict(os.environ, LANCE_CATALOG_LOG="warn"))
         finally:
@@ -206,7 +211,7 @@ def main():
         return
     scales = [int(s) for s in a.scales.split(",") if s.strip()]
 
-    work = tempfile.mkdtemp(prefix="bench-scale-")
+    work = tempfile.mkdtemp(prefix="bench-scale-", dir=a.work_dir)
     servers, roots = {}, {}
     env = dict(os.environ, LANCE_CATALOG_LOG="warn")
     try:
