@@ -95,14 +95,20 @@ impl Catalog {
         if id.is_empty() {
             return Ok(true);
         }
-        // Read from the manifest this process holds (no reload of the
-        // engine's own handle), and kept for its version.
-        let key = crate::core::meta_cache::key_of("namespace_present", &id);
+        self.recorded(id, "namespace").await
+    }
+
+    /// Whether an object of `kind` (`namespace` or `table`) is recorded at
+    /// `id`: read from the manifest this process holds (not through the
+    /// engine's own handle, which would reload it), and kept until a
+    /// commit touches that row.
+    pub(crate) async fn recorded(&self, id: &[String], kind: &str) -> CatalogResult<bool> {
+        let key = crate::core::meta_cache::key_of("recorded", &(kind, id));
         let ds = self.manifest_snapshot().await?;
         let row = [manifest_key(id)];
         let check = async {
             let kinds = self.object_kinds(&ds, &row[0]).await?;
-            Ok(kinds.iter().any(|k| k == "namespace"))
+            Ok(kinds.iter().any(|k| k == kind))
         };
         self.cached_at(&ds, key, &row, check).await
     }

@@ -193,12 +193,7 @@ impl Catalog {
     }
 
     /// Keep `value` under `key`, if the manifest is still the ticket's.
-    pub(crate) fn cache_put<T: Send + Sync + 'static>(
-        &self,
-        key: String,
-        ticket: Ticket,
-        value: T,
-    ) {
+    fn cache_put<T: Send + Sync + 'static>(&self, key: String, ticket: Ticket, value: T) {
         self.keep(key, ticket, value, None);
     }
 
@@ -314,7 +309,7 @@ mod tests {
     /// Whether the cache keeps an answer of namespace `name`'s existence
     /// for the manifest as it is now.
     async fn kept(c: &Catalog, name: &str) -> Option<bool> {
-        let key = super::key_of("namespace_present", &ids(&[name]));
+        let key = super::key_of("recorded", &("namespace", ids(&[name])));
         let ds = c.current_manifest().await.unwrap();
         c.kept_at::<bool>(&ds, &[key]).0.pop().flatten()
     }

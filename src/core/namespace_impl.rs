@@ -48,7 +48,7 @@ use lance_namespace::LanceNamespace;
 
 use crate::api::spec::{lance_edge, lance_edge_rows, Spec};
 
-use crate::core::checks::{manifest_key, namespace_id, table_id};
+use crate::core::checks::{namespace_id, table_id};
 use crate::core::settle::{checked, transaction_id, Names};
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult};
@@ -165,17 +165,8 @@ impl Spec for Catalog {
     }
 
     async fn table_exists(&self, request: TableExistsRequest) -> CatalogResult<()> {
-        // The catalog's own lookup on the manifest it holds, kept for its
-        // version (the engine's would reload its own handle first).
         let id = table_id(&request.id)?;
-        let key = crate::core::meta_cache::key_of(op::TableExists.action, &request);
-        let ds = self.manifest_snapshot().await?;
-        let row = [manifest_key(&id)];
-        let check = async {
-            let kinds = self.object_kinds(&ds, &row[0]).await?;
-            Ok(kinds.iter().any(|k| k == "table"))
-        };
-        match self.cached_at(&ds, key, &row, check).await? {
+        match self.recorded(&id, "table").await? {
             true => Ok(()),
             false => Err(crate::core::checks::table_not_found(&id)),
         }

@@ -10,7 +10,7 @@ use lance_namespace::models::{
     CreateTableRequest, CreateTableResponse, DeclareTableRequest, DeclareTableResponse,
     DropTableRequest, DropTableResponse, InsertIntoTableRequest, InsertIntoTableResponse,
     MergeInsertIntoTableRequest, MergeInsertIntoTableResponse, RegisterTableRequest,
-    RegisterTableResponse, TableExistsRequest,
+    RegisterTableResponse,
 };
 use lance_namespace::LanceNamespace;
 use lance_namespace_impls::dir::manifest::ManifestNamespace;
@@ -469,19 +469,7 @@ impl Catalog {
     }
 
     pub(crate) async fn table_present(&self, id: &[String]) -> CatalogResult<bool> {
-        let req = TableExistsRequest {
-            id: Some(id.to_vec()),
-            ..Default::default()
-        };
-        // The spec's table_exists, whose yes is kept per manifest version
-        // (not a scan of the manifest per write).
-        match engine(LanceNamespace::table_exists(self, req).await) {
-            Ok(()) => Ok(true),
-            Err(e) if e.code == Code::TABLE_NOT_FOUND || e.code == Code::NAMESPACE_NOT_FOUND => {
-                Ok(false)
-            }
-            Err(e) => Err(e),
-        }
+        self.recorded(id, "table").await
     }
 
     /// Refuse (5) a table id that is recorded already.

@@ -400,6 +400,31 @@ mod tests {
         // A young orphan survives a backfill (a drop may be filing it).
         assert_eq!(c.backfill_claims().await.unwrap(), 0);
         assert!(store.head(&orphan).await.is_ok());
+        // An old one goes, and only it: every entry's claim stays, and so
+        // does a file in the claims directory that is not a claim.
+        let stray = claims_dir.join("=ab").join("not-a-claim");
+        std::fs::write(&stray, b"{}").unwrap();
+        let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 3600);
+        let orphan_file = walk(&claims_dir)
+            .into_iter()
+            .find(|f| f.ends_with("0000000000005-eeeeeeeeeeee"))
+            .unwrap();
+        for file in [orphan_file, stray.clone()] {
+            std::fs::File::options()
+                .write(true)
+                .open(&file)
+                .unwrap()
+                .set_modified(hour_ago)
+                .unwrap();
+        }
+        let before = walk(&claims_dir).len();
+        assert_eq!(c.backfill_claims().await.unwrap(), 0);
+        assert!(
+            store.head(&orphan).await.is_err(),
+            "a stale orphan is removed"
+        );
+        assert!(stray.exists(), "only claims are removed");
+        assert_eq!(walk(&claims_dir).len(), before - 1);
         // Every entry, when asked for everything.
         assert_eq!(c.trash_placed_near(&[]).await.unwrap().len(), 5);
     }
