@@ -239,6 +239,24 @@ service CatalogControlService {
   rpc SetTableProtection(SetProtectionRequest) returns (ProtectionResponse);
   // POST /v1/namespace/{id}/protection
   rpc SetNamespaceProtection(SetProtectionRequest) returns (ProtectionResponse);
+  // GET /v1/table/{id}/maintenance_policy
+  rpc GetTableMaintenancePolicy(GetMaintenancePolicyRequest) returns (EffectivePolicy);
+  // POST /v1/table/{id}/maintenance_policy
+  rpc SetTableMaintenancePolicy(SetMaintenancePolicyRequest) returns (EffectivePolicy);
+  // DELETE /v1/table/{id}/maintenance_policy
+  rpc DeleteTableMaintenancePolicy(DeleteMaintenancePolicyRequest) returns (DeleteMaintenancePolicyResponse);
+  // GET /v1/namespace/{id}/maintenance_policy
+  rpc GetNamespaceMaintenancePolicy(GetMaintenancePolicyRequest) returns (EffectivePolicy);
+  // POST /v1/namespace/{id}/maintenance_policy
+  rpc SetNamespaceMaintenancePolicy(SetMaintenancePolicyRequest) returns (EffectivePolicy);
+  // DELETE /v1/namespace/{id}/maintenance_policy
+  rpc DeleteNamespaceMaintenancePolicy(DeleteMaintenancePolicyRequest) returns (DeleteMaintenancePolicyResponse);
+  // GET /v1/projects/{project_id}/maintenance_policy
+  rpc GetProjectMaintenancePolicy(GetProjectMaintenancePolicyRequest) returns (EffectivePolicy);
+  // POST /v1/projects/{project_id}/maintenance_policy
+  rpc SetProjectMaintenancePolicy(SetProjectMaintenancePolicyRequest) returns (EffectivePolicy);
+  // DELETE /v1/projects/{project_id}/maintenance_policy
+  rpc DeleteProjectMaintenancePolicy(DeleteProjectMaintenancePolicyRequest) returns (DeleteMaintenancePolicyResponse);
   // POST /v1/table/{id}/undrop
   rpc UndropTable(UndropTableRequest) returns (UndropTableResponse);
   // POST /v1/namespace/{id}/undrop
@@ -352,6 +370,8 @@ message TrashEntry {
   optional string project = 14;
   // The real id of the namespace it was dropped from.
   optional string parent_object_id = 15;
+  // The real ids of every namespace it was dropped from, outermost first.
+  repeated string ancestor_object_ids = 16;
 }
 
 message UndropTableRequest {
@@ -730,6 +750,96 @@ message JobRecord {
   map<string, string> details = 10;
   uint64 created_at_ms = 11;
   uint64 updated_at_ms = 12;
+}
+
+// A maintenance policy record's fields; unset: the server's default.
+message PolicyFields {
+  optional string version_retention = 1;
+  optional uint64 versions_to_retain = 2;
+  optional bool compaction = 3;
+  optional string interval = 4;
+  optional uint64 target_rows_per_fragment = 5;
+  optional bool purge_expired_trash = 6;
+  optional string trash_grace = 7;
+}
+
+// Every field of a policy, resolved.
+message Policy {
+  string version_retention = 1;
+  uint64 versions_to_retain = 2;
+  bool compaction = 3;
+  string interval = 4;
+  uint64 target_rows_per_fragment = 5;
+  bool purge_expired_trash = 6;
+  string trash_grace = 7;
+}
+
+// The record an effective policy came from: table, namespace, project or server.
+message PolicyWinner {
+  string level = 1;
+  repeated string id = 2;
+  optional string object_id = 3;
+  optional string updated_by = 4;
+  optional uint64 updated_at_ms = 5;
+}
+
+// Where one field's value comes from: set_here or inherited, from a level.
+message FieldSource {
+  string state = 1;
+  string from = 2;
+}
+
+// An object's effective maintenance policy, naming the record that won.
+message EffectivePolicy {
+  string level = 1;
+  repeated string id = 2;
+  PolicyWinner winner = 3;
+  Policy policy = 4;
+  map<string, FieldSource> sources = 5;
+  optional PolicyFields own = 6;
+}
+
+message GetMaintenancePolicyRequest {
+  repeated string id = 1;
+}
+
+// The whole record: fields left out are the server's defaults.
+message SetMaintenancePolicyRequest {
+  repeated string id = 1;
+  optional string version_retention = 2;
+  optional uint64 versions_to_retain = 3;
+  optional bool compaction = 4;
+  optional string interval = 5;
+  optional uint64 target_rows_per_fragment = 6;
+  optional bool purge_expired_trash = 7;
+  optional string trash_grace = 8;
+}
+
+message DeleteMaintenancePolicyRequest {
+  repeated string id = 1;
+}
+
+message GetProjectMaintenancePolicyRequest {
+  string project_id = 1;
+}
+
+message SetProjectMaintenancePolicyRequest {
+  string project_id = 1;
+  optional string version_retention = 2;
+  optional uint64 versions_to_retain = 3;
+  optional bool compaction = 4;
+  optional string interval = 5;
+  optional uint64 target_rows_per_fragment = 6;
+  optional bool purge_expired_trash = 7;
+  optional string trash_grace = 8;
+}
+
+message DeleteProjectMaintenancePolicyRequest {
+  string project_id = 1;
+}
+
+message DeleteMaintenancePolicyResponse {
+  bool removed = 1;
 }
 
 // A piece of a streamed query answer: consecutive chunks concatenate to one

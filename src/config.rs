@@ -98,6 +98,40 @@ pub struct ServeArgs {
     )]
     pub trash_purge_expired: bool,
 
+    /// The server's maintenance policy: how long a table version is kept
+    /// once a newer one exists. Policy records (on a project, namespace or
+    /// table) say otherwise; the winning record's unset fields are these.
+    #[arg(
+        long,
+        env = "LANCE_CATALOG_MAINTENANCE_VERSION_RETENTION",
+        default_value = "7d"
+    )]
+    pub maintenance_version_retention: String,
+
+    /// The newest versions kept however old they are.
+    #[arg(
+        long,
+        env = "LANCE_CATALOG_MAINTENANCE_VERSIONS_TO_RETAIN",
+        default_value_t = 10
+    )]
+    pub maintenance_versions_to_retain: u64,
+
+    /// Whether tables are compacted (`on`/`off`).
+    #[arg(long, env = "LANCE_CATALOG_MAINTENANCE_COMPACTION", default_value = "on", value_parser = ["on", "off"])]
+    pub maintenance_compaction: String,
+
+    /// How often a table's maintenance round is due (at least 1m).
+    #[arg(long, env = "LANCE_CATALOG_MAINTENANCE_INTERVAL", default_value = "1d")]
+    pub maintenance_interval: String,
+
+    /// The rows a compacted fragment aims for.
+    #[arg(
+        long,
+        env = "LANCE_CATALOG_MAINTENANCE_TARGET_ROWS_PER_FRAGMENT",
+        default_value_t = 1_048_576
+    )]
+    pub maintenance_target_rows_per_fragment: u64,
+
     /// How often the trash sweep runs (0: never; `POST /v1/trash/sweep`
     /// runs it on demand).
     #[arg(long, env = "LANCE_CATALOG_TRASH_SWEEP_INTERVAL", default_value = "1h")]
@@ -305,6 +339,20 @@ impl std::fmt::Debug for ServeArgs {
             .field("trash_grace", &self.trash_grace)
             .field("trash_purge_expired", &self.trash_purge_expired)
             .field("trash_sweep_interval", &self.trash_sweep_interval)
+            .field(
+                "maintenance_version_retention",
+                &self.maintenance_version_retention,
+            )
+            .field(
+                "maintenance_versions_to_retain",
+                &self.maintenance_versions_to_retain,
+            )
+            .field("maintenance_compaction", &self.maintenance_compaction)
+            .field("maintenance_interval", &self.maintenance_interval)
+            .field(
+                "maintenance_target_rows_per_fragment",
+                &self.maintenance_target_rows_per_fragment,
+            )
             .field("audit_retention", &self.audit_retention)
             .field("audit_upkeep_interval", &self.audit_upkeep_interval)
             .field("audit_sink_url", &self.audit_sink_url)
@@ -392,6 +440,7 @@ impl ServeArgs {
                     .map_err(|e| format!("--trash-grace: {e}"))?,
                 purge_expired: self.trash_purge_expired,
             },
+            policy: self.policy_defaults()?,
             maintenance: crate::governance::MaintenanceConfig {
                 workers: self.workers,
                 lease: seconds(self.task_lease),
@@ -399,6 +448,28 @@ impl ServeArgs {
                 quota: self.task_quota,
                 ..Default::default()
             },
+        })
+    }
+
+    /// The server's maintenance policy (`--maintenance-*`), checked as a
+    /// record's fields are.
+    pub fn policy_defaults(&self) -> Result<crate::governance::PolicyDefaults, String> {
+        let fields = crate::api::policy::PolicyFields {
+            version_retention: Some(self.maintenance_version_retention.clone()),
+            versions_to_retain: Some(self.maintenance_versions_to_retain),
+            interval: Some(self.maintenance_interval.clone()),
+            target_rows_per_fragment: Some(self.maintenance_target_rows_per_fragment),
+            ..Default::default()
+        };
+        crate::governance::check_policy_fields(&fields)
+            .map_err(|e| format!("the --maintenance-* settings: {}", e.message))?;
+        let d = |v: &str| crate::governance::parse_duration(v).unwrap_or_default();
+        Ok(crate::governance::PolicyDefaults {
+            version_retention_s: d(&self.maintenance_version_retention),
+            versions_to_retain: self.maintenance_versions_to_retain,
+            compaction: self.maintenance_compaction == "on",
+            interval_s: d(&self.maintenance_interval),
+            target_rows_per_fragment: self.maintenance_target_rows_per_fragment,
         })
     }
 

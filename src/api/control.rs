@@ -12,6 +12,7 @@ pub use super::call::{Call, Credentials};
 pub use super::hierarchy::*;
 pub use super::jobs::{Job, JobState};
 pub use super::maintenance::*;
+pub use super::policy::*;
 pub use super::protection::*;
 pub use super::trash::*;
 use crate::error::CatalogResult;
@@ -26,6 +27,7 @@ pub const FEATURES: &[&str] = &[
     "jobs",
     "trash",
     "maintenance-tasks",
+    "maintenance-policies",
 ];
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

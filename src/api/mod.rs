@@ -17,6 +17,7 @@ pub mod jobs;
 pub mod maintenance;
 mod ops;
 pub mod page;
+pub mod policy;
 pub mod protection;
 pub mod spec;
 pub mod trash;

@@ -28,6 +28,11 @@ pub struct TrashEntry {
     /// there, as a rename into it would.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_object_id: Option<String>,
+    /// The real ids of every namespace it was dropped from, outermost
+    /// first (empty where one had none): the maintenance policy records
+    /// that governed it then still govern its expiry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ancestor_object_ids: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped_by: Option<String>,
     pub dropped_at_ms: u64,

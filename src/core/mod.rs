@@ -89,9 +89,9 @@ use lance::session::Session;
 use lance_namespace_impls::DirectoryNamespace;
 
 use crate::error::{CatalogError, CatalogResult};
-pub(crate) use checks::missing_table;
 pub(crate) use checks::table_id as checked_table_id;
 pub use checks::{manifest_id, manifest_key};
+pub(crate) use checks::{missing_namespace, missing_table, table_not_found};
 
 /// The catalog: the single implementation of every spec operation.
 #[derive(Clone)]

@@ -307,6 +307,9 @@ impl Governance {
         if reals.is_empty() {
             return;
         }
+        if let Err(e) = self.registry.forget_object_policies(reals).await {
+            tracing::warn!(error = %e.message, "maintenance policy records of destroyed objects stay (they reach nothing)");
+        }
         if let Err(e) = self.registry.forget_object_grants(reals).await {
             tracing::warn!(error = %e.message, "grants of destroyed objects stay (they reach nothing)");
         }

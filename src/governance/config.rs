@@ -19,6 +19,9 @@ pub struct GovernanceConfig {
     pub trash: super::TrashConfig,
     /// Maintenance tasks (`--workers`, `--task-lease`, `--task-quota`).
     pub maintenance: super::MaintenanceConfig,
+    /// The server's maintenance policy (`--maintenance-*`): what applies
+    /// where no record wins, and to fields a winning record leaves unset.
+    pub policy: super::PolicyDefaults,
 }
 
 /// `--auth` and its settings.

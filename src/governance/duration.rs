@@ -22,9 +22,30 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("duration {text:?} is too long"))
 }
 
+/// A number of seconds as [`parse_duration`] reads it, in the largest
+/// unit that divides it (`604800` -> `7d`).
+pub(super) fn format_duration(seconds: u64) -> String {
+    match seconds {
+        0 => "0".to_string(),
+        s if s % 86_400 == 0 => format!("{}d", s / 86_400),
+        s if s % 3600 == 0 => format!("{}h", s / 3600),
+        s if s % 60 == 0 => format!("{}m", s / 60),
+        s => format!("{s}s"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::{format_duration, parse_duration};
+
+    #[test]
+    fn durations_round_trip() {
+        for s in [0, 1, 59, 60, 90, 3600, 5400, 86_400, 604_800, 90_061] {
+            assert_eq!(parse_duration(&format_duration(s)), Ok(s), "{s}");
+        }
+        assert_eq!(format_duration(604_800), "7d");
+        assert_eq!(format_duration(5400), "90m");
+    }
 
     #[test]
     fn durations() {

@@ -17,6 +17,7 @@
 //! | which object a request is about: minted and looked-up real ids | `objects.rs` |
 //! | the audit trail | `audit.rs` |
 //! | recoverable drops: grace, undrop, trash listing, purge, sweep | `trash.rs` |
+//! | maintenance policy records and their winner-takes-all resolution | `policy_records.rs` |
 //! | maintenance tasks: the governed API and the worker pool | `maintenance.rs` |
 //! | readiness; a view of one warehouse for any `Spec` | `health.rs`, `scoped.rs` |
 //! | credentials vended with the answers that hand a table | `vending.rs` |
@@ -41,6 +42,7 @@ mod objects;
 mod open;
 mod plane;
 mod policies;
+mod policy_records;
 mod registry;
 mod requests;
 mod router;
@@ -66,6 +68,7 @@ pub use config::{AuthConfig, GovernanceConfig};
 pub use duration::parse_duration;
 pub use maintenance::MaintenanceConfig;
 pub use models::{DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
+pub use policy_records::{check_fields as check_policy_fields, PolicyDefaults};
 pub use registry::Registry;
 pub use scoped::Scoped;
 pub use trash::TrashConfig;
@@ -96,8 +99,10 @@ pub struct Governance {
     grants: grants::GrantCache,
     /// Denials stored per principal this minute (the rest are only logged).
     denials: std::sync::Mutex<HashMap<String, (Instant, u32)>>,
-    /// The server's trash settings (a project may have its own).
+    /// The server's trash settings (a policy record may say otherwise).
     trash: TrashConfig,
+    /// The server's other maintenance policy fields.
+    policy_defaults: PolicyDefaults,
     /// How maintenance tasks are kept and run.
     maintenance: MaintenanceConfig,
     /// The latest readiness check's outcome (see `health.rs`).

@@ -30,6 +30,7 @@ impl Governance {
         gov.control_root = control_root;
         gov.warehouses = config.warehouses;
         gov.trash = config.trash;
+        gov.policy_defaults = config.policy;
         gov.maintenance = config.maintenance.clone();
         let auth = &config.auth;
         let jwt = match &auth.jwt {
@@ -69,6 +70,16 @@ impl Governance {
         // Objects and grants from before real ids: every standing object
         // gets its id, then old grants are bound to the objects they name.
         identify(&gov.home, DEFAULT_WAREHOUSE).await;
+        match gov.registry.migrate_project_trash().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                projects = n,
+                "projects' trash settings moved into their maintenance policy records"
+            ),
+            Err(e) => {
+                tracing::warn!(error = %e.message, "projects' trash settings were not moved into policy records; the next start tries again")
+            }
+        }
         if let Err(e) = gov.bind_unbound_grants().await {
             tracing::warn!(error = %e.message, "grants from before real ids were not bound");
         }
@@ -96,6 +107,7 @@ impl Governance {
             grants: Default::default(),
             denials: Default::default(),
             trash: Default::default(),
+            policy_defaults: Default::default(),
             maintenance: Default::default(),
             ready: tokio::sync::watch::channel(None).0,
         }

@@ -73,8 +73,9 @@ impl Registry {
             description: req.description,
             properties: req.properties.unwrap_or_default(),
             protected: false,
-            trash_grace: req.trash_grace,
-            purge_expired_trash: req.purge_expired_trash,
+            // Kept in the project's policy record, below.
+            trash_grace: None,
+            purge_expired_trash: None,
             created_at_ms: now,
             updated_at_ms: now,
         };
@@ -87,7 +88,9 @@ impl Registry {
                 Code::PROJECT_ALREADY_EXISTS,
             )
             .await?;
-        Ok(made.value)
+        self.set_project_trash(&req.project_id, req.trash_grace, req.purge_expired_trash)
+            .await?;
+        self.shown_project(made.value).await
     }
 
     pub async fn project(&self, id: &str) -> CatalogResult<Project> {
@@ -113,7 +116,7 @@ impl Registry {
         for id in ids {
             // Deleted between the listing and now: not listed.
             if let Some(p) = self.records.get::<Project>(PROJECT, &id).await? {
-                projects.push(p.value);
+                projects.push(self.shown_project(p.value).await?);
             }
         }
         Ok(ListProjectsResponse {
@@ -135,18 +138,14 @@ impl Registry {
                         p.description = Some(d.clone());
                     }
                     merge(&mut p.properties, req.properties.clone());
-                    if let Some(g) = &req.trash_grace {
-                        p.trash_grace = Some(g.clone());
-                    }
-                    if let Some(purge) = req.purge_expired_trash {
-                        p.purge_expired_trash = Some(purge);
-                    }
                     p.updated_at_ms = now_ms();
                     Ok(p)
                 },
             )
             .await?;
-        Ok(updated.value)
+        self.set_project_trash(&req.project_id, req.trash_grace, req.purge_expired_trash)
+            .await?;
+        self.shown_project(updated.value).await
     }
 
     pub async fn set_project_protection(
@@ -166,7 +165,7 @@ impl Registry {
                 },
             )
             .await?;
-        Ok(updated.value)
+        self.shown_project(updated.value).await
     }
 
     /// Delete a project: refused while it has warehouses (naming them), and

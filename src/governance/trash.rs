@@ -1,5 +1,5 @@
 //! Recoverable drops over the hierarchy: which grace period a drop gets
-//! (the project's own, else `--trash-grace`), undrop routed and authorized
+//! (its effective maintenance policy's), undrop routed and authorized
 //! as the drop was, the trash listing across warehouses, purge, pending
 //! deadlines, and the sweep that reports expired entries and purges them
 //! only where a policy says so. The trash itself is the core's
@@ -15,8 +15,10 @@ use std::collections::HashMap;
 
 use super::duration::parse_duration;
 use super::guard::{Access, ObjectRef};
+use super::policy_records::Candidate;
 use super::{Governance, Route, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
 use crate::api::page::{page_items, CONTROL};
+use crate::api::policy::{EffectivePolicy, PolicyLevel};
 use crate::core::reserved::{PRINCIPAL, TRASH_GRACE};
 use crate::core::trash::records::TrashEntry;
 use crate::core::trash::undrop::{
@@ -34,27 +36,72 @@ pub struct TrashConfig {
     pub purge_expired: bool,
 }
 
-impl Governance {
-    /// The trash settings that govern warehouse `warehouse`: its
-    /// project's, else the server's.
-    pub(super) async fn trash_policy(&self, warehouse: &str) -> CatalogResult<TrashConfig> {
-        let mut policy = self.trash;
-        let project = match warehouse {
-            DEFAULT_WAREHOUSE => return Ok(policy),
-            w => self.warehouse(w).await?.project_id,
+/// The trash settings of an effective policy.
+fn trash_of(p: &EffectivePolicy) -> CatalogResult<TrashConfig> {
+    Ok(TrashConfig {
+        grace_s: parse_duration(&p.policy.trash_grace).map_err(CatalogError::internal)?,
+        purge_expired: p.policy.purge_expired_trash,
+    })
+}
+
+/// The policy candidates of a trash entry, innermost first: the object's
+/// own record, the namespaces it was dropped from (by the real ids they
+/// had then), its project.
+fn entry_chain(e: &TrashEntry, project: &str) -> Vec<Candidate> {
+    let level = match e.is_table() {
+        true => PolicyLevel::Table,
+        false => PolicyLevel::Namespace,
+    };
+    let mut chain = vec![Candidate {
+        level,
+        id: e.id.clone(),
+        key: e.object_id().map(str::to_string),
+    }];
+    let depth = e.id.len().saturating_sub(1);
+    for n in (1..=depth).rev() {
+        let key = match e.ancestor_object_ids.get(n - 1) {
+            Some(k) => Some(k.clone()).filter(|k| !k.is_empty()),
+            // An entry from before ancestors were kept knows its parent.
+            None if n == depth => e.parent_object_id.clone(),
+            None => None,
         };
-        if project == DEFAULT_PROJECT {
-            return Ok(policy);
-        }
-        if let Ok(p) = self.registry.project(&project).await {
-            if let Some(g) = p.trash_grace.as_deref() {
-                policy.grace_s = parse_duration(g).map_err(CatalogError::invalid)?;
-            }
-            if let Some(purge) = p.purge_expired_trash {
-                policy.purge_expired = purge;
-            }
-        }
-        Ok(policy)
+        chain.push(Candidate {
+            level: PolicyLevel::Namespace,
+            id: e.id[..n].to_vec(),
+            key,
+        });
+    }
+    chain.push(Candidate::project(project));
+    chain
+}
+
+impl Governance {
+    /// The trash settings that govern the table or namespace `id` of a
+    /// route: its effective maintenance policy's.
+    pub(super) async fn trash_policy(
+        &self,
+        route: &Route,
+        kind: &str,
+        id: &[String],
+    ) -> CatalogResult<TrashConfig> {
+        let level = match kind {
+            "table" => PolicyLevel::Table,
+            _ => PolicyLevel::Namespace,
+        };
+        let chain = self.object_chain(route, level, id).await?;
+        trash_of(&self.resolve_policy((level, id.to_vec()), &chain).await?)
+    }
+
+    /// The trash settings that govern a trash entry now.
+    async fn entry_trash_policy(
+        &self,
+        e: &TrashEntry,
+        warehouse: &str,
+    ) -> CatalogResult<TrashConfig> {
+        let project = self.warehouse_project(warehouse).await?;
+        let chain = entry_chain(e, &project);
+        let level = chain[0].level;
+        trash_of(&self.resolve_policy((level, e.id.clone()), &chain).await?)
     }
 
     /// Fill a drop's context with what only the server may say: the grace
@@ -65,7 +112,10 @@ impl Governance {
         route: &Route,
         access: &Access,
     ) -> CatalogResult<()> {
-        let grace = self.trash_policy(&route.warehouse).await?.grace_s;
+        let grace = self
+            .trash_policy(route, access.kind, &access.id)
+            .await?
+            .grace_s;
         let ctx = context.get_or_insert_with(HashMap::new);
         ctx.insert(TRASH_GRACE.to_string(), grace.to_string());
         match &access.principal {
@@ -449,20 +499,12 @@ impl Governance {
                 tracing::warn!(warehouse = %w, error = %e.message, "trash claims backfill failed; the next sweep tries again");
             }
         }
-        let mut policies: HashMap<String, TrashConfig> = HashMap::new();
         for e in self.all_trash(None, None).await? {
             if !e.expired {
                 continue;
             }
             let warehouse = e.warehouse.clone().unwrap_or(DEFAULT_WAREHOUSE.into());
-            let policy = match policies.get(&warehouse) {
-                Some(p) => *p,
-                None => {
-                    let p = self.trash_policy(&warehouse).await?;
-                    policies.insert(warehouse.clone(), p);
-                    p
-                }
-            };
+            let policy = self.entry_trash_policy(&e, &warehouse).await?;
             tracing::warn!(trash_id = %e.trash_id, kind = %e.kind, id = ?e.id, warehouse = %warehouse, purge = policy.purge_expired, "trash entry expired");
             answer.expired.push(e.clone());
             if policy.purge_expired {

@@ -27,9 +27,16 @@ pub(crate) enum Reply {
     ArrowStream(crate::core::data::rows::Chunks),
 }
 
+/// The request model of a JSON body; a mistake names the field it is in.
 pub(super) fn model<T: DeserializeOwned>(obj: Map<String, Value>) -> Result<T, CatalogError> {
-    serde_json::from_value(Value::Object(obj))
-        .map_err(|e| CatalogError::invalid(format!("invalid request: {e}")))
+    serde_path_to_error::deserialize(Value::Object(obj)).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        CatalogError::invalid(match path.as_str() {
+            "." => format!("invalid request: {inner}"),
+            _ => format!("invalid request: {path}: {inner}"),
+        })
+    })
 }
 
 pub(super) fn json<T: Serialize>(v: T) -> Result<Value, CatalogError> {

@@ -273,6 +273,7 @@ mod tests {
             version: None,
             properties: Default::default(),
             parent_object_id: None,
+            ancestor_object_ids: Vec::new(),
             dropped_by: None,
             dropped_at_ms: 1,
             expires_at_ms: u64::MAX,

@@ -49,16 +49,20 @@ impl Catalog {
         };
         let trash_id = new_trash_id(times.0);
         let id = manifest_id(&row_object_id(row).unwrap_or_default());
-        let parent_object_id = match id.len() {
-            0 | 1 => None,
-            n => self
-                .object_ids(&[("namespace", id[..n - 1].to_vec())])
-                .await
-                .ok()
-                .and_then(|mut found| found.remove(0)),
+        let ancestors: Vec<(&str, Vec<String>)> = (1..id.len())
+            .map(|n| ("namespace", id[..n].to_vec()))
+            .collect();
+        let ancestor_object_ids: Vec<String> = match self.object_ids(&ancestors).await {
+            Ok(found) => found.into_iter().map(Option::unwrap_or_default).collect(),
+            Err(_) => Vec::new(),
         };
+        let parent_object_id = ancestor_object_ids
+            .last()
+            .filter(|r| !r.is_empty())
+            .cloned();
         TrashEntry {
             parent_object_id,
+            ancestor_object_ids,
             group: group
                 .map(str::to_string)
                 .unwrap_or_else(|| trash_id.clone()),

@@ -20,6 +20,7 @@ use crate::error::{CatalogError, CatalogResult};
 
 mod grants;
 mod keys;
+mod maintenance_policy;
 mod namespaces;
 mod projects;
 mod protection;

@@ -49,7 +49,7 @@ impl Plane<'_> {
                 .may(&caller, op::DescribeProject.action, "project", id)
                 .await
             {
-                visible.push(p);
+                visible.push(self.registry.shown_project(p).await?);
             }
         }
         let (projects, page_token) = page_items(
@@ -79,15 +79,17 @@ impl Plane<'_> {
         if request.project_id == DEFAULT_PROJECT {
             if let Err(e) = self.registry.project(DEFAULT_PROJECT).await {
                 if e.code == Code::PROJECT_NOT_FOUND {
-                    return Ok(Project {
+                    let built_in = Project {
                         project_id: DEFAULT_PROJECT.to_string(),
                         description: Some("built in: the server's --root".to_string()),
                         ..Default::default()
-                    });
+                    };
+                    return self.registry.shown_project(built_in).await;
                 }
             }
         }
-        self.registry.project(&request.project_id).await
+        let found = self.registry.project(&request.project_id).await?;
+        self.registry.shown_project(found).await
     }
 
     pub(super) async fn update_project(
@@ -122,7 +124,16 @@ impl Plane<'_> {
         if request.project_id == DEFAULT_PROJECT {
             return Err(builtin("project", DEFAULT_PROJECT));
         }
+        let id = request.project_id.clone();
         let done = self.registry.delete_project(request).await?;
+        // A project made again under this id starts without it.
+        if let Err(e) = self
+            .registry
+            .delete_policy_record(crate::api::policy::PolicyLevel::Project, &id)
+            .await
+        {
+            tracing::warn!(project = %id, error = %e.message, "a deleted project's maintenance policy record stays");
+        }
         self.grants_follow(&access).await;
         self.succeeded(&access).await;
         Ok(done)

@@ -1,9 +1,11 @@
 //! Governance above the spec: the hierarchy's registries (`hierarchy`),
 //! warehouses, listing through them (`lists`), authentication and
-//! authorization (`auth`), recoverable drops (`trash`).
+//! authorization (`auth`), recoverable drops (`trash`), maintenance
+//! policy records (`policy`).
 
 mod auth;
 pub(crate) mod hierarchy;
 mod lists;
+mod policy;
 mod trash;
 pub(crate) mod warehouses;
