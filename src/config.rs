@@ -120,7 +120,7 @@ pub struct ServeArgs {
     #[arg(long, env = "LANCE_CATALOG_MAINTENANCE_COMPACTION", default_value = "on", value_parser = ["on", "off"])]
     pub maintenance_compaction: String,
 
-    /// How often a table's maintenance round is due (at least 1m).
+    /// How often a table's maintenance round is due (at least 1s).
     #[arg(long, env = "LANCE_CATALOG_MAINTENANCE_INTERVAL", default_value = "1d")]
     pub maintenance_interval: String,
 
@@ -131,6 +131,12 @@ pub struct ServeArgs {
         default_value_t = 1_048_576
     )]
     pub maintenance_target_rows_per_fragment: u64,
+
+    /// How often this replica's maintenance scheduler looks for tables whose
+    /// round is due by their policy (0: the scheduler is off here; other
+    /// replicas' still run, and a round happens once across all).
+    #[arg(long, env = "LANCE_CATALOG_SCHEDULER_INTERVAL", default_value = "1m")]
+    pub scheduler_interval: String,
 
     /// How often the trash sweep runs (0: never; `POST /v1/trash/sweep`
     /// runs it on demand).
@@ -339,6 +345,7 @@ impl std::fmt::Debug for ServeArgs {
             .field("trash_grace", &self.trash_grace)
             .field("trash_purge_expired", &self.trash_purge_expired)
             .field("trash_sweep_interval", &self.trash_sweep_interval)
+            .field("scheduler_interval", &self.scheduler_interval)
             .field(
                 "maintenance_version_retention",
                 &self.maintenance_version_retention,
@@ -489,6 +496,12 @@ impl ServeArgs {
             Duration::from_secs(delay),
         )?;
         Ok((retention, every, sink))
+    }
+
+    /// Seconds between scheduler passes (0: off).
+    pub fn scheduler_interval(&self) -> Result<u64, String> {
+        crate::governance::parse_duration(&self.scheduler_interval)
+            .map_err(|e| format!("--scheduler-interval: {e}"))
     }
 
     /// Seconds between trash sweeps (0: never).

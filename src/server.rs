@@ -62,6 +62,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         tokio::spawn(async move { gov.run_audit_sink(sink).await });
     }
     gov.start_workers();
+    gov.start_scheduler(std::time::Duration::from_secs(args.scheduler_interval()?));
     let grpc = grpc::router(gov.clone(), rest_config.max_arrow_body);
     let rest = rest::catalog_router(gov, rest_config);
     // One signal stops every listener; each drains its in-flight requests.

@@ -25,7 +25,7 @@ pub struct PolicyFields {
     /// Whether the scheduler compacts fragments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compaction: Option<bool>,
-    /// How often a maintenance round is due (at least 1 minute).
+    /// How often a maintenance round is due (at least 1s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<String>,
     /// The rows a compacted fragment aims for.

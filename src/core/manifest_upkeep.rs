@@ -112,20 +112,24 @@ async fn rows_unchanged(ds: &Dataset, from: u64) -> bool {
     true
 }
 
+/// Whether a compaction to `target_rows` would rewrite fragment `f`: it is
+/// small, or more than a tenth of it is deleted.
+pub(crate) fn untidy(f: &lance_table::format::Fragment, target_rows: usize) -> bool {
+    let rows = f.physical_rows.unwrap_or(0);
+    let deleted = f
+        .deletion_file
+        .as_ref()
+        .and_then(|d| d.num_deleted_rows)
+        .unwrap_or(0);
+    rows < target_rows || deleted as f32 > DELETED_SHARE * rows as f32
+}
+
 /// The fragments a pass would rewrite: small ones and deletion-heavy ones.
 fn untidy_fragments(ds: &Dataset) -> usize {
     ds.manifest
         .fragments
         .iter()
-        .filter(|f| {
-            let rows = f.physical_rows.unwrap_or(0);
-            let deleted = f
-                .deletion_file
-                .as_ref()
-                .and_then(|d| d.num_deleted_rows)
-                .unwrap_or(0);
-            rows < TARGET_ROWS || deleted as f32 > DELETED_SHARE * rows as f32
-        })
+        .filter(|f| untidy(f, TARGET_ROWS))
         .count()
 }
 

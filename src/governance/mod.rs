@@ -18,6 +18,7 @@
 //! | the audit trail | `audit.rs` |
 //! | recoverable drops: grace, undrop, trash listing, purge, sweep | `trash.rs` |
 //! | maintenance policy records and their winner-takes-all resolution | `policy_records.rs` |
+//! | the scheduler: rounds by policy, tasks through the queue | `scheduler.rs` |
 //! | maintenance tasks: the governed API and the worker pool | `maintenance.rs` |
 //! | readiness; a view of one warehouse for any `Spec` | `health.rs`, `scoped.rs` |
 //! | credentials vended with the answers that hand a table | `vending.rs` |
@@ -46,6 +47,7 @@ mod policy_records;
 mod registry;
 mod requests;
 mod router;
+mod scheduler;
 mod scoped;
 mod spec;
 mod streams;
@@ -70,6 +72,7 @@ pub use maintenance::MaintenanceConfig;
 pub use models::{DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
 pub use policy_records::{check_fields as check_policy_fields, PolicyDefaults};
 pub use registry::Registry;
+pub use scheduler::{SchedulePass, SCHEDULER};
 pub use scoped::Scoped;
 pub use trash::TrashConfig;
 

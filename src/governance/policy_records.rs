@@ -39,9 +39,9 @@ impl Default for PolicyDefaults {
     }
 }
 
-/// The shortest interval a round may have: a scheduler that compacts a
-/// table more often than this does more harm than good.
-const MIN_INTERVAL_S: u64 = 60;
+/// The shortest interval a round may have (0 would make every pass a
+/// round; a round only does what a table needs, so shorter is cheap).
+const MIN_INTERVAL_S: u64 = 1;
 
 /// Refuse a record that could not be applied, naming the field.
 pub fn check_fields(f: &PolicyFields) -> CatalogResult<()> {
@@ -55,10 +55,7 @@ pub fn check_fields(f: &PolicyFields) -> CatalogResult<()> {
     if let Some(v) = &f.interval {
         let s = parse_duration(v).map_err(|e| bad("interval", e))?;
         if s < MIN_INTERVAL_S {
-            return Err(bad(
-                "interval",
-                format!("{v:?} is shorter than the shortest round, 1m"),
-            ));
+            return Err(bad("interval", format!("{v:?} must be at least 1s")));
         }
     }
     if f.versions_to_retain == Some(0) {
@@ -293,6 +290,25 @@ impl super::Registry {
         Ok(n)
     }
 
+    /// Every policy record, by level and key (the scheduler reads them once
+    /// a pass instead of once a table).
+    pub(super) async fn every_policy_record(
+        &self,
+    ) -> CatalogResult<std::collections::HashMap<(PolicyLevel, String), PolicyRecord>> {
+        let records = store(&self.records);
+        let mut out = std::collections::HashMap::new();
+        for level in [
+            PolicyLevel::Table,
+            PolicyLevel::Namespace,
+            PolicyLevel::Project,
+        ] {
+            for (key, r) in records.all::<PolicyRecord>(level.as_str()).await? {
+                out.insert((level, key), r);
+            }
+        }
+        Ok(out)
+    }
+
     /// Remove the record at `level`/`key`; false when there was none.
     pub(super) async fn delete_policy_record(
         &self,
@@ -343,9 +359,20 @@ impl Governance {
                 break;
             }
         }
+        Ok(self.compose_policy(asked, chain, won))
+    }
+
+    /// The effective policy of `asked` once the winner of its `chain` is
+    /// known (`won`: the candidate and its record; none: the server's).
+    pub(super) fn compose_policy(
+        &self,
+        asked: (PolicyLevel, Vec<String>),
+        chain: &[Candidate],
+        won: Option<(&Candidate, PolicyRecord)>,
+    ) -> EffectivePolicy {
         let server = self.server_policy();
         let Some((c, record)) = won else {
-            return Ok(EffectivePolicy {
+            return EffectivePolicy {
                 level: asked.0,
                 id: asked.1,
                 winner: PolicyWinner {
@@ -358,7 +385,7 @@ impl Governance {
                 sources: sources(&PolicyFields::default(), PolicyLevel::Server, false),
                 policy: server,
                 own: None,
-            });
+            };
         };
         let here = chain
             .first()
@@ -378,7 +405,7 @@ impl Governance {
             purge_expired_trash: f.purge_expired_trash.unwrap_or(server.purge_expired_trash),
             trash_grace: f.trash_grace.clone().unwrap_or(server.trash_grace),
         };
-        Ok(EffectivePolicy {
+        EffectivePolicy {
             level: asked.0,
             id: asked.1,
             winner: PolicyWinner {
@@ -391,7 +418,7 @@ impl Governance {
             sources: sources(f, c.level, here),
             own: here.then(|| record.fields.clone()),
             policy,
-        })
+        }
     }
 
     /// Write the own record of the object at the head of `chain` and
@@ -431,6 +458,18 @@ impl Governance {
         level: PolicyLevel,
         id: &[String],
     ) -> CatalogResult<Vec<Candidate>> {
+        let project = self.warehouse_project(&route.warehouse).await?;
+        self.object_chain_in(route, level, id, &project).await
+    }
+
+    /// [`object_chain`](Self::object_chain) with the route's project known.
+    pub(super) async fn object_chain_in(
+        &self,
+        route: &super::Route,
+        level: PolicyLevel,
+        id: &[String],
+        project: &str,
+    ) -> CatalogResult<Vec<Candidate>> {
         let kind = match level {
             PolicyLevel::Table => "table",
             _ => "namespace",
@@ -448,9 +487,7 @@ impl Governance {
             .zip(own_level)
             .map(|(((_, id), key), level)| Candidate { level, id, key })
             .collect();
-        chain.push(Candidate::project(
-            &self.warehouse_project(&route.warehouse).await?,
-        ));
+        chain.push(Candidate::project(project));
         Ok(chain)
     }
 }

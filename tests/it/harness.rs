@@ -323,6 +323,18 @@ pub fn read_file(bytes: &Bytes) -> Vec<RecordBatch> {
     reader.map(|b| b.unwrap()).collect()
 }
 
+/// Table `id` opened with Lance itself at the location describe answers.
+pub async fn dataset(ns: &dyn LanceNamespace, id: &[&str]) -> lance::Dataset {
+    let d = ns
+        .describe_table(lance_namespace::models::DescribeTableRequest {
+            id: ids(id),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    lance::Dataset::open(&d.location.unwrap()).await.unwrap()
+}
+
 /// Create namespace `id` (its parent must exist).
 pub async fn namespace(ns: &dyn LanceNamespace, id: &[&str]) {
     ns.create_namespace(lance_namespace::models::CreateNamespaceRequest {

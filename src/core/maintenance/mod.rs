@@ -23,11 +23,13 @@
 //! | models, submit, get, list, delete | `mod.rs` |
 //! | parameters: shapes, ranges, defaults | `params.rs` |
 //! | claiming, leases, outcomes | `worker.rs` |
+//! | the scheduler's round records and what a table needs | `rounds.rs` |
 //! | running a task with Lance | `run.rs` |
 
 pub use crate::api::maintenance::*;
 mod params;
 pub(crate) mod reconcile;
+pub(crate) mod rounds;
 mod run;
 mod worker;
 
@@ -240,8 +242,24 @@ impl Catalog {
         submitted_by: Option<String>,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
         check_table_id(&req.id)?;
-        let params = params::checked(task_type, req.params)?;
         let table_id = self.real_table_id(&req.id).await?;
+        self.enqueue_task(task_type, req, &table_id, quota, submitted_by)
+            .await
+    }
+
+    /// Queue a task on the table whose real id is `table_id` (standing at
+    /// `req.id`, of any depth: the scheduler's own submits are not bound
+    /// by the API's one namespace level).
+    pub(crate) async fn enqueue_task(
+        &self,
+        task_type: &str,
+        req: SubmitLanceTaskRequest,
+        table_id: &str,
+        quota: usize,
+        submitted_by: Option<String>,
+    ) -> CatalogResult<SubmitLanceTaskResponse> {
+        let params = params::checked(task_type, req.params)?;
+        let table_id = table_id.to_string();
         let records = self.task_records(&table_id)?;
         // Best effort, as the API documents: two submits at once may both
         // pass with one slot left.

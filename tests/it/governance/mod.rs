@@ -7,5 +7,6 @@ mod auth;
 pub(crate) mod hierarchy;
 mod lists;
 mod policy;
+mod scheduler;
 mod trash;
 pub(crate) mod warehouses;

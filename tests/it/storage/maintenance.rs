@@ -101,15 +101,7 @@ impl Server {
     }
 
     async fn dataset(&self, id: &[&str]) -> lance::Dataset {
-        let d = self
-            .ns
-            .describe_table(DescribeTableRequest {
-                id: ids(id),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        lance::Dataset::open(&d.location.unwrap()).await.unwrap()
+        crate::harness::dataset(self.ns.as_ref(), id).await
     }
 }
 

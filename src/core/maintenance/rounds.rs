@@ -1,0 +1,155 @@
+//! What the scheduler needs from one root: its tables with their real ids,
+//! what a table needs (fragments under the target, versions beyond those
+//! kept), and one round record per table, so that a round happens once
+//! across every replica sharing the root.
+//!
+//! A round record (`maintenance_rounds/table/<real id>`) holds when the
+//! table's last round began. A replica claims a round by writing the next
+//! version of that record, a conditional create that only one writer wins;
+//! a loser re-reads, sees the round begun, and does nothing.
+
+use futures::TryStreamExt;
+use serde::{Deserialize, Serialize};
+
+use crate::core::identity::id_property;
+use crate::core::manifest_tx::{row_object_id, row_properties, single_rows};
+use crate::core::Catalog;
+use crate::error::{CatalogError, CatalogResult, Code};
+use crate::records::{now_ms, Records};
+
+/// One table's round record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Round {
+    /// When its latest round began (or, for a table first seen, when it
+    /// was seen: its first round is one interval later).
+    pub started_at_ms: u64,
+    /// The replica that began it.
+    pub by: String,
+    /// Whether anything ran in it (false: the table was first seen).
+    #[serde(default)]
+    pub worked: bool,
+}
+
+/// What a table looks like to the scheduler.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Shape {
+    pub fragments: usize,
+    /// Fragments under the target rows, or with a tenth of their rows
+    /// deleted: what a compaction would rewrite.
+    pub untidy_fragments: usize,
+    pub versions: usize,
+}
+
+/// Whether a round claim found the round due and took it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Claim {
+    /// This replica begins the round.
+    Begun,
+    /// First seen: recorded, its first round is one interval away.
+    Seen,
+    /// Not due, or another replica began it.
+    NotDue,
+}
+
+impl Catalog {
+    fn rounds(&self) -> Records {
+        self.control.under("maintenance_rounds")
+    }
+
+    /// Every recorded table with its real id (none: from before real ids
+    /// and never given one).
+    pub(crate) async fn tables_with_ids(
+        &self,
+    ) -> CatalogResult<Vec<(Vec<String>, Option<String>)>> {
+        let ds = self.current_manifest().await?;
+        let mut scan = ds.scan();
+        scan.filter("object_type = 'table'")?;
+        let batches: Vec<arrow_array::RecordBatch> =
+            scan.try_into_stream().await?.try_collect().await?;
+        let mut out = Vec::new();
+        for row in single_rows(&batches) {
+            let Some(key) = row_object_id(&row) else {
+                continue;
+            };
+            let real = row_properties(&row)?.get(id_property("table")).cloned();
+            out.push((crate::core::manifest_id(&key), real));
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Table `id`'s shape for a compaction target of `target_rows`; none
+    /// for a table with no data (declared, never written).
+    pub(crate) async fn table_shape(
+        &self,
+        id: &[String],
+        target_rows: u64,
+    ) -> CatalogResult<Option<Shape>> {
+        let location = self.table_location(id).await?;
+        let ds = match self.open_at(id, &location, None).await {
+            Ok(ds) => ds,
+            // Declared, never written: nothing to keep.
+            Err(e) if e.code == Code::TABLE_NOT_FOUND => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let target = usize::try_from(target_rows).unwrap_or(usize::MAX);
+        let fragments = &ds.manifest.fragments;
+        let untidy = fragments
+            .iter()
+            .filter(|f| crate::core::manifest_upkeep::untidy(f, target))
+            .count();
+        let versions = crate::core::engine(ds.versions().await)?.len();
+        Ok(Some(Shape {
+            fragments: fragments.len(),
+            untidy_fragments: untidy,
+            versions,
+        }))
+    }
+
+    /// Claim the round of the table whose real id is `table_id` when
+    /// `interval_ms` has passed since its last one began (a table never
+    /// seen is recorded, and its first round is one interval later).
+    pub(crate) async fn claim_round(
+        &self,
+        table_id: &str,
+        interval_ms: u64,
+        by: &str,
+    ) -> CatalogResult<Claim> {
+        // Answered by the change below when the round is not due: never
+        // seen by a caller.
+        const NOT_DUE: Code = Code::TASK_STATE_CONFLICT;
+        const GONE: Code = Code::TASK_NOT_FOUND;
+        let rounds = self.rounds();
+        let now = now_ms();
+        let next = Round {
+            started_at_ms: now,
+            by: by.to_string(),
+            worked: true,
+        };
+        // A lost race re-reads inside `update` and sees the round begun.
+        let updated = rounds
+            .update("table", table_id, GONE, |last: Round| {
+                match now.saturating_sub(last.started_at_ms) >= interval_ms {
+                    true => Ok(next.clone()),
+                    false => Err(CatalogError::new(NOT_DUE, "")),
+                }
+            })
+            .await;
+        match updated {
+            Ok(_) => return Ok(Claim::Begun),
+            Err(e) if e.code == NOT_DUE => return Ok(Claim::NotDue),
+            Err(e) if e.code != GONE => return Err(e),
+            Err(_) => {}
+        }
+        let seen = Round {
+            worked: false,
+            ..next
+        };
+        match rounds.create("table", table_id, &seen, NOT_DUE).await {
+            Ok(_) => Ok(Claim::Seen),
+            // Another replica saw it first.
+            Err(e) if e.code == NOT_DUE => Ok(Claim::NotDue),
+            Err(e) => Err(e),
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! The maintenance scheduler, on every replica (`--scheduler-interval`, 0:
+//! off). Each pass reads every policy record once, then walks every
+//! warehouse's tables: a table whose effective policy makes a round due
+//! (its `interval` since the last round began, across every replica: the
+//! round record in `core/maintenance/rounds.rs`) gets, through the task
+//! API's queue,
+//!
+//! - a compaction to `target_rows_per_fragment` when `compaction` is on and
+//!   two or more fragments are under the target (or a tenth deleted), and
+//! - a cleanup of versions older than `version_retention`, keeping the
+//!   newest `versions_to_retain`, when it has more versions than that,
+//!
+//! each unless one of that type is still unfinished. A table seen for the
+//! first time has its first round one interval later.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use super::duration::parse_duration;
+use super::Governance;
+use crate::api::policy::{EffectivePolicy, PolicyLevel, PolicyRecord};
+use crate::core::maintenance::rounds::Claim;
+use crate::core::maintenance::SubmitLanceTaskRequest;
+use crate::error::{CatalogError, CatalogResult};
+
+/// Who the scheduler's tasks say submitted them.
+pub const SCHEDULER: &str = "scheduler";
+
+/// What one pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SchedulePass {
+    /// Tables looked at.
+    pub tables: usize,
+    /// Rounds this replica began.
+    pub rounds: usize,
+    /// Tasks it submitted: the table, the task type, the task id.
+    pub submitted: Vec<(Vec<String>, String, String)>,
+}
+
+impl Governance {
+    /// Start this replica's scheduler: a pass every `every` (none: off).
+    pub fn start_scheduler(self: &Arc<Self>, every: Duration) {
+        if every.is_zero() {
+            return;
+        }
+        tracing::info!(
+            every_s = every.as_secs_f64(),
+            "maintenance scheduler started"
+        );
+        let gov = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let Some(gov) = gov.upgrade() else { return };
+                match gov.schedule_pass().await {
+                    Ok(p) if !p.submitted.is_empty() => {
+                        tracing::info!(
+                            tables = p.tables,
+                            rounds = p.rounds,
+                            submitted = p.submitted.len(),
+                            "maintenance scheduler pass"
+                        )
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!(error = %e.message, "a maintenance scheduler pass failed; the next one tries again")
+                    }
+                }
+            }
+        });
+    }
+
+    /// One pass over every warehouse's tables.
+    pub async fn schedule_pass(&self) -> CatalogResult<SchedulePass> {
+        let records = self.registry.every_policy_record().await?;
+        let mut pass = SchedulePass::default();
+        let owner = format!(
+            "{}-{}",
+            std::env::var("HOSTNAME").unwrap_or_else(|_| "replica".into()),
+            std::process::id()
+        );
+        for (warehouse, catalog) in self.every_catalog(None, None).await? {
+            let project = self.warehouse_project(&warehouse).await?;
+            let unfinished: HashSet<(String, String)> = catalog
+                .queued_tasks()
+                .await?
+                .into_iter()
+                .map(|(e, _)| (e.table_id, e.task_type))
+                .collect();
+            let route = super::Route {
+                warehouse: warehouse.clone(),
+                catalog: catalog.clone(),
+            };
+            for (id, real) in catalog.tables_with_ids().await? {
+                pass.tables += 1;
+                let Some(real) = real else { continue };
+                let done = self
+                    .schedule_table(&route, &project, &id, &real, &records, &unfinished, &owner)
+                    .await;
+                match done {
+                    Ok(Some(submitted)) => {
+                        pass.rounds += 1;
+                        pass.submitted.extend(submitted);
+                    }
+                    Ok(None) => {}
+                    // One table's trouble (dropped meanwhile, unreadable)
+                    // does not stop the pass.
+                    Err(e) => {
+                        tracing::warn!(table = ?id, warehouse = %warehouse, error = %e.message, "the scheduler skipped a table this pass")
+                    }
+                }
+            }
+        }
+        Ok(pass)
+    }
+
+    /// One table: its round, if due, and what it submitted then.
+    #[allow(clippy::too_many_arguments)]
+    async fn schedule_table(
+        &self,
+        route: &super::Route,
+        project: &str,
+        id: &[String],
+        real: &str,
+        records: &HashMap<(PolicyLevel, String), PolicyRecord>,
+        unfinished: &HashSet<(String, String)>,
+        owner: &str,
+    ) -> CatalogResult<Option<Vec<(Vec<String>, String, String)>>> {
+        let chain = self
+            .object_chain_in(route, PolicyLevel::Table, id, project)
+            .await?;
+        let won = chain.iter().find_map(|c| {
+            let key = c.key.clone()?;
+            records.get(&(c.level, key)).map(|r| (c, r.clone()))
+        });
+        let policy: EffectivePolicy =
+            self.compose_policy((PolicyLevel::Table, id.to_vec()), &chain, won);
+        let p = policy.policy;
+        let interval_ms = parse_duration(&p.interval)
+            .map_err(CatalogError::internal)?
+            .saturating_mul(1000);
+        match route.catalog.claim_round(real, interval_ms, owner).await? {
+            Claim::Begun => {}
+            Claim::Seen | Claim::NotDue => return Ok(None),
+        }
+        let Some(shape) = route
+            .catalog
+            .table_shape(id, p.target_rows_per_fragment)
+            .await?
+        else {
+            return Ok(Some(Vec::new()));
+        };
+        let mut wanted: Vec<(&str, Map<String, Value>)> = Vec::new();
+        if p.compaction && shape.untidy_fragments >= 2 {
+            wanted.push((
+                "lance_compact",
+                object(json!({"target_rows_per_fragment": p.target_rows_per_fragment})),
+            ));
+        }
+        if shape.versions as u64 > p.versions_to_retain {
+            let older_than = match p.version_retention.as_str() {
+                "0" => "0s".to_string(),
+                other => other.to_string(),
+            };
+            wanted.push((
+                "lance_cleanup",
+                object(json!({"older_than": older_than, "retain_versions": p.versions_to_retain})),
+            ));
+        }
+        let mut submitted = Vec::new();
+        for (task_type, params) in wanted {
+            if unfinished.contains(&(real.to_string(), task_type.to_string())) {
+                continue;
+            }
+            let request = SubmitLanceTaskRequest {
+                id: id.to_vec(),
+                params,
+            };
+            let done = route
+                .catalog
+                .enqueue_task(
+                    task_type,
+                    request,
+                    real,
+                    self.maintenance.quota,
+                    Some(SCHEDULER.to_string()),
+                )
+                .await?;
+            tracing::info!(table = ?id, task_type, task_id = %done.task_id, winner = policy.winner.level.as_str(), "the scheduler submitted a maintenance task");
+            submitted.push((id.to_vec(), task_type.to_string(), done.task_id));
+        }
+        Ok(Some(submitted))
+    }
+}
+
+fn object(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}

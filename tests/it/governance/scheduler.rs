@@ -1,0 +1,156 @@
+//! The maintenance scheduler with two replicas on one root: a table first
+//! seen waits one interval; then exactly one replica begins its round and
+//! submits a compaction and a cleanup by the table's effective policy, a
+//! worker runs them, and the table ends at one fragment with every row
+//! and the versions its policy keeps. A table whose policy turns
+//! compaction off gets no compaction; a declared table gets nothing.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lance_catalog::governance::{Governance, GovernanceConfig, MaintenanceConfig};
+use lance_catalog::rest::RestConfig;
+use lance_catalog::StorageConfig;
+use lance_namespace::models::*;
+use lance_namespace::LanceNamespace;
+use lance_namespace_impls::RestNamespaceBuilder;
+use reqwest::{Client, Method, StatusCode};
+use serde_json::json;
+
+use crate::governance::hierarchy::call;
+use crate::harness::{count, create, dataset, ids, namespace, rows};
+
+async fn replica(root: &str, workers: usize) -> Arc<Governance> {
+    let config = GovernanceConfig {
+        storage: StorageConfig {
+            root: root.to_string(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    Arc::new(
+        Governance::open(&config)
+            .await
+            .unwrap()
+            .with_maintenance(MaintenanceConfig {
+                workers,
+                lease: Duration::from_secs(5),
+                poll: Duration::from_millis(50),
+                ..Default::default()
+            }),
+    )
+}
+
+async fn appended(ns: &dyn LanceNamespace, id: &[&str], times: i64) {
+    create(ns, id, rows(0, 10)).await.unwrap();
+    for i in 1..times {
+        ns.insert_into_table(
+            InsertIntoTableRequest {
+                id: ids(id),
+                ..Default::default()
+            },
+            rows(i * 10, 10),
+        )
+        .await
+        .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_round_across_two_replicas_compacts_and_cleans() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_string_lossy().into_owned();
+    let a = replica(&root, 0).await;
+    let b = replica(&root, 0).await;
+    let addr = lance_catalog::server::spawn_governed(a.clone(), RestConfig::default())
+        .await
+        .unwrap();
+    let base = format!("http://{addr}");
+    let ns = RestNamespaceBuilder::new(base.clone()).build();
+    namespace(&ns, &["ns"]).await;
+    appended(&ns, &["ns", "t"], 6).await;
+    appended(&ns, &["ns", "frozen"], 3).await;
+    // Declared, never written: looked at, nothing to do.
+    ns.declare_table(DeclareTableRequest {
+        id: ids(&["ns", "empty"]),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let c = Client::new();
+    let (s, p) = call(
+        &c,
+        Method::POST,
+        format!("{base}/v1/namespace/ns/maintenance_policy"),
+        Some(json!({"interval": "1s", "version_retention": "0", "versions_to_retain": 2})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{p}");
+    let (s, p) = call(
+        &c,
+        Method::POST,
+        format!("{base}/v1/table/ns%24frozen/maintenance_policy"),
+        Some(json!({"interval": "1s", "compaction": false, "versions_to_retain": 10})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{p}");
+    assert_eq!(dataset(&ns, &["ns", "t"]).await.get_fragments().len(), 6);
+
+    // First seen: nothing runs yet, on either replica.
+    let (x, y) = tokio::join!(a.schedule_pass(), b.schedule_pass());
+    let (x, y) = (x.unwrap(), y.unwrap());
+    assert_eq!((x.tables, y.tables), (3, 3));
+    assert!(
+        x.submitted.is_empty() && y.submitted.is_empty(),
+        "{x:?} {y:?}"
+    );
+
+    // One interval later: one replica begins each round, never both.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (x, y) = tokio::join!(a.schedule_pass(), b.schedule_pass());
+    let (x, y) = (x.unwrap(), y.unwrap());
+    let mut submitted: Vec<(Vec<String>, String)> = x
+        .submitted
+        .iter()
+        .chain(&y.submitted)
+        .map(|(id, t, _)| (id.clone(), t.clone()))
+        .collect();
+    submitted.sort();
+    let t = vec!["ns".to_string(), "t".to_string()];
+    assert_eq!(
+        submitted,
+        vec![
+            (t.clone(), "lance_cleanup".into()),
+            (t.clone(), "lance_compact".into())
+        ],
+        "{x:?} {y:?}"
+    );
+    assert_eq!(
+        x.rounds + y.rounds,
+        3,
+        "each table's round once: {x:?} {y:?}"
+    );
+
+    // A worker on the other replica runs what was queued.
+    let worker = replica(&root, 1).await;
+    worker.start_workers();
+    let (mut fragments, mut versions) = (usize::MAX, usize::MAX);
+    for _ in 0..400 {
+        let ds = dataset(&ns, &["ns", "t"]).await;
+        fragments = ds.get_fragments().len();
+        // A listing that races the cleanup is read again.
+        versions = ds.versions().await.map_or(usize::MAX, |v| v.len());
+        if fragments == 1 && versions <= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!((fragments, versions), (1, 2));
+    assert_eq!(count(&ns, &["ns", "t"]).await, 60);
+    // Compaction off: its fragments stay as they are.
+    assert_eq!(
+        dataset(&ns, &["ns", "frozen"]).await.get_fragments().len(),
+        3
+    );
+    assert_eq!(count(&ns, &["ns", "frozen"]).await, 30);
+}
