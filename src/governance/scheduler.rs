@@ -29,6 +29,11 @@ use crate::error::{CatalogError, CatalogResult};
 /// Who the scheduler's tasks say submitted them.
 pub const SCHEDULER: &str = "scheduler";
 
+/// The scheduler's own finished tasks kept per table and type (older ones
+/// are deleted before it submits another, so its rounds never fill the
+/// table's task quota; nobody else's tasks are touched).
+const KEEP_FINISHED: usize = 10;
+
 /// What one pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SchedulePass {
@@ -175,6 +180,10 @@ impl Governance {
             if unfinished.contains(&(real.to_string(), task_type.to_string())) {
                 continue;
             }
+            route
+                .catalog
+                .prune_tasks_of(real, task_type, SCHEDULER, KEEP_FINISHED)
+                .await?;
             let request = SubmitLanceTaskRequest {
                 id: id.to_vec(),
                 params,

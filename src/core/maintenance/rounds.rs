@@ -106,6 +106,52 @@ impl Catalog {
         }))
     }
 
+    /// Delete the finished tasks of `task_type` that `by` submitted on the
+    /// table whose real id is `table_id`, but the newest `keep`: a
+    /// scheduler's rounds would otherwise fill the table's task quota.
+    /// Others' tasks, and unfinished ones, are never touched. Answers how
+    /// many went.
+    pub(crate) async fn prune_tasks_of(
+        &self,
+        table_id: &str,
+        task_type: &str,
+        by: &str,
+        keep: usize,
+    ) -> CatalogResult<usize> {
+        use super::{TaskRecord, COMPLETED, FAILED};
+        let records = self.task_records(table_id)?;
+        // Task ids sort by age: the newest are last.
+        let ids = records.listed_ids(task_type).await?;
+        let mut theirs = 0;
+        let mut gone = 0;
+        for task_id in ids.iter().rev() {
+            let Some(t) = records.get::<TaskRecord>(task_type, task_id).await? else {
+                continue;
+            };
+            if t.value.submitted_by.as_deref() != Some(by) {
+                continue;
+            }
+            theirs += 1;
+            let finished = matches!(t.value.info.status.as_str(), COMPLETED | FAILED);
+            if theirs <= keep || !finished {
+                continue;
+            }
+            let deleted = records
+                .delete::<TaskRecord, _>(task_type, task_id, |t| {
+                    match matches!(t.info.status.as_str(), COMPLETED | FAILED) {
+                        true => Ok(()),
+                        false => Err(CatalogError::new(Code::TASK_STATE_CONFLICT, "")),
+                    }
+                })
+                .await;
+            if matches!(deleted, Ok(true)) {
+                let _ = records.erase::<TaskRecord>(task_type, task_id).await;
+                gone += 1;
+            }
+        }
+        Ok(gone)
+    }
+
     /// Claim the round of the table whose real id is `table_id` when
     /// `interval_ms` has passed since its last one began (a table never
     /// seen is recorded, and its first round is one interval later).

@@ -154,3 +154,80 @@ async fn one_round_across_two_replicas_compacts_and_cleans() {
     );
     assert_eq!(count(&ns, &["ns", "frozen"]).await, 30);
 }
+
+/// Round after round, the scheduler keeps only its newest finished tasks
+/// of a type, so its rounds never fill a table's task quota; a task
+/// submitted by someone else stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scheduler_keeps_only_its_newest_finished_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_string_lossy().into_owned();
+    let a = replica(&root, 1).await;
+    a.start_workers();
+    let addr = lance_catalog::server::spawn_governed(a.clone(), RestConfig::default())
+        .await
+        .unwrap();
+    let base = format!("http://{addr}");
+    let ns = RestNamespaceBuilder::new(base.clone()).build();
+    namespace(&ns, &["ns"]).await;
+    appended(&ns, &["ns", "t"], 1).await;
+    let c = Client::new();
+    let (s, p) = call(
+        &c,
+        Method::POST,
+        format!("{base}/v1/table/ns%24t/maintenance_policy"),
+        Some(json!({"interval": "1s", "versions_to_retain": 1000})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{p}");
+    // Someone's own compaction, before the scheduler's.
+    let (s, p) = call(
+        &c,
+        Method::POST,
+        format!("{base}/lance/oss/v1/table/ns%24t/compact"),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{p}");
+    let theirs = p["task_id"].as_str().unwrap().to_string();
+    a.schedule_pass().await.unwrap();
+    let mut submitted = 0;
+    for round in 1..=12 {
+        ns.insert_into_table(
+            InsertIntoTableRequest {
+                id: ids(&["ns", "t"]),
+                ..Default::default()
+            },
+            rows(round * 10, 10),
+        )
+        .await
+        .unwrap();
+        tokio::time::sleep(Duration::from_millis(1050)).await;
+        let pass = a.schedule_pass().await.unwrap();
+        submitted += pass.submitted.len();
+        for _ in 0..200 {
+            if dataset(&ns, &["ns", "t"]).await.get_fragments().len() == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+    assert_eq!(submitted, 12);
+    let (_, listed) = call(
+        &c,
+        Method::GET,
+        format!("{base}/lance/oss/v1/table/ns%24t/tasks?task_type=lance_compact&max_results=100"),
+        None,
+    )
+    .await;
+    let tasks: Vec<String> = listed["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["task_id"].as_str().unwrap().to_string())
+        .collect();
+    // Ten finished ones of the scheduler's, the last one, and theirs.
+    assert_eq!(tasks.len(), 12, "{listed}");
+    assert!(tasks.contains(&theirs), "{listed}");
+    assert_eq!(count(&ns, &["ns", "t"]).await, 130);
+}
