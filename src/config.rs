@@ -138,6 +138,12 @@ pub struct ServeArgs {
     #[arg(long, env = "LANCE_CATALOG_SCHEDULER_INTERVAL", default_value = "1m")]
     pub scheduler_interval: String,
 
+    /// `on`: the scheduler also submits cleanups of old versions by policy.
+    /// Off by default: a cleanup of a table that a shallow clone reads
+    /// from would delete files the clone still needs.
+    #[arg(long, env = "LANCE_CATALOG_SCHEDULER_CLEANUP", default_value = "off", value_parser = ["on", "off"])]
+    pub scheduler_cleanup: String,
+
     /// How often the trash sweep runs (0: never; `POST /v1/trash/sweep`
     /// runs it on demand).
     #[arg(long, env = "LANCE_CATALOG_TRASH_SWEEP_INTERVAL", default_value = "1h")]
@@ -346,6 +352,7 @@ impl std::fmt::Debug for ServeArgs {
             .field("trash_purge_expired", &self.trash_purge_expired)
             .field("trash_sweep_interval", &self.trash_sweep_interval)
             .field("scheduler_interval", &self.scheduler_interval)
+            .field("scheduler_cleanup", &self.scheduler_cleanup)
             .field(
                 "maintenance_version_retention",
                 &self.maintenance_version_retention,
@@ -453,6 +460,7 @@ impl ServeArgs {
                 lease: seconds(self.task_lease),
                 poll: seconds(self.task_poll),
                 quota: self.task_quota,
+                scheduled_cleanup: self.scheduler_cleanup == "on",
                 ..Default::default()
             },
         })

@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyFields {
-    /// How long a table version is kept once a newer one exists (`7d`,
-    /// `24h`, `90` seconds).
+    /// How old a table version must be (by its own commit time) before a
+    /// cleanup may remove it, unless it is among the newest
+    /// `versions_to_retain` or tagged (`7d`, `24h`, `90` seconds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version_retention: Option<String>,
     /// How many of the newest versions are kept however old they are

@@ -33,6 +33,10 @@ pub struct MaintenanceConfig {
     pub quota: usize,
     /// Starts after which a task whose workers keep dying fails.
     pub max_attempts: u32,
+    /// Whether the scheduler submits cleanups (`--scheduler-cleanup`):
+    /// off until the catalog protects the files a shallow clone reaches in
+    /// its source, which Lance's cleanup cannot see.
+    pub scheduled_cleanup: bool,
 }
 
 impl Default for MaintenanceConfig {
@@ -43,6 +47,7 @@ impl Default for MaintenanceConfig {
             poll: Duration::from_secs(1),
             quota: 1000,
             max_attempts: 3,
+            scheduled_cleanup: false,
         }
     }
 }

@@ -390,7 +390,15 @@ impl Governance {
         let here = chain
             .first()
             .is_some_and(|first| first.key == c.key && first.level == c.level);
-        let f = &record.fields;
+        // Durations as the server writes them (`90` -> `90s`, ` 7d` -> `7d`):
+        // what a task's parameters and every answer read.
+        let canonical = |v: &str| parse_duration(v).map_or(v.to_string(), format_duration);
+        let f = &PolicyFields {
+            version_retention: record.fields.version_retention.as_deref().map(canonical),
+            interval: record.fields.interval.as_deref().map(canonical),
+            trash_grace: record.fields.trash_grace.as_deref().map(canonical),
+            ..record.fields.clone()
+        };
         let policy = Policy {
             version_retention: f
                 .version_retention

@@ -88,8 +88,17 @@ impl Registry {
                 Code::PROJECT_ALREADY_EXISTS,
             )
             .await?;
-        self.set_project_trash(&req.project_id, req.trash_grace, req.purge_expired_trash)
-            .await?;
+        // A record left by a deleted project of this name (a set that raced
+        // its delete) is not this project's.
+        let _ = self
+            .delete_policy_record(crate::api::policy::PolicyLevel::Project, &req.project_id)
+            .await;
+        if let Err(e) = self
+            .set_project_trash(&req.project_id, req.trash_grace, req.purge_expired_trash)
+            .await
+        {
+            tracing::warn!(project = %req.project_id, error = %e.message, "a new project's trash settings were not recorded; set them again with PATCH");
+        }
         self.shown_project(made.value).await
     }
 

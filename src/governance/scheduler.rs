@@ -7,11 +7,13 @@
 //!
 //! - a compaction to `target_rows_per_fragment` when `compaction` is on and
 //!   two or more fragments are under the target (or a tenth deleted), and
-//! - a cleanup of versions older than `version_retention`, keeping the
-//!   newest `versions_to_retain`, when it has more versions than that,
+//! - with `--scheduler-cleanup on`, a cleanup of versions older than
+//!   `version_retention`, keeping the newest `versions_to_retain`, when it
+//!   has more versions than that,
 //!
 //! each unless one of that type is still unfinished. A table seen for the
-//! first time has its first round one interval later.
+//! first time has its first round one interval later. Warehouses that take
+//! no writes (quarantined, being deleted) are skipped.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -87,11 +89,24 @@ impl Governance {
             std::env::var("HOSTNAME").unwrap_or_else(|_| "replica".into()),
             std::process::id()
         );
-        for (warehouse, catalog) in self.every_catalog(None, None).await? {
-            let project = self.warehouse_project(&warehouse).await?;
-            let unfinished: HashSet<(String, String)> = catalog
-                .queued_tasks()
-                .await?
+        for (warehouse, _) in self.every_catalog(None, None).await? {
+            // One warehouse's trouble (quarantined, being deleted, storage
+            // not answering) does not stop the others'.
+            let ready = async {
+                let catalog = self.writable(&warehouse).await?;
+                let project = self.warehouse_project(&warehouse).await?;
+                let queued = catalog.queued_tasks().await?;
+                let tables = catalog.tables_with_ids().await?;
+                CatalogResult::Ok((catalog, project, queued, tables))
+            };
+            let (catalog, project, queued, tables) = match ready.await {
+                Ok(ready) => ready,
+                Err(e) => {
+                    tracing::info!(warehouse = %warehouse, reason = %e.message, "the scheduler skipped a warehouse this pass");
+                    continue;
+                }
+            };
+            let unfinished: HashSet<(String, String)> = queued
                 .into_iter()
                 .map(|(e, _)| (e.table_id, e.task_type))
                 .collect();
@@ -99,7 +114,7 @@ impl Governance {
                 warehouse: warehouse.clone(),
                 catalog: catalog.clone(),
             };
-            for (id, real) in catalog.tables_with_ids().await? {
+            for (id, real) in tables {
                 pass.tables += 1;
                 let Some(real) = real else { continue };
                 let done = self
@@ -165,7 +180,7 @@ impl Governance {
                 object(json!({"target_rows_per_fragment": p.target_rows_per_fragment})),
             ));
         }
-        if shape.versions as u64 > p.versions_to_retain {
+        if self.maintenance.scheduled_cleanup && shape.versions as u64 > p.versions_to_retain {
             let older_than = match p.version_retention.as_str() {
                 "0" => "0s".to_string(),
                 other => other.to_string(),

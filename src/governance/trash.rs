@@ -499,15 +499,35 @@ impl Governance {
                 tracing::warn!(warehouse = %w, error = %e.message, "trash claims backfill failed; the next sweep tries again");
             }
         }
-        for e in self.all_trash(None, None).await? {
-            if !e.expired {
-                continue;
-            }
+        let entries = self.all_trash(None, None).await?;
+        // Each expired entry's own say, by its own effective policy (one
+        // that cannot be read keeps its entry).
+        let mut says: HashMap<String, bool> = HashMap::new();
+        for e in entries.iter().filter(|e| e.expired) {
             let warehouse = e.warehouse.clone().unwrap_or(DEFAULT_WAREHOUSE.into());
-            let policy = self.entry_trash_policy(&e, &warehouse).await?;
-            tracing::warn!(trash_id = %e.trash_id, kind = %e.kind, id = ?e.id, warehouse = %warehouse, purge = policy.purge_expired, "trash entry expired");
+            let purge = match self.entry_trash_policy(e, &warehouse).await {
+                Ok(p) => p.purge_expired,
+                Err(err) => {
+                    tracing::warn!(trash_id = %e.trash_id, error = %err.message, "an expired entry's policy could not be read; it stays");
+                    false
+                }
+            };
+            says.insert(e.trash_id.clone(), purge);
+        }
+        for e in entries.iter().filter(|e| e.expired) {
+            let warehouse = e.warehouse.clone().unwrap_or(DEFAULT_WAREHOUSE.into());
+            let mut purge = says.get(&e.trash_id).copied().unwrap_or(false);
+            // A namespace entry's purge takes everything its drop put in
+            // trash below it: only when each of those says purge too.
+            if purge && !e.is_table() {
+                purge = entries
+                    .iter()
+                    .filter(|o| o.group == e.group && o.under(&e.id))
+                    .all(|o| says.get(&o.trash_id).copied().unwrap_or(false));
+            }
+            tracing::warn!(trash_id = %e.trash_id, kind = %e.kind, id = ?e.id, warehouse = %warehouse, purge, "trash entry expired");
             answer.expired.push(e.clone());
-            if policy.purge_expired {
+            if purge {
                 match self.purge_in(&warehouse, &e.trash_id).await {
                     Ok(p) => answer.purged.extend(p),
                     // Purged already with its namespace.

@@ -22,7 +22,7 @@ def _table(ns, tid, appends):
 
 def test_two_replicas_keep_a_table_by_its_policy_once():
     root = new_root("lance-catalog-scheduler-")
-    flags = ("--scheduler-interval", "1s", "--task-poll", "0.2")
+    flags = ("--scheduler-interval", "1s", "--task-poll", "0.2", "--scheduler-cleanup", "on")
     a = start_server(root, *flags)
     b = start_server(root, *flags)
     A, B = a["url"], b["url"]

@@ -25,6 +25,9 @@ impl Plane<'_> {
         id: &[String],
         assign: bool,
     ) -> CatalogResult<(Route, Access, Vec<Candidate>)> {
+        if object.level == PolicyLevel::Table && id.is_empty() {
+            return Err(CatalogError::invalid("a table id must not be empty"));
+        }
         let (route, access) = self.object_route(self.call, object.action, id).await?;
         let kind = match object.level {
             PolicyLevel::Table => "table",

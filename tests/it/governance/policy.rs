@@ -282,4 +282,29 @@ async fn drops_follow_their_effective_policy() {
     assert_eq!(s, StatusCode::OK, "{swept}");
     assert_eq!(swept["purged"].as_array().map(Vec::len), Some(1), "{swept}");
     assert!(!wh.path().join(&rel).exists());
+
+    // A cascade's namespace entry is purged only when everything its drop
+    // put in trash says purge: a table whose own record says keep holds it.
+    table(&ns, &["keep", "b", "held"], 2).await;
+    let (s, p) = post(
+        "/v1/table/keep%24b%24held/maintenance_policy",
+        json!({"purge_expired_trash": false}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{p}");
+    ns.drop_namespace(DropNamespaceRequest {
+        id: ids(&["keep", "b"]),
+        behavior: Some("Cascade".into()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let (_, swept) = post("/v1/trash/sweep", json!({})).await;
+    assert_eq!(
+        swept["expired"].as_array().map(Vec::len),
+        Some(2),
+        "{swept}"
+    );
+    assert_eq!(swept["purged"], json!([]), "{swept}");
 }

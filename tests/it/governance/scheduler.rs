@@ -36,6 +36,7 @@ async fn replica(root: &str, workers: usize) -> Arc<Governance> {
                 workers,
                 lease: Duration::from_secs(5),
                 poll: Duration::from_millis(50),
+                scheduled_cleanup: true,
                 ..Default::default()
             }),
     )
