@@ -144,6 +144,21 @@ pub struct ServeArgs {
     #[arg(long, env = "LANCE_CATALOG_SCHEDULER_CLEANUP", default_value = "off", value_parser = ["on", "off"])]
     pub scheduler_cleanup: String,
 
+    /// The scheduler removes versions of each warehouse's `__manifest`
+    /// older than this (at least 10m), keeping the newest
+    /// `--manifest-versions-to-retain`. Every replica should be given the
+    /// same.
+    #[arg(long, env = "LANCE_CATALOG_MANIFEST_RETENTION", default_value = "1h")]
+    pub manifest_retention: String,
+
+    /// The newest `__manifest` versions kept whatever their age.
+    #[arg(
+        long,
+        env = "LANCE_CATALOG_MANIFEST_VERSIONS_TO_RETAIN",
+        default_value_t = 20
+    )]
+    pub manifest_versions_to_retain: usize,
+
     /// How often the trash sweep runs (0: never; `POST /v1/trash/sweep`
     /// runs it on demand).
     #[arg(long, env = "LANCE_CATALOG_TRASH_SWEEP_INTERVAL", default_value = "1h")]
@@ -353,6 +368,11 @@ impl std::fmt::Debug for ServeArgs {
             .field("trash_sweep_interval", &self.trash_sweep_interval)
             .field("scheduler_interval", &self.scheduler_interval)
             .field("scheduler_cleanup", &self.scheduler_cleanup)
+            .field("manifest_retention", &self.manifest_retention)
+            .field(
+                "manifest_versions_to_retain",
+                &self.manifest_versions_to_retain,
+            )
             .field(
                 "maintenance_version_retention",
                 &self.maintenance_version_retention,
@@ -461,8 +481,29 @@ impl ServeArgs {
                 poll: seconds(self.task_poll),
                 quota: self.task_quota,
                 scheduled_cleanup: self.scheduler_cleanup == "on",
+                manifest: self.manifest_keeping()?,
                 ..Default::default()
             },
+        })
+    }
+
+    /// How the scheduler keeps `__manifest` (`--manifest-*`).
+    pub fn manifest_keeping(&self) -> Result<crate::core::ManifestKeeping, String> {
+        let secs = crate::governance::parse_duration(&self.manifest_retention)
+            .map_err(|e| format!("--manifest-retention: {e}"))?;
+        let retention = std::time::Duration::from_secs(secs);
+        if retention < crate::core::MIN_RETENTION {
+            return Err(format!(
+                "--manifest-retention: {:?} is shorter than the shortest allowed, 10m (a replica trusts the manifest version it holds for up to a minute)",
+                self.manifest_retention
+            ));
+        }
+        if self.manifest_versions_to_retain == 0 {
+            return Err("--manifest-versions-to-retain: keep at least 1 version".into());
+        }
+        Ok(crate::core::ManifestKeeping {
+            retention,
+            versions_to_retain: self.manifest_versions_to_retain,
         })
     }
 

@@ -337,6 +337,44 @@ impl Records {
         Err(lost_too_often(kind, id))
     }
 
+    /// Create or change a record with `change`, which sees the latest value
+    /// (none: there is no record) and answers the new one (none: leave it
+    /// as it is). Re-read and re-applied when another writer won the race.
+    /// Answers what was written, or none when `change` left it.
+    pub async fn upsert<T, F>(
+        &self,
+        kind: &str,
+        id: &str,
+        mut change: F,
+    ) -> CatalogResult<Option<Versioned<T>>>
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnMut(Option<T>) -> Option<T>,
+    {
+        check_id(kind, id)?;
+        for attempt in 0..MAX_ATTEMPTS {
+            if attempt > 0 {
+                crate::telemetry::metrics().registry_retry(kind);
+            }
+            let read_at = std::time::Instant::now();
+            let (version, current) = self.latest::<T>(kind, id).await?.unwrap_or((0, None));
+            let Some(next) = change(current) else {
+                return Ok(None);
+            };
+            if read_at.elapsed() > self.stale_read() {
+                continue;
+            }
+            if self.put_version(kind, id, version + 1, Some(&next)).await? {
+                return Ok(Some(Versioned {
+                    version: version + 1,
+                    value: next,
+                }));
+            }
+            backoff(attempt).await;
+        }
+        Err(lost_too_often(kind, id))
+    }
+
     /// Delete a record after `check` accepts its latest value (a container
     /// that still holds something refuses here). False when there was none.
     pub async fn delete<T, F>(&self, kind: &str, id: &str, mut check: F) -> CatalogResult<bool>

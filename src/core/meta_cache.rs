@@ -5,7 +5,10 @@
 //!
 //! Each use first probes for the manifest's successor version (one HEAD,
 //! the same probe the engine makes before each of its reads); when there
-//! is one, the manifest is reloaded and every kept answer dropped. So a
+//! is one, the manifest is reloaded and every kept answer dropped. A held
+//! version is trusted to the probe only for a while after the latest was
+//! last resolved: the scheduler removes old versions, a successor among
+//! them (`manifest_keeping.rs`). So a
 //! write by any replica is seen by the next read on every replica
 //! (staleness 0), and a hit costs a probe and a hash lookup instead of a
 //! manifest scan.
@@ -20,9 +23,11 @@
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use lance::Dataset;
 
+use crate::core::manifest_keeping::recheck_after;
 use crate::core::{engine, Catalog};
 use crate::error::CatalogResult;
 
@@ -50,6 +55,8 @@ pub(crate) struct MetaCache {
 #[derive(Default)]
 struct State {
     manifest: Option<Arc<Dataset>>,
+    /// When the manifest held was last known to be the latest.
+    latest_at: Option<Instant>,
     entries: HashMap<String, Kept>,
 }
 
@@ -65,6 +72,7 @@ impl State {
             return;
         }
         self.manifest = Some(ds);
+        self.latest_at = Some(Instant::now());
         match change.filter(|(from, _)| held == Some(*from)) {
             Some((_, touched)) => self.entries.retain(|_, kept| {
                 kept.rows
@@ -72,6 +80,16 @@ impl State {
                     .is_some_and(|rows| rows.iter().all(|r| !touched.contains(r)))
             }),
             None => self.entries.clear(),
+        }
+    }
+}
+
+impl State {
+    /// The manifest held, at `version`, was the latest when `asked`.
+    fn confirmed(&mut self, version: u64, asked: Instant) {
+        let held = self.manifest.as_ref().map(|d| d.version().version);
+        if held == Some(version) && self.latest_at.is_none_or(|at| at < asked) {
+            self.latest_at = Some(asked);
         }
     }
 }
@@ -88,25 +106,6 @@ impl MetaCache {
     }
 }
 
-/// Whether a newer version of the manifest than `ds` exists: the probe of
-/// its successor, or, on a manifest that still carries a legacy automatic
-/// cleanup policy (which can remove a successor), the latest version
-/// resolved, as the engine checks it.
-async fn superseded(ds: &Dataset) -> CatalogResult<bool> {
-    let cleans_up = ds
-        .manifest
-        .config
-        .keys()
-        .any(|k| k.starts_with(AUTO_CLEANUP_PREFIX));
-    match cleans_up {
-        true => engine(ds.is_stale().await),
-        false => engine(ds.has_successor_version().await),
-    }
-}
-
-/// The manifest config keys of Lance's automatic cleanup policy.
-const AUTO_CLEANUP_PREFIX: &str = "lance.auto_cleanup.";
-
 /// A kept answer's ticket: the manifest version it belongs to.
 #[derive(Clone, Copy)]
 pub(crate) struct Ticket(u64);
@@ -115,18 +114,12 @@ impl Catalog {
     /// The manifest version now, after a successor probe (reloading when
     /// there is a newer one).
     pub(super) async fn current_manifest(&self) -> CatalogResult<Arc<Dataset>> {
-        let held = self.meta.lock().manifest.clone();
-        if let Some(ds) = &held {
-            if !superseded(ds).await? {
-                return Ok(ds.clone());
-            }
+        if let Some(ds) = self.still_latest().await? {
+            return Ok(ds);
         }
         let _one = self.meta.reload.lock().await;
-        let held = self.meta.lock().manifest.clone();
-        if let Some(ds) = &held {
-            if !superseded(ds).await? {
-                return Ok(ds.clone());
-            }
+        if let Some(ds) = self.still_latest().await? {
+            return Ok(ds);
         }
         let fresh = self.load_manifest().await?;
         // As the engine refuses a manifest written with reader features
@@ -136,6 +129,25 @@ impl Catalog {
         )?;
         self.meta.lock().advance(fresh.clone(), None);
         Ok(fresh)
+    }
+
+    /// The manifest held, unless a newer version exists.
+    async fn still_latest(&self) -> CatalogResult<Option<Arc<Dataset>>> {
+        let (held, latest_at) = {
+            let state = self.meta.lock();
+            (state.manifest.clone(), state.latest_at)
+        };
+        let Some(ds) = held else { return Ok(None) };
+        let asked = Instant::now();
+        let trusted = latest_at.is_some_and(|at| at.elapsed() < recheck_after(&ds));
+        if trusted {
+            return Ok((!engine(ds.has_successor_version().await)?).then_some(ds));
+        }
+        if engine(ds.is_stale().await)? {
+            return Ok(None);
+        }
+        self.meta.lock().confirmed(ds.version().version, asked);
+        Ok(Some(ds))
     }
 
     /// Hold `ds` as the manifest now (when it is newer than the one held):

@@ -54,6 +54,7 @@ pub mod derived;
 pub mod identity;
 pub mod maintenance;
 mod manifest_commit;
+mod manifest_keeping;
 mod manifest_lock;
 mod manifest_tx;
 mod manifest_upkeep;
@@ -74,6 +75,7 @@ pub use data::scan::{Scan, ScanSpec};
 pub use data::stream_write::{insert_mode_is_overwrite, MergeCounts, WriteOp, WriteOutcome};
 pub use derived::jobs::{Job, JobState};
 pub use maintenance::reconcile::{Orphan, Reconciliation, TableWithoutData};
+pub use manifest_keeping::{ManifestKeeping, ManifestKept, MIN_RETENTION};
 pub use namespace::storage_options::{is_secret, REDACTED};
 pub use reserved::UNSET_KEYS;
 pub use storage::{
@@ -179,20 +181,7 @@ impl Catalog {
     /// or `#` names that very directory (never the root, a parent or
     /// another table's).
     pub(crate) fn location_uri(&self, relative: &str) -> String {
-        let base = if self.root.contains("://") {
-            self.root.clone()
-        } else {
-            format!("file://{}", self.root)
-        };
-        let Ok(mut url) = url::Url::parse(&format!("{base}/")) else {
-            return format!("{base}/{relative}");
-        };
-        if let Ok(mut segments) = url.path_segments_mut() {
-            segments
-                .pop_if_empty()
-                .extend(relative.split('/').filter(|s| !s.is_empty()));
-        }
-        url.to_string()
+        uri_under(&self.root, relative)
     }
 
     /// A dataset builder for `uri` sharing the catalog's session and storage
@@ -314,6 +303,25 @@ pub(crate) async fn open_local(dir: &std::path::Path) -> Catalog {
     })
     .await
     .unwrap()
+}
+
+/// The full URI of `relative` under `root`, as
+/// [`Catalog::location_uri`] builds it.
+pub(crate) fn uri_under(root: &str, relative: &str) -> String {
+    let base = if root.contains("://") {
+        root.to_string()
+    } else {
+        format!("file://{root}")
+    };
+    let Ok(mut url) = url::Url::parse(&format!("{base}/")) else {
+        return format!("{base}/{relative}");
+    };
+    if let Ok(mut segments) = url.path_segments_mut() {
+        segments
+            .pop_if_empty()
+            .extend(relative.split('/').filter(|s| !s.is_empty()));
+    }
+    url.to_string()
 }
 
 #[cfg(test)]

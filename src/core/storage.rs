@@ -140,6 +140,7 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
     )
     .await
     .map_err(unavailable)?;
+    mark_manifest(&root, &session, &config.storage_options).await;
     let mut dir = DirectoryNamespaceBuilder::new(root.clone());
     if !config.storage_options.is_empty() {
         dir = dir.storage_options(config.storage_options.clone());
@@ -163,6 +164,26 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
         session,
         dir,
     })
+}
+
+/// Mark the root's `__manifest` as one whose old versions are removed
+/// (`manifest_keeping.rs`), before the engine takes its handle on it. A
+/// root that cannot take the write (read-only storage) opens unmarked; the
+/// scheduler's keeping marks it before it removes anything.
+async fn mark_manifest(root: &str, session: &Arc<Session>, options: &HashMap<String, String>) {
+    let uri = super::uri_under(root, "__manifest");
+    let mut builder =
+        lance::dataset::builder::DatasetBuilder::from_uri(&uri).with_session(session.clone());
+    if !options.is_empty() {
+        builder = builder.with_storage_options(options.clone());
+    }
+    let marked = match builder.load().await {
+        Ok(mut ds) => super::manifest_keeping::mark_unmarked(&mut ds).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = marked {
+        tracing::warn!(root = %root, error = %CatalogError::from_lance(&e).message, "could not mark the manifest as kept; the scheduler will");
+    }
 }
 
 pub(super) struct Opened {

@@ -43,14 +43,11 @@ impl Governance {
 
     /// A warehouse's project.
     async fn project_of(&self, warehouse: &str) -> CatalogResult<String> {
-        Ok(match warehouse {
-            DEFAULT_WAREHOUSE => DEFAULT_PROJECT.to_string(),
-            w => match self.registry.warehouse(w).await {
-                Ok(record) => record.project_id,
-                // Being created: its project is the resource asked about.
-                Err(_) => DEFAULT_PROJECT.to_string(),
-            },
-        })
+        // A warehouse being created: its project is the resource asked about.
+        Ok(self
+            .warehouse_project(warehouse)
+            .await
+            .unwrap_or_else(|_| DEFAULT_PROJECT.to_string()))
     }
 
     /// The resource of `access` and everything above it, nearest first, as

@@ -15,6 +15,7 @@ use crate::core::maintenance::{
     GetLanceTaskStatusResponse, ListLanceTasksRequest, ListLanceTasksResponse,
     SubmitLanceTaskRequest, SubmitLanceTaskResponse, WorkerSettings,
 };
+use crate::core::ManifestKeeping;
 use crate::error::CatalogResult;
 
 /// How tasks are kept and run.
@@ -37,6 +38,8 @@ pub struct MaintenanceConfig {
     /// off until the catalog protects the files a shallow clone reaches in
     /// its source, which Lance's cleanup cannot see.
     pub scheduled_cleanup: bool,
+    /// How the scheduler keeps each warehouse's `__manifest`.
+    pub manifest: ManifestKeeping,
 }
 
 impl Default for MaintenanceConfig {
@@ -48,6 +51,7 @@ impl Default for MaintenanceConfig {
             quota: 1000,
             max_attempts: 3,
             scheduled_cleanup: false,
+            manifest: ManifestKeeping::default(),
         }
     }
 }

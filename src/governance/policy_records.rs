@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use super::duration::{format_duration, parse_duration};
-use super::{Governance, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
+use super::Governance;
 use crate::api::policy::*;
 use crate::error::{CatalogError, CatalogResult, Code};
 use crate::records::{now_ms, Records};
@@ -125,7 +125,6 @@ impl super::Registry {
     ) -> CatalogResult<()> {
         self.change_policy_record(record.level, key, |_| Some(record.clone()))
             .await
-            .map(|_| ())
     }
 
     /// Change the record at `level`/`key` with `change`, which sees the
@@ -135,45 +134,15 @@ impl super::Registry {
         &self,
         level: PolicyLevel,
         key: &str,
-        mut change: F,
-    ) -> CatalogResult<Option<PolicyRecord>>
+        change: F,
+    ) -> CatalogResult<()>
     where
         F: FnMut(Option<PolicyRecord>) -> Option<PolicyRecord>,
     {
-        let records = store(&self.records);
-        let kind = level.as_str();
-        // Codes the records answer only for "no record" and "one exists"
-        // here; never answered to a caller.
-        const GONE: Code = Code::TABLE_NOT_FOUND;
-        const TAKEN: Code = Code::TABLE_ALREADY_EXISTS;
-        // Unchanged: the update answers the record as it was.
-        const SAME: Code = Code::TABLE_VERSION_NOT_FOUND;
-        for _ in 0..8 {
-            let updated = records
-                .update(kind, key, GONE, |now: PolicyRecord| {
-                    change(Some(now)).ok_or_else(|| CatalogError::new(SAME, ""))
-                })
-                .await;
-            match updated {
-                Ok(v) => return Ok(Some(v.value)),
-                Err(e) if e.code == SAME => return self.policy_record(level, key).await,
-                Err(e) if e.code != GONE => return Err(e),
-                Err(_) => {}
-            }
-            let Some(record) = change(None) else {
-                return Ok(None);
-            };
-            match records.create(kind, key, &record, TAKEN).await {
-                Ok(_) => return Ok(Some(record)),
-                Err(e) if e.code != TAKEN => return Err(e),
-                // Made meanwhile: change that one.
-                Err(_) => {}
-            }
-        }
-        Err(CatalogError::new(
-            Code::CONCURRENT_MODIFICATION,
-            format!("the {kind} policy record {key:?} is being changed by many writers at once; try again"),
-        ))
+        store(&self.records)
+            .upsert(level.as_str(), key, change)
+            .await
+            .map(|_| ())
     }
 
     /// Set the trash fields of project `id`'s record (the project's own
@@ -207,7 +176,6 @@ impl super::Registry {
             Some(r)
         })
         .await
-        .map(|_| ())
     }
 
     /// A project as answered: its trash fields are its policy record's.
@@ -334,14 +302,6 @@ impl Governance {
             purge_expired_trash: self.trash.purge_expired,
             trash_grace: format_duration(self.trash.grace_s),
         }
-    }
-
-    /// The project a warehouse belongs to.
-    pub(super) async fn warehouse_project(&self, warehouse: &str) -> CatalogResult<String> {
-        Ok(match warehouse {
-            DEFAULT_WAREHOUSE => DEFAULT_PROJECT.to_string(),
-            w => self.warehouse(w).await?.project_id,
-        })
     }
 
     /// The effective policy of the object `asked` (level and id), from

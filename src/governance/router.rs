@@ -47,6 +47,14 @@ impl Governance {
         }
     }
 
+    /// The project a warehouse belongs to.
+    pub(super) async fn warehouse_project(&self, warehouse: &str) -> CatalogResult<String> {
+        Ok(match warehouse {
+            DEFAULT_WAREHOUSE => DEFAULT_PROJECT.to_string(),
+            w => self.warehouse(w).await?.project_id,
+        })
+    }
+
     /// The catalog of a warehouse, opened on first use.
     pub async fn catalog(&self, warehouse: &str) -> CatalogResult<Arc<Catalog>> {
         if warehouse == DEFAULT_WAREHOUSE {

@@ -14,6 +14,10 @@
 //! each unless one of that type is still unfinished. A table seen for the
 //! first time has its first round one interval later. Warehouses that take
 //! no writes (quarantined, being deleted) are skipped.
+//!
+//! Each warehouse's `__manifest` has a round of its own, by `--manifest-*`
+//! (`core/manifest_keeping.rs`): its old versions are removed, always (no
+//! clone reads it); the upkeep pass already folds its fragments.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -26,6 +30,7 @@ use super::Governance;
 use crate::api::policy::{EffectivePolicy, PolicyLevel, PolicyRecord};
 use crate::core::maintenance::rounds::Claim;
 use crate::core::maintenance::SubmitLanceTaskRequest;
+use crate::core::{Catalog, ManifestKept};
 use crate::error::{CatalogError, CatalogResult};
 
 /// Who the scheduler's tasks say submitted them.
@@ -45,6 +50,8 @@ pub struct SchedulePass {
     pub rounds: usize,
     /// Tasks it submitted: the table, the task type, the task id.
     pub submitted: Vec<(Vec<String>, String, String)>,
+    /// The warehouses whose `__manifest` round it ran, and what it did.
+    pub manifests: Vec<(String, ManifestKept)>,
 }
 
 impl Governance {
@@ -133,8 +140,30 @@ impl Governance {
                     }
                 }
             }
+            match self.keep_manifest_round(&catalog, &owner).await {
+                Ok(Some(kept)) => pass.manifests.push((warehouse.clone(), kept)),
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(warehouse = %warehouse, error = %e.message, "the scheduler could not keep a manifest this pass")
+                }
+            }
         }
         Ok(pass)
+    }
+
+    /// A warehouse's `__manifest`: its round, when due (the first at
+    /// once), and what its keeping did.
+    async fn keep_manifest_round(
+        &self,
+        catalog: &Catalog,
+        owner: &str,
+    ) -> CatalogResult<Option<ManifestKept>> {
+        let keeping = self.maintenance.manifest;
+        let interval_ms = u64::try_from(keeping.interval().as_millis()).unwrap_or(u64::MAX);
+        match catalog.claim_manifest_round(interval_ms, owner).await? {
+            Claim::Begun | Claim::Seen => Ok(Some(catalog.keep_manifest(keeping).await?)),
+            Claim::NotDue => Ok(None),
+        }
     }
 
     /// One table: its round, if due, and what it submitted then.

@@ -348,10 +348,7 @@ impl Governance {
     ) -> CatalogResult<Vec<TrashEntry>> {
         let mut out = Vec::new();
         for (w, catalog) in self.every_catalog(project, warehouse).await? {
-            let project = match w.as_str() {
-                DEFAULT_WAREHOUSE => DEFAULT_PROJECT.to_string(),
-                _ => self.warehouse(&w).await?.project_id,
-            };
+            let project = self.warehouse_project(&w).await?;
             for mut e in catalog.trash_entries().await? {
                 e.warehouse = Some(w.clone());
                 e.project = Some(project.clone());

@@ -3,7 +3,8 @@
 //! kept), and one round record per table, so that a round happens once
 //! across every replica sharing the root.
 //!
-//! A round record (`maintenance_rounds/table/<real id>`) holds when the
+//! A round record (`maintenance_rounds/table/<real id>`, and
+//! `maintenance_rounds/manifest/root` for the root's `__manifest`) holds when the
 //! table's last round began. A replica claims a round by writing the next
 //! version of that record, a conditional create that only one writer wins;
 //! a loser re-reads, sees the round begun, and does nothing.
@@ -25,9 +26,6 @@ pub(crate) struct Round {
     pub started_at_ms: u64,
     /// The replica that began it.
     pub by: String,
-    /// Whether anything ran in it (false: the table was first seen).
-    #[serde(default)]
-    pub worked: bool,
 }
 
 /// What a table looks like to the scheduler.
@@ -161,41 +159,42 @@ impl Catalog {
         interval_ms: u64,
         by: &str,
     ) -> CatalogResult<Claim> {
-        // Answered by the change below when the round is not due: never
-        // seen by a caller.
-        const NOT_DUE: Code = Code::TASK_STATE_CONFLICT;
-        const GONE: Code = Code::TASK_NOT_FOUND;
-        let rounds = self.rounds();
+        self.claim("table", table_id, interval_ms, by).await
+    }
+
+    /// Claim the round of this root's `__manifest` (its keeping, see
+    /// `core/manifest_keeping.rs`), as [`claim_round`](Self::claim_round).
+    pub(crate) async fn claim_manifest_round(
+        &self,
+        interval_ms: u64,
+        by: &str,
+    ) -> CatalogResult<Claim> {
+        self.claim("manifest", "root", interval_ms, by).await
+    }
+
+    async fn claim(
+        &self,
+        kind: &str,
+        id: &str,
+        interval_ms: u64,
+        by: &str,
+    ) -> CatalogResult<Claim> {
         let now = now_ms();
-        let next = Round {
-            started_at_ms: now,
-            by: by.to_string(),
-            worked: true,
-        };
-        // A lost race re-reads inside `update` and sees the round begun.
-        let updated = rounds
-            .update("table", table_id, GONE, |last: Round| {
-                match now.saturating_sub(last.started_at_ms) >= interval_ms {
-                    true => Ok(next.clone()),
-                    false => Err(CatalogError::new(NOT_DUE, "")),
-                }
+        let mut claim = Claim::NotDue;
+        // A lost race re-reads and sees the round begun by the winner.
+        self.rounds()
+            .upsert(kind, id, |last: Option<Round>| {
+                claim = match last {
+                    None => Claim::Seen,
+                    Some(r) if now.saturating_sub(r.started_at_ms) >= interval_ms => Claim::Begun,
+                    Some(_) => Claim::NotDue,
+                };
+                (claim != Claim::NotDue).then(|| Round {
+                    started_at_ms: now,
+                    by: by.to_string(),
+                })
             })
-            .await;
-        match updated {
-            Ok(_) => return Ok(Claim::Begun),
-            Err(e) if e.code == NOT_DUE => return Ok(Claim::NotDue),
-            Err(e) if e.code != GONE => return Err(e),
-            Err(_) => {}
-        }
-        let seen = Round {
-            worked: false,
-            ..next
-        };
-        match rounds.create("table", table_id, &seen, NOT_DUE).await {
-            Ok(_) => Ok(Claim::Seen),
-            // Another replica saw it first.
-            Err(e) if e.code == NOT_DUE => Ok(Claim::NotDue),
-            Err(e) => Err(e),
-        }
+            .await?;
+        Ok(claim)
     }
 }

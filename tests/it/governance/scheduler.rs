@@ -8,6 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use lance_catalog::core::ManifestKeeping;
 use lance_catalog::governance::{Governance, GovernanceConfig, MaintenanceConfig};
 use lance_catalog::rest::RestConfig;
 use lance_catalog::StorageConfig;
@@ -21,6 +22,20 @@ use crate::governance::hierarchy::call;
 use crate::harness::{count, create, dataset, ids, namespace, rows};
 
 async fn replica(root: &str, workers: usize) -> Arc<Governance> {
+    governed(
+        root,
+        MaintenanceConfig {
+            workers,
+            lease: Duration::from_secs(5),
+            poll: Duration::from_millis(50),
+            scheduled_cleanup: true,
+            ..Default::default()
+        },
+    )
+    .await
+}
+
+async fn governed(root: &str, maintenance: MaintenanceConfig) -> Arc<Governance> {
     let config = GovernanceConfig {
         storage: StorageConfig {
             root: root.to_string(),
@@ -32,13 +47,7 @@ async fn replica(root: &str, workers: usize) -> Arc<Governance> {
         Governance::open(&config)
             .await
             .unwrap()
-            .with_maintenance(MaintenanceConfig {
-                workers,
-                lease: Duration::from_secs(5),
-                poll: Duration::from_millis(50),
-                scheduled_cleanup: true,
-                ..Default::default()
-            }),
+            .with_maintenance(maintenance),
     )
 }
 
@@ -231,4 +240,114 @@ async fn the_scheduler_keeps_only_its_newest_finished_tasks() {
     assert_eq!(tasks.len(), 12, "{listed}");
     assert!(tasks.contains(&theirs), "{listed}");
     assert_eq!(count(&ns, &["ns", "t"]).await, 130);
+}
+
+/// The scheduler keeps each root's `__manifest`: under a thousand catalog
+/// writes its versions stay bounded by the retention, every write stays
+/// readable, and a replica that held an old version since before the
+/// cleanup (its successor long removed) still sees the latest, through
+/// its own reads and the engine's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_manifest_keeps_few_versions_under_a_thousand_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_string_lossy().into_owned();
+    let keeping = ManifestKeeping {
+        retention: Duration::from_secs(2),
+        versions_to_retain: 10,
+    };
+    let open = || {
+        governed(
+            &root,
+            MaintenanceConfig {
+                workers: 0,
+                manifest: keeping,
+                ..Default::default()
+            },
+        )
+    };
+    let (a, b) = (open().await, open().await);
+    let serve = |g: Arc<Governance>| async move {
+        let addr = lance_catalog::server::spawn_governed(g, RestConfig::default())
+            .await
+            .unwrap();
+        RestNamespaceBuilder::new(format!("http://{addr}")).build()
+    };
+    let (ns_a, ns_b) = (serve(a.clone()).await, serve(b.clone()).await);
+    // The manifest's versions kept, and its latest version's number.
+    let manifest_versions = || async {
+        let uri = format!("{root}/__manifest");
+        let ds = lance::Dataset::open(&uri).await.unwrap();
+        (ds.versions().await.unwrap().len(), ds.version().version)
+    };
+
+    // The first round marks the manifest; B reads, and holds that version.
+    let first = a.schedule_pass().await.unwrap();
+    assert!(first.manifests.iter().any(|(_, k)| k.marked), "{first:?}");
+    let marked_at = std::time::Instant::now();
+    namespace(&ns_a, &["n0"]).await;
+    let exists = |id: &str| NamespaceExistsRequest {
+        id: ids(&[id]),
+        ..Default::default()
+    };
+    ns_b.namespace_exists(exists("n0")).await.unwrap();
+
+    for i in 1..1000 {
+        namespace(&ns_a, &[&format!("n{i}")]).await;
+        if i % 100 == 0 {
+            a.schedule_pass().await.unwrap();
+        }
+    }
+    // Nothing is removed until the marker has stood a minute; then a
+    // round removes what is past the retention.
+    let stood = Duration::from_secs(62).saturating_sub(marked_at.elapsed());
+    tokio::time::sleep(stood.max(Duration::from_secs(3))).await;
+    let (before, _) = manifest_versions().await;
+    let mut kept = None;
+    for _ in 0..20 {
+        let pass = a.schedule_pass().await.unwrap();
+        kept = pass.manifests.into_iter().next().map(|(_, k)| k);
+        if kept.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let kept = kept.expect("a manifest round within 4 s");
+    assert!(!kept.marked, "{kept:?}");
+    let (after, latest) = manifest_versions().await;
+    assert!(latest > 1000, "{latest}");
+    assert!(
+        after <= 10,
+        "{latest} versions made, {before} kept, then {after}: {kept:?}"
+    );
+
+    // Every write reads, through the replica that held an old version.
+    for i in [0, 1, 500, 998, 999] {
+        ns_b.namespace_exists(exists(&format!("n{i}")))
+            .await
+            .unwrap();
+        ns_a.namespace_exists(exists(&format!("n{i}")))
+            .await
+            .unwrap();
+    }
+    let mut listed = 0;
+    let mut token = None;
+    loop {
+        let page = ns_b
+            .list_namespaces(ListNamespacesRequest {
+                id: Some(vec![]),
+                page_token: token.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        listed += page.namespaces.len();
+        token = page.page_token.filter(|t| !t.is_empty());
+        if token.is_none() {
+            break;
+        }
+    }
+    assert_eq!(listed, 1000);
+    // And B writes on top of the latest, not of the version it held.
+    namespace(&ns_b, &["from_b"]).await;
+    ns_a.namespace_exists(exists("from_b")).await.unwrap();
 }

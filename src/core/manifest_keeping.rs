@@ -1,0 +1,216 @@
+//! Old versions of `__manifest` removed. Every catalog write commits a
+//! manifest version; the upkeep pass (`manifest_upkeep.rs`) folds their
+//! fragments, and here the scheduler removes versions older than a
+//! retention, keeping the newest few, so a root's version count follows
+//! its write rate, not its age.
+//!
+//! The trap: a holder of version `v` learns of newer ones by probing
+//! `v + 1`, and a cleanup can remove `v + 1` while `v` is held; the probe
+//! would then say `v` is current forever. So:
+//!
+//! - the manifest carries a marker, Lance's own `lance.auto_cleanup.older_than`
+//!   with no interval: Lance's automatic cleanup never runs without an
+//!   interval, but the engine's handle on a manifest that carries the key
+//!   resolves the latest version instead of probing (`DatasetConsistencyWrapper`);
+//! - the catalog's own handle trusts the probe for at most [`recheck_after`]
+//!   since it last resolved the latest version, and a removed version is
+//!   always older than the retention, which is longer;
+//! - the first removal waits until the marker has stood for [`MAX_RECHECK`],
+//!   so a handle from before it has resolved the latest since.
+
+use std::time::Duration;
+
+use lance::dataset::cleanup::{cleanup_old_versions, CleanupPolicyBuilder};
+use lance::Dataset;
+
+use crate::core::{engine, Catalog};
+use crate::error::{CatalogError, CatalogResult};
+use crate::records::now_ms;
+
+/// Lance's key: the retention, and the sign to every reader that versions
+/// may be removed.
+const RETENTION_KEY: &str = "lance.auto_cleanup.older_than";
+/// When the retention took its current value (ms since the epoch).
+const RETENTION_SINCE_KEY: &str = "lance_catalog.manifest_retention_since_ms";
+/// Lance's own automatic cleanup, which removes versions of any age.
+const LEGACY_INTERVAL_KEY: &str = "lance.auto_cleanup.interval";
+/// The longest a held version is trusted by its successor probe alone.
+pub(crate) const MAX_RECHECK: Duration = Duration::from_secs(60);
+/// The shortest retention (`--manifest-retention`): every replica's
+/// handle rechecks well within it, whatever retention each was given.
+pub const MIN_RETENTION: Duration = Duration::from_secs(600);
+
+/// How the scheduler keeps `__manifest` (`--manifest-*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ManifestKeeping {
+    /// Versions younger than this stay.
+    pub retention: Duration,
+    /// The newest versions that stay whatever their age.
+    pub versions_to_retain: usize,
+}
+
+impl Default for ManifestKeeping {
+    fn default() -> Self {
+        Self {
+            retention: Duration::from_secs(3600),
+            versions_to_retain: 20,
+        }
+    }
+}
+
+impl ManifestKeeping {
+    /// How often a root's round is due: a few times per retention.
+    pub fn interval(&self) -> Duration {
+        (self.retention / 4).clamp(Duration::from_millis(100), Duration::from_secs(600))
+    }
+}
+
+/// What one keeping did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ManifestKept {
+    /// The marker was written (or changed): nothing removed this time.
+    pub marked: bool,
+    pub versions_before: usize,
+    pub versions_after: usize,
+    pub bytes_removed: u64,
+}
+
+/// The retention as written in the marker (Lance reads it with humantime).
+fn marker_value(retention: Duration) -> String {
+    match retention.as_millis() {
+        ms if ms % 1000 == 0 => format!("{}s", ms / 1000),
+        ms => format!("{ms}ms"),
+    }
+}
+
+/// How long a held manifest version may be trusted by the probe of its
+/// successor: [`MAX_RECHECK`], or a tenth of a shorter retention in its
+/// marker; zero under Lance's legacy automatic cleanup.
+pub(crate) fn recheck_after(ds: &Dataset) -> Duration {
+    let config = &ds.manifest.config;
+    if config.contains_key(LEGACY_INTERVAL_KEY) {
+        return Duration::ZERO;
+    }
+    match config.get(RETENTION_KEY).map(|v| parse_marker(v)) {
+        None => MAX_RECHECK,
+        Some(Some(r)) => (r / 10).min(MAX_RECHECK),
+        // Written by someone else, in a form not ours: trust no probe.
+        Some(None) => Duration::ZERO,
+    }
+}
+
+/// A marker's retention, as [`marker_value`] writes it.
+fn parse_marker(value: &str) -> Option<Duration> {
+    match value.strip_suffix("ms") {
+        Some(ms) => ms.parse().ok().map(Duration::from_millis),
+        None => value
+            .strip_suffix('s')?
+            .parse()
+            .ok()
+            .map(Duration::from_secs),
+    }
+}
+
+/// Mark `ds` with the default retention unless it carries a marker: done
+/// when a root is opened, before the engine takes its own handle, so that
+/// handle resolves the latest version from its first read on. (A handle
+/// taken on an unmarked version probes successors only, and one left idle
+/// while its successor is removed would never see a newer version.)
+pub(super) async fn mark_unmarked(ds: &mut Dataset) -> lance::Result<()> {
+    for _ in 0..3 {
+        if ds.manifest.config.contains_key(RETENTION_KEY) {
+            return Ok(());
+        }
+        let value = marker_value(ManifestKeeping::default().retention);
+        let now = now_ms().to_string();
+        let marked = ds
+            .update_config([
+                (RETENTION_KEY, value.as_str()),
+                (RETENTION_SINCE_KEY, now.as_str()),
+            ])
+            .await;
+        match marked {
+            Ok(_) => return Ok(()),
+            // Another replica opening the root at once: see what it wrote.
+            Err(_) => ds.checkout_latest().await?,
+        }
+    }
+    Ok(())
+}
+
+impl Catalog {
+    /// Remove the manifest's versions older than the retention but the
+    /// newest `versions_to_retain` (and their files no kept version
+    /// needs). Writes the marker first when it is missing or says another
+    /// retention, and removes nothing until it has stood [`MAX_RECHECK`].
+    pub(crate) async fn keep_manifest(
+        &self,
+        keeping: ManifestKeeping,
+    ) -> CatalogResult<ManifestKept> {
+        if keeping.retention.is_zero() || keeping.versions_to_retain == 0 {
+            return Err(CatalogError::internal(
+                "a manifest retention and a count of versions to retain above zero are required",
+            ));
+        }
+        let value = marker_value(keeping.retention);
+        let ds = self.load_manifest().await?;
+        let since = ds
+            .manifest
+            .config
+            .get(RETENTION_SINCE_KEY)
+            .and_then(|s| s.parse::<u64>().ok());
+        let marker = ds.manifest.config.get(RETENTION_KEY);
+        let marked = marker == Some(&value);
+        let Some(since) = since.filter(|_| marked) else {
+            if let Some(other) = marker.filter(|_| !marked) {
+                // Replicas given different retentions would undo each
+                // other's marker and never remove anything.
+                tracing::info!(root = %self.root, was = %other, now = %value, "the manifest retention changes (replicas should share one --manifest-retention)");
+            }
+            let _held = self.hold_manifest().await;
+            let mut ds = (*self.load_manifest().await?).clone();
+            let now = now_ms().to_string();
+            engine(
+                ds.update_config([
+                    (RETENTION_KEY, value.as_str()),
+                    (RETENTION_SINCE_KEY, now.as_str()),
+                ])
+                .await,
+            )?;
+            return Ok(ManifestKept {
+                marked: true,
+                ..Default::default()
+            });
+        };
+        let before = engine(ds.versions().await)?.len();
+        let stood = Duration::from_millis(now_ms().saturating_sub(since));
+        if stood < MAX_RECHECK {
+            return Ok(ManifestKept {
+                versions_before: before,
+                versions_after: before,
+                ..Default::default()
+            });
+        }
+        let age = chrono::Duration::from_std(keeping.retention)
+            .map_err(|e| CatalogError::internal(e.to_string()))?;
+        let policy = CleanupPolicyBuilder::default()
+            // A commit in flight writes its files before its version:
+            // files no version names are left to their 7 days.
+            .delete_unverified(false)
+            .error_if_tagged_old_versions(false)
+            .before_timestamp(chrono::Utc::now() - age);
+        let policy = engine(
+            policy
+                .retain_n_versions(&ds, keeping.versions_to_retain)
+                .await,
+        )?;
+        let stats = engine(cleanup_old_versions(&ds, policy.build()).await)?;
+        let after = engine(ds.versions().await)?.len();
+        Ok(ManifestKept {
+            marked: false,
+            versions_before: before,
+            versions_after: after,
+            bytes_removed: stats.bytes_removed,
+        })
+    }
+}
