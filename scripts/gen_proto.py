@@ -257,6 +257,8 @@ service CatalogControlService {
   rpc SetProjectMaintenancePolicy(SetProjectMaintenancePolicyRequest) returns (EffectivePolicy);
   // DELETE /v1/projects/{project_id}/maintenance_policy
   rpc DeleteProjectMaintenancePolicy(DeleteProjectMaintenancePolicyRequest) returns (DeleteMaintenancePolicyResponse);
+  // GET /v1/table/{id}/index_health
+  rpc GetTableIndexHealth(GetIndexHealthRequest) returns (IndexHealth);
   // POST /v1/table/{id}/undrop
   rpc UndropTable(UndropTableRequest) returns (UndropTableResponse);
   // POST /v1/namespace/{id}/undrop
@@ -840,6 +842,31 @@ message DeleteProjectMaintenancePolicyRequest {
 
 message DeleteMaintenancePolicyResponse {
   bool removed = 1;
+}
+
+message GetIndexHealthRequest {
+  repeated string id = 1;
+}
+
+// One table's indices at its latest version: how much of it each covers.
+message IndexHealth {
+  repeated string id = 1;
+  uint64 version = 2;
+  uint64 fragments = 3;
+  uint64 rows = 4;
+  repeated IndexHealthEntry indices = 5;
+  bool optimize_due = 6;
+}
+
+message IndexHealthEntry {
+  string name = 1;
+  repeated string columns = 2;
+  uint64 segments = 3;
+  uint64 fragments_covered = 4;
+  uint64 fragments_unindexed = 5;
+  uint64 unindexed_rows = 6;
+  bool coverage_unknown = 7;
+  bool optimize_due = 8;
 }
 
 // A piece of a streamed query answer: consecutive chunks concatenate to one

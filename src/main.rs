@@ -25,9 +25,53 @@ enum Command {
     /// JSON, what no table owns and which tables hold no data. Reports
     /// only; deletes nothing.
     Reconcile(ServeArgs),
+    /// Maintenance reports against a storage root, with no server: JSON on
+    /// stdout, progress on stderr. They change nothing.
+    Maintenance {
+        #[command(subcommand)]
+        report: Report,
+    },
     /// Benchmarks only: add a synthetic audit trail to a control root.
     #[command(hide = true)]
     AuditFill(lance_catalog::audit_fill::FillArgs),
+}
+
+#[derive(Subcommand)]
+enum Report {
+    /// Per table and index: the segments, the fragments and rows no
+    /// segment covers, and whether an optimize is due.
+    IndexHealth {
+        /// One table, its id joined by `$` as in REST paths (quote it in a
+        /// shell); default: every table of the root.
+        #[arg(long)]
+        table: Option<String>,
+        #[command(flatten)]
+        settings: ServeArgs,
+    },
+    /// What no table owns and which tables hold no data (as `reconcile`).
+    Reconcile(ServeArgs),
+}
+
+/// Flags of a report's own, which the server's settings do not know.
+const REPORT_FLAGS: &[&str] = &["--table"];
+
+/// `argv` without the report flags (and their values).
+fn without_report_flags(argv: &[OsString]) -> Vec<OsString> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for a in argv {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        let text = a.to_string_lossy();
+        let name = text.split('=').next().unwrap_or_default();
+        if REPORT_FLAGS.contains(&name) {
+            skip = !text.contains('=');
+            continue;
+        }
+        out.push(a.clone());
+    }
+    out
 }
 
 fn main() {
@@ -44,10 +88,11 @@ fn main() {
         return;
     }
     let settings = match cli.command {
-        Some(_) => &argv[2..],
-        None => &argv[argv.len().min(1)..],
+        Some(Command::Maintenance { .. }) => without_report_flags(&argv[3..]),
+        Some(_) => argv[2..].to_vec(),
+        None => argv[argv.len().min(1)..].to_vec(),
     };
-    let resolved = match lance_catalog::config_file::resolve(settings) {
+    let resolved = match lance_catalog::config_file::resolve(&settings) {
         Ok(r) => r,
         Err(e) => e.exit(),
     };
@@ -59,7 +104,13 @@ fn main() {
         .expect("tokio runtime");
     let args = resolved.args;
     let result = match cli.command {
-        Some(Command::Reconcile(_)) => runtime.block_on(lance_catalog::server::reconcile(args)),
+        Some(Command::Reconcile(_))
+        | Some(Command::Maintenance {
+            report: Report::Reconcile(_),
+        }) => runtime.block_on(lance_catalog::server::reconcile(args)),
+        Some(Command::Maintenance {
+            report: Report::IndexHealth { table, .. },
+        }) => runtime.block_on(lance_catalog::server::index_health(args, table)),
         _ => runtime.block_on(lance_catalog::server::serve(args)),
     };
     if let Err(e) = result {

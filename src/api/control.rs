@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 pub use super::access::*;
 pub use super::audit::*;
 pub use super::call::{Call, Credentials};
+pub use super::health::*;
 pub use super::hierarchy::*;
 pub use super::jobs::{Job, JobState};
 pub use super::maintenance::*;

@@ -11,6 +11,7 @@ pub mod access;
 pub mod audit;
 pub mod call;
 pub mod control;
+pub mod health;
 pub mod hierarchy;
 pub(crate) mod inventory;
 pub mod jobs;

@@ -8,7 +8,9 @@ import tempfile
 import grpc
 import pytest
 
-from conftest import fresh, ipc, sample
+import json
+
+from conftest import fresh, ipc, sample, serve_argv, serve_env
 
 PROTO_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "proto")
 
@@ -89,3 +91,43 @@ def test_reflection_with_grpcio_reflection(server):
         assert svc.FindMethodByName("CreateNamespace").input_type.name == "CreateNamespaceRequest"
     finally:
         channel.close()
+
+
+def test_index_health_over_grpc_and_the_cli(stub, stubs, server):
+    """Rows appended after an index are unindexed, as gRPC's control
+    service and `lance-catalog maintenance index-health` both report."""
+    pb, s = stub
+    _, pb_grpc = stubs
+    top = fresh("health")
+    s.CreateNamespace(pb.CreateNamespaceRequest(id=[top]))
+    s.CreateTable(pb.CreateTableRequest(id=[top, "t"], data=ipc(sample(0, 5))))
+    s.CreateTableScalarIndex(pb.CreateTableIndexRequest(id=[top, "t"], column="id", index_type="BTREE"))
+    s.InsertIntoTable(pb.InsertIntoTableRequest(id=[top, "t"], data=ipc(sample(5, 3))))
+
+    channel = grpc.insecure_channel(server["url"].removeprefix("http://"))
+    control = pb_grpc.CatalogControlServiceStub(channel)
+    health = control.GetTableIndexHealth(pb.GetIndexHealthRequest(id=[top, "t"]))
+    channel.close()
+    assert (health.fragments, health.rows, health.optimize_due) == (2, 8, True)
+    [index] = health.indices
+    assert list(index.columns) == ["id"]
+    assert (index.fragments_covered, index.fragments_unindexed, index.unindexed_rows) == (1, 1, 3)
+
+    # The same from the command line against the root, with no server.
+    argv = serve_argv(server["root"])
+    argv[1:2] = ["maintenance", "index-health"]
+    out = subprocess.run(argv + ["--table", f"{top}$t"], capture_output=True, text=True,
+                         env=serve_env(server["root"]), timeout=120)
+    assert out.returncode == 0, out.stderr
+    [table] = json.loads(out.stdout)
+    assert table["id"] == [top, "t"]
+    assert table["indices"][0]["unindexed_rows"] == 3, table
+
+    # A table that does not exist is the spec's TableNotFound, on both.
+    with pytest.raises(grpc.RpcError) as err:
+        channel = grpc.insecure_channel(server["url"].removeprefix("http://"))
+        pb_grpc.CatalogControlServiceStub(channel).GetTableIndexHealth(pb.GetIndexHealthRequest(id=[top, "nope"]))
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    out = subprocess.run(argv + ["--table", f"{top}$nope"], capture_output=True, text=True,
+                         env=serve_env(server["root"]), timeout=120)
+    assert out.returncode == 1 and "does not exist" in out.stderr, out.stderr

@@ -25,8 +25,10 @@
 //! | claiming, leases, outcomes | `worker.rs` |
 //! | the scheduler's round records and what a table needs | `rounds.rs` |
 //! | running a task with Lance | `run.rs` |
+//! | index health, a report | `index_health.rs` |
 
 pub use crate::api::maintenance::*;
+pub(crate) mod index_health;
 mod params;
 pub(crate) mod reconcile;
 pub(crate) mod rounds;

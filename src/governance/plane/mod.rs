@@ -24,6 +24,7 @@ mod maintenance_policy;
 mod namespaces;
 mod projects;
 mod protection;
+mod reports;
 mod server;
 mod tasks;
 mod trash;

@@ -76,6 +76,16 @@ impl Server {
         (status, body, table_id)
     }
 
+    /// `GET /v1/table/{table}/index_health`, which must answer 200.
+    async fn index_health(&self, table: &str) -> Value {
+        let url = format!("{}/v1/table/{table}/index_health", self.base);
+        let r = self.c.get(url).send().await.unwrap();
+        let status = r.status();
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body
+    }
+
     async fn submit(&self, table: &str, action: &str, body: &str) -> String {
         let (s, b, _) = self
             .oss(Method::POST, &format!("{table}/{action}"), Some(body))
@@ -524,10 +534,27 @@ async fn workers_run_the_tasks_with_lance() {
         .unwrap()
     };
     assert_eq!(stats(s.ns.clone()).await.num_unindexed_rows, Some(30));
+    // The catalog's index health agrees with Lance's own statistics.
+    let health = s.index_health("prod$t").await;
+    assert_eq!(health["indices"][0]["name"], "id_idx", "{health}");
+    assert_eq!(health["indices"][0]["columns"], json!(["id"]), "{health}");
+    assert_eq!(health["indices"][0]["unindexed_rows"], 30, "{health}");
+    assert_eq!(health["indices"][0]["fragments_unindexed"], 1, "{health}");
+    assert_eq!(health["indices"][0]["optimize_due"], true, "{health}");
+    assert_eq!(health["optimize_due"], true, "{health}");
+    assert_eq!(health["rows"], 230, "{health}");
     let task = s.submit("prod$t", "optimize_indices", "{}").await;
     let info = s.finished("prod$t", &task).await;
     assert_eq!(info["status"], "completed", "{info}");
     assert_eq!(stats(s.ns.clone()).await.num_unindexed_rows, Some(0));
+    let health = s.index_health("prod$t").await;
+    assert_eq!(health["indices"][0]["unindexed_rows"], 0, "{health}");
+    assert_eq!(health["indices"][0]["fragments_unindexed"], 0, "{health}");
+    assert_eq!(
+        health["indices"][0]["fragments_covered"], health["fragments"],
+        "{health}"
+    );
+    assert_eq!(health["optimize_due"], false, "{health}");
 
     // A vector index the nearest-neighbour plan then uses.
     let v = ["prod", "vec"];
