@@ -259,6 +259,10 @@ service CatalogControlService {
   rpc DeleteProjectMaintenancePolicy(DeleteProjectMaintenancePolicyRequest) returns (DeleteMaintenancePolicyResponse);
   // GET /v1/table/{id}/index_health
   rpc GetTableIndexHealth(GetIndexHealthRequest) returns (IndexHealth);
+  // GET /v1/table/{id}/maintenance_sweep
+  rpc GetTableMaintenanceSweep(GetSweepRequest) returns (TableSweep);
+  // GET /v1/namespace/{id}/maintenance_sweep
+  rpc GetNamespaceMaintenanceSweep(GetSweepRequest) returns (SweepReport);
   // POST /v1/table/{id}/undrop
   rpc UndropTable(UndropTableRequest) returns (UndropTableResponse);
   // POST /v1/namespace/{id}/undrop
@@ -856,6 +860,31 @@ message IndexHealth {
   uint64 rows = 4;
   repeated IndexHealthEntry indices = 5;
   bool optimize_due = 6;
+}
+
+message GetSweepRequest {
+  repeated string id = 1;
+}
+
+// One table as the scheduler sees it now, and what its next round does.
+message TableSweep {
+  repeated string id = 1;
+  PolicyWinner winner = 2;
+  bool has_data = 3;
+  uint64 fragments = 4;
+  uint64 untidy_fragments = 5;
+  uint64 target_rows_per_fragment = 6;
+  uint64 versions = 7;
+  uint64 versions_past_retention = 8;
+  optional uint64 last_round_at_ms = 9;
+  optional uint64 next_round_at_ms = 10;
+  repeated string would_submit = 11;
+  repeated string unfinished = 12;
+}
+
+message SweepReport {
+  repeated TableSweep tables = 1;
+  repeated TrashEntry expired_trash = 2;
 }
 
 message IndexHealthEntry {

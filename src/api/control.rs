@@ -15,6 +15,7 @@ pub use super::jobs::{Job, JobState};
 pub use super::maintenance::*;
 pub use super::policy::*;
 pub use super::protection::*;
+pub use super::sweep::*;
 pub use super::trash::*;
 use crate::error::CatalogResult;
 

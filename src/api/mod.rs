@@ -21,6 +21,7 @@ pub mod page;
 pub mod policy;
 pub mod protection;
 pub mod spec;
+pub mod sweep;
 pub mod trash;
 pub mod vending;
 

@@ -9,7 +9,7 @@
 //!   two or more fragments are under the target (or a tenth deleted), and
 //! - with `--scheduler-cleanup on`, a cleanup of versions older than
 //!   `version_retention`, keeping the newest `versions_to_retain`, when it
-//!   has more versions than that,
+//!   has a version that cleanup would remove (older, not kept, not tagged),
 //!
 //! each unless one of that type is still unfinished. A table seen for the
 //! first time has its first round one interval later. Warehouses that take
@@ -27,8 +27,9 @@ use serde_json::{json, Map, Value};
 
 use super::duration::parse_duration;
 use super::Governance;
-use crate::api::policy::{EffectivePolicy, PolicyLevel, PolicyRecord};
-use crate::core::maintenance::rounds::Claim;
+use crate::api::policy::{EffectivePolicy, Policy, PolicyLevel, PolicyRecord};
+use crate::api::sweep::TableSweep;
+use crate::core::maintenance::rounds::{Claim, Shape};
 use crate::core::maintenance::SubmitLanceTaskRequest;
 use crate::core::{Catalog, ManifestKept};
 use crate::error::{CatalogError, CatalogResult};
@@ -166,6 +167,66 @@ impl Governance {
         }
     }
 
+    /// Table `id`'s effective policy, from the records read once a pass.
+    async fn policy_from(
+        &self,
+        route: &super::Route,
+        project: &str,
+        id: &[String],
+        records: &HashMap<(PolicyLevel, String), PolicyRecord>,
+    ) -> CatalogResult<EffectivePolicy> {
+        let chain = self
+            .object_chain_in(route, PolicyLevel::Table, id, project)
+            .await?;
+        let won = chain.iter().find_map(|c| {
+            let key = c.key.clone()?;
+            records.get(&(c.level, key)).map(|r| (c, r.clone()))
+        });
+        Ok(self.compose_policy((PolicyLevel::Table, id.to_vec()), &chain, won))
+    }
+
+    /// Table `id`'s shape as policy `p` sees it (none: no data).
+    async fn shape_for(
+        &self,
+        route: &super::Route,
+        id: &[String],
+        p: &Policy,
+    ) -> CatalogResult<Option<Shape>> {
+        let retention_s = parse_duration(&p.version_retention).map_err(CatalogError::internal)?;
+        route
+            .catalog
+            .table_shape(
+                id,
+                p.target_rows_per_fragment,
+                retention_s,
+                p.versions_to_retain,
+            )
+            .await
+    }
+
+    /// What a round submits for a table of `shape` under policy `p`: the
+    /// one rule the scheduler acts on and the sweep report shows.
+    fn plan(&self, p: &Policy, shape: &Shape) -> Vec<(&'static str, Map<String, Value>)> {
+        let mut wanted = Vec::new();
+        if p.compaction && shape.untidy_fragments >= 2 {
+            wanted.push((
+                "lance_compact",
+                object(json!({"target_rows_per_fragment": p.target_rows_per_fragment})),
+            ));
+        }
+        if self.maintenance.scheduled_cleanup && shape.versions_past_retention > 0 {
+            let older_than = match p.version_retention.as_str() {
+                "0" => "0s".to_string(),
+                other => other.to_string(),
+            };
+            wanted.push((
+                "lance_cleanup",
+                object(json!({"older_than": older_than, "retain_versions": p.versions_to_retain})),
+            ));
+        }
+        wanted
+    }
+
     /// One table: its round, if due, and what it submitted then.
     #[allow(clippy::too_many_arguments)]
     async fn schedule_table(
@@ -178,16 +239,8 @@ impl Governance {
         unfinished: &HashSet<(String, String)>,
         owner: &str,
     ) -> CatalogResult<Option<Vec<(Vec<String>, String, String)>>> {
-        let chain = self
-            .object_chain_in(route, PolicyLevel::Table, id, project)
-            .await?;
-        let won = chain.iter().find_map(|c| {
-            let key = c.key.clone()?;
-            records.get(&(c.level, key)).map(|r| (c, r.clone()))
-        });
-        let policy: EffectivePolicy =
-            self.compose_policy((PolicyLevel::Table, id.to_vec()), &chain, won);
-        let p = policy.policy;
+        let policy = self.policy_from(route, project, id, records).await?;
+        let p = &policy.policy;
         let interval_ms = parse_duration(&p.interval)
             .map_err(CatalogError::internal)?
             .saturating_mul(1000);
@@ -195,32 +248,11 @@ impl Governance {
             Claim::Begun => {}
             Claim::Seen | Claim::NotDue => return Ok(None),
         }
-        let Some(shape) = route
-            .catalog
-            .table_shape(id, p.target_rows_per_fragment)
-            .await?
-        else {
+        let Some(shape) = self.shape_for(route, id, p).await? else {
             return Ok(Some(Vec::new()));
         };
-        let mut wanted: Vec<(&str, Map<String, Value>)> = Vec::new();
-        if p.compaction && shape.untidy_fragments >= 2 {
-            wanted.push((
-                "lance_compact",
-                object(json!({"target_rows_per_fragment": p.target_rows_per_fragment})),
-            ));
-        }
-        if self.maintenance.scheduled_cleanup && shape.versions as u64 > p.versions_to_retain {
-            let older_than = match p.version_retention.as_str() {
-                "0" => "0s".to_string(),
-                other => other.to_string(),
-            };
-            wanted.push((
-                "lance_cleanup",
-                object(json!({"older_than": older_than, "retain_versions": p.versions_to_retain})),
-            ));
-        }
         let mut submitted = Vec::new();
-        for (task_type, params) in wanted {
+        for (task_type, params) in self.plan(p, &shape) {
             if unfinished.contains(&(real.to_string(), task_type.to_string())) {
                 continue;
             }
@@ -246,6 +278,75 @@ impl Governance {
             submitted.push((id.to_vec(), task_type.to_string(), done.task_id));
         }
         Ok(Some(submitted))
+    }
+
+    /// The sweep report of the tables of `route` under namespace `under`
+    /// (the table itself when `table`): each one's shape, its round, and
+    /// what the scheduler's next round would submit. Reads only.
+    pub(super) async fn sweep_tables(
+        &self,
+        route: &super::Route,
+        under: &[String],
+        table: bool,
+    ) -> CatalogResult<Vec<TableSweep>> {
+        let records = self.registry.every_policy_record().await?;
+        let project = self.warehouse_project(&route.warehouse).await?;
+        let unfinished: HashSet<(String, String)> = route
+            .catalog
+            .queued_tasks()
+            .await?
+            .into_iter()
+            .map(|(e, _)| (e.table_id, e.task_type))
+            .collect();
+        let mut out = Vec::new();
+        for (id, real) in route.catalog.tables_with_ids().await? {
+            let inside = match table {
+                true => id == under,
+                false => id.len() > under.len() && id.starts_with(under),
+            };
+            if !inside {
+                continue;
+            }
+            let policy = self.policy_from(route, &project, &id, &records).await?;
+            let p = &policy.policy;
+            let interval_ms = parse_duration(&p.interval)
+                .map_err(CatalogError::internal)?
+                .saturating_mul(1000);
+            let last = match &real {
+                Some(real) => route.catalog.round_of(real).await?,
+                None => None,
+            };
+            let shape = self.shape_for(route, &id, p).await?;
+            let planned: Vec<String> = match &shape {
+                Some(shape) => self
+                    .plan(p, shape)
+                    .into_iter()
+                    .map(|(t, _)| t.to_string())
+                    .collect(),
+                None => Vec::new(),
+            };
+            let (skipped, would_submit): (Vec<String>, Vec<String>) =
+                planned.into_iter().partition(|t| {
+                    real.as_ref()
+                        .is_some_and(|r| unfinished.contains(&(r.clone(), t.clone())))
+                });
+            let shape = shape.unwrap_or_default();
+            out.push(TableSweep {
+                id,
+                winner: policy.winner.clone(),
+                has_data: shape.fragments > 0 || shape.versions > 0,
+                fragments: shape.fragments as u64,
+                untidy_fragments: shape.untidy_fragments as u64,
+                target_rows_per_fragment: p.target_rows_per_fragment,
+                versions: shape.versions as u64,
+                versions_past_retention: shape.versions_past_retention as u64,
+                last_round_at_ms: last.as_ref().map(|r| r.started_at_ms),
+                next_round_at_ms: last.map(|r| r.started_at_ms.saturating_add(interval_ms)),
+                would_submit,
+                unfinished: skipped,
+            });
+        }
+        Ok(out)
     }
 }
 

@@ -341,7 +341,7 @@ impl Governance {
     }
 
     /// Every trash entry (of a project, a warehouse), with its place.
-    async fn all_trash(
+    pub(super) async fn all_trash(
         &self,
         project: Option<&str>,
         warehouse: Option<&str>,

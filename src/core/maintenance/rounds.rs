@@ -36,6 +36,9 @@ pub(crate) struct Shape {
     /// deleted: what a compaction would rewrite.
     pub untidy_fragments: usize,
     pub versions: usize,
+    /// Versions a cleanup by the policy would remove: older than the
+    /// retention, not the newest kept, not tagged.
+    pub versions_past_retention: usize,
 }
 
 /// Whether a round claim found the round due and took it.
@@ -76,12 +79,15 @@ impl Catalog {
         Ok(out)
     }
 
-    /// Table `id`'s shape for a compaction target of `target_rows`; none
-    /// for a table with no data (declared, never written).
+    /// Table `id`'s shape for a compaction target of `target_rows` and a
+    /// cleanup of versions older than `retention_s` keeping the newest
+    /// `keep`; none for a table with no data (declared, never written).
     pub(crate) async fn table_shape(
         &self,
         id: &[String],
         target_rows: u64,
+        retention_s: u64,
+        keep: u64,
     ) -> CatalogResult<Option<Shape>> {
         let location = self.table_location(id).await?;
         let ds = match self.open_at(id, &location, None).await {
@@ -96,11 +102,29 @@ impl Catalog {
             .iter()
             .filter(|f| crate::core::manifest_upkeep::untidy(f, target))
             .count();
-        let versions = crate::core::engine(ds.versions().await)?.len();
+        let versions = crate::core::engine(ds.versions().await)?;
+        let tagged: std::collections::HashSet<u64> = crate::core::engine(ds.tags().list().await)?
+            .values()
+            .filter(|t| t.branch.is_none())
+            .map(|t| t.version)
+            .collect();
+        let cutoff = chrono::Utc::now()
+            - chrono::Duration::try_seconds(i64::try_from(retention_s).unwrap_or(i64::MAX))
+                .unwrap_or(chrono::TimeDelta::MAX);
+        let keep = usize::try_from(keep).unwrap_or(usize::MAX).max(1);
+        // Newest first: the newest `keep` (the latest among them) stay.
+        let mut newest_first: Vec<_> = versions.iter().collect();
+        newest_first.sort_by_key(|v| std::cmp::Reverse(v.version));
+        let past = newest_first
+            .iter()
+            .skip(keep)
+            .filter(|v| v.timestamp < cutoff && !tagged.contains(&v.version))
+            .count();
         Ok(Some(Shape {
             fragments: fragments.len(),
             untidy_fragments: untidy,
-            versions,
+            versions: versions.len(),
+            versions_past_retention: past,
         }))
     }
 
@@ -148,6 +172,16 @@ impl Catalog {
             }
         }
         Ok(gone)
+    }
+
+    /// The round record of the table whose real id is `table_id`: when its
+    /// last round began (none: never seen).
+    pub(crate) async fn round_of(&self, table_id: &str) -> CatalogResult<Option<Round>> {
+        Ok(self
+            .rounds()
+            .get::<Round>("table", table_id)
+            .await?
+            .map(|r| r.value))
     }
 
     /// Claim the round of the table whose real id is `table_id` when

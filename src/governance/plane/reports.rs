@@ -4,15 +4,61 @@
 use super::prelude::*;
 
 impl Plane<'_> {
+    /// The route of table `id` for `action`, authorized.
+    async fn table_route(
+        &self,
+        action: &'static str,
+        id: &[String],
+    ) -> CatalogResult<crate::governance::Route> {
+        if id.is_empty() {
+            return Err(CatalogError::invalid("a table id must not be empty"));
+        }
+        Ok(self.object_route(self.call, action, id).await?.0)
+    }
+
     pub(super) async fn get_table_index_health(
         &self,
         request: GetIndexHealthRequest,
     ) -> CatalogResult<IndexHealth> {
-        if request.id.is_empty() {
-            return Err(CatalogError::invalid("a table id must not be empty"));
-        }
-        let action = op::GetTableIndexHealth.action;
-        let (route, _) = self.object_route(self.call, action, &request.id).await?;
+        let route = self
+            .table_route(op::GetTableIndexHealth.action, &request.id)
+            .await?;
         route.catalog.index_health(&request.id).await
+    }
+
+    pub(super) async fn get_table_maintenance_sweep(
+        &self,
+        request: GetSweepRequest,
+    ) -> CatalogResult<TableSweep> {
+        let route = self
+            .table_route(op::GetTableMaintenanceSweep.action, &request.id)
+            .await?;
+        let mut tables = self.sweep_tables(&route, &request.id, true).await?;
+        match tables.pop() {
+            Some(t) => Ok(t),
+            None => Err(crate::core::table_not_found(&request.id)),
+        }
+    }
+
+    pub(super) async fn get_namespace_maintenance_sweep(
+        &self,
+        request: GetSweepRequest,
+    ) -> CatalogResult<SweepReport> {
+        let action = op::GetNamespaceMaintenanceSweep.action;
+        let (route, _) = self.object_route(self.call, action, &request.id).await?;
+        if !request.id.is_empty() && !route.catalog.namespace_present(&request.id).await? {
+            return Err(crate::core::missing_namespace(&request.id));
+        }
+        let tables = self.sweep_tables(&route, &request.id, false).await?;
+        let expired_trash = self
+            .all_trash(None, Some(&route.warehouse))
+            .await?
+            .into_iter()
+            .filter(|e| e.expired && e.under(&request.id))
+            .collect();
+        Ok(SweepReport {
+            tables,
+            expired_trash,
+        })
     }
 }

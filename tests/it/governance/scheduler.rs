@@ -106,6 +106,42 @@ async fn one_round_across_two_replicas_compacts_and_cleans() {
     assert_eq!(s, StatusCode::OK, "{p}");
     assert_eq!(dataset(&ns, &["ns", "t"]).await.get_fragments().len(), 6);
 
+    // The sweep report says what a round would do, before any has run.
+    let (s, sweep) = call(
+        &c,
+        Method::GET,
+        format!("{base}/v1/namespace/ns/maintenance_sweep"),
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{sweep}");
+    let tables = sweep["tables"].as_array().unwrap();
+    let by_name = |name: &str| {
+        tables
+            .iter()
+            .find(|t| t["id"] == json!(["ns", name]))
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in {sweep}"))
+    };
+    let t = by_name("t");
+    assert_eq!(t["winner"]["level"], "namespace", "{t}");
+    assert_eq!(
+        (&t["fragments"], &t["untidy_fragments"], &t["versions"]),
+        (&json!(6), &json!(6), &json!(6)),
+        "{t}"
+    );
+    // Retention 0, the newest 2 kept: 4 would go.
+    assert_eq!(t["versions_past_retention"], 4, "{t}");
+    assert_eq!(
+        t["would_submit"],
+        json!(["lance_compact", "lance_cleanup"]),
+        "{t}"
+    );
+    assert!(t.get("next_round_at_ms").is_none(), "{t}");
+    assert_eq!(by_name("frozen")["would_submit"], json!([]), "{sweep}");
+    assert_eq!(by_name("empty")["has_data"], false, "{sweep}");
+    assert_eq!(sweep["expired_trash"], json!([]), "{sweep}");
+
     // First seen: nothing runs yet, on either replica.
     let (x, y) = tokio::join!(a.schedule_pass(), b.schedule_pass());
     let (x, y) = (x.unwrap(), y.unwrap());
@@ -139,6 +175,38 @@ async fn one_round_across_two_replicas_compacts_and_cleans() {
         x.rounds + y.rounds,
         3,
         "each table's round once: {x:?} {y:?}"
+    );
+
+    // Now the table's round has begun and its tasks wait for a worker.
+    let (s, t) = call(
+        &c,
+        Method::GET,
+        format!("{base}/v1/table/ns%24t/maintenance_sweep"),
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{t}");
+    assert!(
+        t["next_round_at_ms"].as_u64() > t["last_round_at_ms"].as_u64(),
+        "{t}"
+    );
+    assert_eq!(t["would_submit"], json!([]), "{t}");
+    assert_eq!(
+        t["unfinished"],
+        json!(["lance_compact", "lance_cleanup"]),
+        "{t}"
+    );
+    let (s, gone) = call(
+        &c,
+        Method::GET,
+        format!("{base}/v1/table/ns%24nope/maintenance_sweep"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (s, &gone["code"]),
+        (StatusCode::NOT_FOUND, &json!(4)),
+        "{gone}"
     );
 
     // A worker on the other replica runs what was queued.
