@@ -39,7 +39,7 @@ pub struct IndexHealthEntry {
     /// an old Lance): its coverage is not known, and counted as none.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub coverage_unknown: bool,
-    /// Rows are unindexed, or the segments are more than
+    /// Fragments are unindexed, or the segments are more than
     /// [`MAX_SEGMENTS`]: `lance_optimize_indices` would fold them in.
     pub optimize_due: bool,
 }

@@ -161,7 +161,7 @@ impl Catalog {
             id: Some(id.to_vec()),
             ..Default::default()
         };
-        Ok(engine(self.inner.describe_namespace(req).await)?.properties)
+        Ok(engine(self.inner().await?.describe_namespace(req).await)?.properties)
     }
 }
 

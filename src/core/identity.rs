@@ -218,7 +218,9 @@ mod tests {
         .unwrap();
         for id in [vec!["a".to_string()], vec!["b".to_string()]] {
             catalog
-                .inner
+                .inner()
+                .await
+                .unwrap()
                 .create_namespace(CreateNamespaceRequest {
                     id: Some(id),
                     ..Default::default()

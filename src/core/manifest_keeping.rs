@@ -8,15 +8,24 @@
 //! `v + 1`, and a cleanup can remove `v + 1` while `v` is held; the probe
 //! would then say `v` is current forever. So:
 //!
-//! - the manifest carries a marker, Lance's own `lance.auto_cleanup.older_than`
-//!   with no interval: Lance's automatic cleanup never runs without an
-//!   interval, but the engine's handle on a manifest that carries the key
-//!   resolves the latest version instead of probing (`DatasetConsistencyWrapper`);
 //! - the catalog's own handle trusts the probe for at most [`recheck_after`]
-//!   since it last resolved the latest version, and a removed version is
-//!   always older than the retention, which is longer;
-//! - the first removal waits until the marker has stood for [`MAX_RECHECK`],
-//!   so a handle from before it has resolved the latest since.
+//!   (a minute) since it last resolved the latest version, and a removed
+//!   version is always older than the retention, which is longer;
+//! - the engine's namespace, which holds a handle of its own, is built
+//!   again once it is that old (`engine_ns.rs`);
+//! - the manifest carries a marker, Lance's own `lance.auto_cleanup.older_than`
+//!   with no interval (Lance's automatic cleanup never runs without one):
+//!   it holds the retention every replica derives a shorter recheck from
+//!   (tests), and while it stands Lance's handle resolves the latest
+//!   version itself. Lance's own rewrites of the manifest drop it; the
+//!   keeping writes it again;
+//! - with a retention under [`MIN_RETENTION`] (tests; the marker shortens
+//!   every replica's recheck to a tenth of it), nothing is removed until
+//!   the marker has stood [`MAX_RECHECK`], so a handle on an unmarked
+//!   version has resolved the latest since.
+//!
+//! Marking also removes a legacy automatic cleanup policy's interval, as
+//! Lance's namespace does on its rewrites: it removes versions of any age.
 
 use std::time::Duration;
 
@@ -99,6 +108,18 @@ pub(crate) fn recheck_after(ds: &Dataset) -> Duration {
     }
 }
 
+/// How long the engine's namespace may serve after it loaded the latest
+/// manifest (`engine_ns.rs`), by the manifest held now: [`recheck_after`],
+/// or without bound under Lance's legacy automatic cleanup, when the
+/// engine itself resolves the latest version on every read.
+pub(crate) fn engine_max_age(held: Option<&Dataset>) -> Duration {
+    match held {
+        Some(ds) if ds.manifest.config.contains_key(LEGACY_INTERVAL_KEY) => Duration::MAX,
+        Some(ds) => recheck_after(ds),
+        None => MAX_RECHECK,
+    }
+}
+
 /// A marker's retention, as [`marker_value`] writes it.
 fn parse_marker(value: &str) -> Option<Duration> {
     match value.strip_suffix("ms") {
@@ -125,8 +146,9 @@ pub(super) async fn mark_unmarked(ds: &mut Dataset) -> lance::Result<()> {
         let now = now_ms().to_string();
         let marked = ds
             .update_config([
-                (RETENTION_KEY, value.as_str()),
-                (RETENTION_SINCE_KEY, now.as_str()),
+                (RETENTION_KEY, Some(value.as_str())),
+                (RETENTION_SINCE_KEY, Some(now.as_str())),
+                (LEGACY_INTERVAL_KEY, None),
             ])
             .await;
         match marked {
@@ -141,8 +163,11 @@ pub(super) async fn mark_unmarked(ds: &mut Dataset) -> lance::Result<()> {
 impl Catalog {
     /// Remove the manifest's versions older than the retention but the
     /// newest `versions_to_retain` (and their files no kept version
-    /// needs). Writes the marker first when it is missing or says another
-    /// retention, and removes nothing until it has stood [`MAX_RECHECK`].
+    /// needs). Writes the marker first when it is missing (Lance's own
+    /// rewrites drop it) or says another retention. A retention shorter
+    /// than [`MIN_RETENTION`] (tests) removes nothing until its marker has
+    /// stood [`MAX_RECHECK`]: a handle on an unmarked version trusts its
+    /// probe that long.
     pub(crate) async fn keep_manifest(
         &self,
         keeping: ManifestKeeping,
@@ -153,39 +178,41 @@ impl Catalog {
             ));
         }
         let value = marker_value(keeping.retention);
-        let ds = self.load_manifest().await?;
+        let mut ds = self.load_manifest().await?;
+        let marker = ds.manifest.config.get(RETENTION_KEY).cloned();
+        let mut marked = false;
+        if marker.as_ref() != Some(&value) {
+            if let Some(other) = &marker {
+                // Replicas given different retentions would undo each
+                // other's marker.
+                tracing::info!(root = %self.root, was = %other, now = %value, "the manifest retention changes (replicas should share one --manifest-retention)");
+            }
+            let _held = self.hold_manifest().await;
+            let mut latest = (*self.load_manifest().await?).clone();
+            let now = now_ms().to_string();
+            engine(
+                latest
+                    .update_config([
+                        (RETENTION_KEY, Some(value.as_str())),
+                        (RETENTION_SINCE_KEY, Some(now.as_str())),
+                        (LEGACY_INTERVAL_KEY, None),
+                    ])
+                    .await,
+            )?;
+            marked = true;
+            ds = std::sync::Arc::new(latest);
+        }
         let since = ds
             .manifest
             .config
             .get(RETENTION_SINCE_KEY)
-            .and_then(|s| s.parse::<u64>().ok());
-        let marker = ds.manifest.config.get(RETENTION_KEY);
-        let marked = marker == Some(&value);
-        let Some(since) = since.filter(|_| marked) else {
-            if let Some(other) = marker.filter(|_| !marked) {
-                // Replicas given different retentions would undo each
-                // other's marker and never remove anything.
-                tracing::info!(root = %self.root, was = %other, now = %value, "the manifest retention changes (replicas should share one --manifest-retention)");
-            }
-            let _held = self.hold_manifest().await;
-            let mut ds = (*self.load_manifest().await?).clone();
-            let now = now_ms().to_string();
-            engine(
-                ds.update_config([
-                    (RETENTION_KEY, value.as_str()),
-                    (RETENTION_SINCE_KEY, now.as_str()),
-                ])
-                .await,
-            )?;
-            return Ok(ManifestKept {
-                marked: true,
-                ..Default::default()
-            });
-        };
-        let before = engine(ds.versions().await)?.len();
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or(u64::MAX);
         let stood = Duration::from_millis(now_ms().saturating_sub(since));
-        if stood < MAX_RECHECK {
+        let before = engine(ds.versions().await)?.len();
+        if keeping.retention < MIN_RETENTION && (marked || stood < MAX_RECHECK) {
             return Ok(ManifestKept {
+                marked,
                 versions_before: before,
                 versions_after: before,
                 ..Default::default()
@@ -207,7 +234,7 @@ impl Catalog {
         let stats = engine(cleanup_old_versions(&ds, policy.build()).await)?;
         let after = engine(ds.versions().await)?.len();
         Ok(ManifestKept {
-            marked: false,
+            marked,
             versions_before: before,
             versions_after: after,
             bytes_removed: stats.bytes_removed,

@@ -131,6 +131,12 @@ impl Catalog {
         Ok(fresh)
     }
 
+    /// How long the engine's namespace may serve, by the manifest held.
+    pub(super) fn engine_max_age(&self) -> std::time::Duration {
+        let held = self.meta.lock().manifest.clone();
+        crate::core::manifest_keeping::engine_max_age(held.as_deref())
+    }
+
     /// The manifest held, unless a newer version exists.
     async fn still_latest(&self) -> CatalogResult<Option<Arc<Dataset>>> {
         let (held, latest_at) = {

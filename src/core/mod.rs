@@ -51,6 +51,7 @@ pub mod branch;
 mod checks;
 pub mod data;
 pub mod derived;
+mod engine_ns;
 pub mod identity;
 pub mod maintenance;
 mod manifest_commit;
@@ -88,7 +89,6 @@ use std::sync::Arc;
 
 use lance::io::{ObjectStore, ObjectStoreParams, StorageOptionsAccessor};
 use lance::session::Session;
-use lance_namespace_impls::DirectoryNamespace;
 
 use crate::error::{CatalogError, CatalogResult};
 pub(crate) use checks::table_id as checked_table_id;
@@ -98,7 +98,9 @@ pub(crate) use checks::{missing_namespace, missing_table, table_not_found};
 /// The catalog: the single implementation of every spec operation.
 #[derive(Clone)]
 pub struct Catalog {
-    inner: Arc<DirectoryNamespace>,
+    /// The engine's namespace, rebuilt once its manifest handle is too old
+    /// to trust (`engine_ns.rs`).
+    engine: Arc<engine_ns::EngineNs>,
     root: String,
     session: Arc<Session>,
     storage_options: HashMap<String, String>,
@@ -142,7 +144,13 @@ impl Catalog {
         let opened = storage::open_directory_namespace(config).await?;
         Ok(Self {
             control: opened.control.clone(),
-            inner: Arc::new(opened.dir),
+            engine: Arc::new(engine_ns::EngineNs::new(
+                opened.dir,
+                opened.began,
+                opened.root.clone(),
+                config.storage_options.clone(),
+                opened.session.clone(),
+            )),
             jobs: opened.jobs,
             store: opened.store,
             root: opened.root,

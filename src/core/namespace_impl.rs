@@ -142,7 +142,7 @@ impl Spec for Catalog {
         let mut described = checked(
             namespace_id(&request.id),
             Names::Namespace,
-            self.inner.describe_namespace(request),
+            self.inner().await?.describe_namespace(request),
         )
         .await?;
         crate::core::namespace::storage_options::redact_namespace_properties(
@@ -226,7 +226,7 @@ impl Spec for Catalog {
         checked(
             table_id(&request.id),
             Names::Table,
-            self.inner.list_table_indices(request),
+            self.inner().await?.list_table_indices(request),
         )
         .await
     }
@@ -240,7 +240,7 @@ impl Spec for Catalog {
         checked(
             table_id(&request.id),
             Names::Table,
-            self.inner.describe_table_index_stats(request),
+            self.inner().await?.describe_table_index_stats(request),
         )
         .await
     }
@@ -277,7 +277,7 @@ impl Spec for Catalog {
         checked(
             table_id(&request.id),
             Names::Table,
-            self.inner.restore_table(request),
+            self.inner().await?.restore_table(request),
         )
         .await
     }
@@ -312,7 +312,7 @@ impl Spec for Catalog {
         checked(
             Ok(id),
             Names::Table,
-            self.inner.batch_delete_table_versions(request),
+            self.inner().await?.batch_delete_table_versions(request),
         )
         .await
     }
@@ -331,7 +331,7 @@ impl Spec for Catalog {
         checked(
             table_id(&request.id),
             Names::Table,
-            self.inner.get_table_stats(request),
+            self.inner().await?.get_table_stats(request),
         )
         .await
     }
@@ -371,7 +371,7 @@ impl Spec for Catalog {
         checked(
             Ok(id),
             Names::Table,
-            self.inner.alter_table_alter_columns(request),
+            self.inner().await?.alter_table_alter_columns(request),
         )
         .await
     }
@@ -388,7 +388,7 @@ impl Spec for Catalog {
         checked(
             Ok(id),
             Names::Table,
-            self.inner.alter_table_drop_columns(request),
+            self.inner().await?.alter_table_drop_columns(request),
         )
         .await
     }
@@ -400,7 +400,7 @@ impl Spec for Catalog {
         checked(
             table_id(&request.id),
             Names::Table,
-            self.inner.list_table_tags(request),
+            self.inner().await?.list_table_tags(request),
         )
         .await
     }
@@ -412,7 +412,7 @@ impl Spec for Catalog {
         checked(
             table_id(&request.id),
             Names::Table,
-            self.inner.get_table_tag_version(request),
+            self.inner().await?.get_table_tag_version(request),
         )
         .await
     }
@@ -428,7 +428,7 @@ impl Spec for Catalog {
         checked(
             table_id(&request.id),
             Names::Table,
-            self.inner.create_table_tag(request),
+            self.inner().await?.create_table_tag(request),
         )
         .await
     }
@@ -440,7 +440,7 @@ impl Spec for Catalog {
         checked(
             table_id(&request.id),
             Names::Table,
-            self.inner.delete_table_tag(request),
+            self.inner().await?.delete_table_tag(request),
         )
         .await
     }
@@ -452,7 +452,7 @@ impl Spec for Catalog {
         checked(
             table_id(&request.id),
             Names::Table,
-            self.inner.update_table_tag(request),
+            self.inner().await?.update_table_tag(request),
         )
         .await
     }
@@ -465,7 +465,7 @@ impl Spec for Catalog {
         checked(
             table_id(&request.id),
             Names::Table,
-            self.inner.create_table_branch(request),
+            self.inner().await?.create_table_branch(request),
         )
         .await
     }
@@ -477,7 +477,7 @@ impl Spec for Catalog {
         checked(
             table_id(&request.id),
             Names::Table,
-            self.inner.list_table_branches(request),
+            self.inner().await?.list_table_branches(request),
         )
         .await
     }
@@ -489,7 +489,7 @@ impl Spec for Catalog {
         checked(
             table_id(&request.id),
             Names::Table,
-            self.inner.delete_table_branch(request),
+            self.inner().await?.delete_table_branch(request),
         )
         .await
     }
@@ -501,7 +501,7 @@ impl Spec for Catalog {
         checked(
             transaction_id(&request.id),
             Names::Transaction,
-            self.inner.describe_transaction(request),
+            self.inner().await?.describe_transaction(request),
         )
         .await
     }
@@ -513,7 +513,7 @@ impl Spec for Catalog {
         checked(
             transaction_id(&request.id),
             Names::Transaction,
-            self.inner.alter_transaction(request),
+            self.inner().await?.alter_transaction(request),
         )
         .await
     }

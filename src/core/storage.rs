@@ -97,15 +97,7 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
     // One session for the namespace and every dataset it opens: it shares
     // caches, and `memory://` needs it so all of them see one in-memory store.
     let session = Arc::new(bounded_session());
-    let unavailable = |e: lance::Error| {
-        CatalogError::new(
-            crate::error::Code::SERVICE_UNAVAILABLE,
-            format!(
-                "cannot open storage root {root}: {}",
-                CatalogError::from_lance(&e).message
-            ),
-        )
-    };
+    let unavailable = |e: lance::Error| cannot_open("storage", &root, &e);
     let options = (!config.storage_options.is_empty()).then(|| config.storage_options.clone());
     let params = ObjectStoreParams {
         storage_options_accessor: options
@@ -141,12 +133,42 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
     .await
     .map_err(unavailable)?;
     mark_manifest(&root, &session, &config.storage_options).await;
-    let mut dir = DirectoryNamespaceBuilder::new(root.clone());
-    if !config.storage_options.is_empty() {
-        dir = dir.storage_options(config.storage_options.clone());
+    let began = std::time::Instant::now();
+    let dir = build_engine(&root, &config.storage_options, &session).await?;
+    Ok(Opened {
+        began,
+        jobs,
+        control,
+        store: root_store,
+        root,
+        session,
+        dir,
+    })
+}
+
+/// 503: the `what` root (storage, control) does not answer.
+fn cannot_open(what: &str, root: &str, e: &lance::Error) -> CatalogError {
+    CatalogError::new(
+        crate::error::Code::SERVICE_UNAVAILABLE,
+        format!(
+            "cannot open {what} root {root}: {}",
+            CatalogError::from_lance(e).message
+        ),
+    )
+}
+
+/// The engine's namespace over `root` (see `engine_ns.rs`: built again
+/// once its handle on `__manifest` is too old to trust).
+pub(super) async fn build_engine(
+    root: &str,
+    options: &HashMap<String, String>,
+    session: &Arc<Session>,
+) -> CatalogResult<DirectoryNamespace> {
+    let mut dir = DirectoryNamespaceBuilder::new(root.to_string());
+    if !options.is_empty() {
+        dir = dir.storage_options(options.clone());
     }
-    let dir = dir
-        .session(session.clone())
+    dir.session(session.clone())
         // The manifest is the only authority on what exists: a table renamed
         // or registered at the root must not be shadowed by a directory scan.
         .dir_listing_enabled(false)
@@ -155,15 +177,7 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
         .table_version_tracking_enabled(true)
         .build()
         .await
-        .map_err(unavailable)?;
-    Ok(Opened {
-        jobs,
-        control,
-        store: root_store,
-        root,
-        session,
-        dir,
-    })
+        .map_err(|e| cannot_open("storage", root, &e))
 }
 
 /// Mark the root's `__manifest` as one whose old versions are removed
@@ -187,6 +201,8 @@ async fn mark_manifest(root: &str, session: &Arc<Session>, options: &HashMap<Str
 }
 
 pub(super) struct Opened {
+    /// When the engine's namespace was built (it loaded the latest manifest).
+    pub began: std::time::Instant,
     pub jobs: Jobs,
     pub control: crate::records::Records,
     pub store: Arc<ObjectStore>,
@@ -239,15 +255,7 @@ pub async fn open_records(
     };
     let (store, base) = ObjectStore::from_uri_and_params(session.store_registry(), &root, &params)
         .await
-        .map_err(|e| {
-            CatalogError::new(
-                crate::error::Code::SERVICE_UNAVAILABLE,
-                format!(
-                    "cannot open control root {root}: {}",
-                    CatalogError::from_lance(&e).message
-                ),
-            )
-        })?;
+        .map_err(|e| cannot_open("control", &root, &e))?;
     Ok(crate::records::Records::new(store.inner.clone(), base))
 }
 

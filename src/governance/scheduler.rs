@@ -317,13 +317,14 @@ impl Governance {
                 None => None,
             };
             let shape = self.shape_for(route, &id, p).await?;
-            let planned: Vec<String> = match &shape {
-                Some(shape) => self
+            // A table with no real id (from before them) gets no round.
+            let planned: Vec<String> = match (&shape, &real) {
+                (Some(shape), Some(_)) => self
                     .plan(p, shape)
                     .into_iter()
                     .map(|(t, _)| t.to_string())
                     .collect(),
-                None => Vec::new(),
+                _ => Vec::new(),
             };
             let (skipped, would_submit): (Vec<String>, Vec<String>) =
                 planned.into_iter().partition(|t| {

@@ -39,10 +39,12 @@ impl Catalog {
             && !req.check_declared.unwrap_or(false)
             && req.version.is_none();
         let describe = async {
-            engine(self.inner.describe_table(req.clone()).await).map_err(|e| match e.code {
-                Code::NAMESPACE_NOT_FOUND => missing_table(e, id),
-                Code::TABLE_NOT_FOUND => table_not_found(id),
-                _ => e,
+            engine(self.inner().await?.describe_table(req.clone()).await).map_err(|e| {
+                match e.code {
+                    Code::NAMESPACE_NOT_FOUND => missing_table(e, id),
+                    Code::TABLE_NOT_FOUND => table_not_found(id),
+                    _ => e,
+                }
             })
         };
         if from_manifest {

@@ -80,7 +80,8 @@ impl Catalog {
         }
         req.id = Some(id.clone());
         crate::core::engine(
-            lance_namespace::LanceNamespace::drop_table_index(self.inner.as_ref(), req).await,
+            lance_namespace::LanceNamespace::drop_table_index(self.inner().await?.as_ref(), req)
+                .await,
         )
         .map_err(|e| crate::core::missing_table(e, &id))
     }
@@ -96,7 +97,8 @@ impl Catalog {
         let Some(branch) = crate::core::branch::open::branch_of(&req.branch) else {
             req.id = Some(id.clone());
             return crate::core::engine(
-                lance_namespace::LanceNamespace::update_table(self.inner.as_ref(), req).await,
+                lance_namespace::LanceNamespace::update_table(self.inner().await?.as_ref(), req)
+                    .await,
             )
             .map_err(|e| crate::core::missing_table(e, &id));
         };
@@ -134,7 +136,11 @@ impl Catalog {
         let Some(branch) = crate::core::branch::open::branch_of(&req.branch) else {
             req.id = Some(id.clone());
             return crate::core::engine(
-                lance_namespace::LanceNamespace::delete_from_table(self.inner.as_ref(), req).await,
+                lance_namespace::LanceNamespace::delete_from_table(
+                    self.inner().await?.as_ref(),
+                    req,
+                )
+                .await,
             )
             .map_err(|e| crate::core::missing_table(e, &id));
         };
@@ -167,14 +173,18 @@ impl Catalog {
         }
         req.id = Some(id.clone());
         let r = if scalar_only {
-            lance_namespace::LanceNamespace::create_table_scalar_index(self.inner.as_ref(), req)
-                .await
-                .map(|r| lance_namespace::models::CreateTableIndexResponse {
-                    transaction_id: r.transaction_id,
-                    ..Default::default()
-                })
+            lance_namespace::LanceNamespace::create_table_scalar_index(
+                self.inner().await?.as_ref(),
+                req,
+            )
+            .await
+            .map(|r| lance_namespace::models::CreateTableIndexResponse {
+                transaction_id: r.transaction_id,
+                ..Default::default()
+            })
         } else {
-            lance_namespace::LanceNamespace::create_table_index(self.inner.as_ref(), req).await
+            lance_namespace::LanceNamespace::create_table_index(self.inner().await?.as_ref(), req)
+                .await
         };
         crate::core::engine(r).map_err(|e| crate::core::missing_table(e, &id))
     }

@@ -21,7 +21,7 @@ impl Catalog {
         match checked(
             Ok(id.clone()),
             Names::Table,
-            self.inner.count_table_rows(request),
+            self.inner().await?.count_table_rows(request),
         )
         .await
         {
@@ -53,7 +53,7 @@ impl Catalog {
         checked(
             table_id(&request.id),
             Names::Table,
-            self.inner.explain_table_query_plan(request),
+            self.inner().await?.explain_table_query_plan(request),
         )
         .await
     }
@@ -73,7 +73,7 @@ impl Catalog {
         checked(
             table_id(&request.id),
             Names::Table,
-            self.inner.analyze_table_query_plan(request),
+            self.inner().await?.analyze_table_query_plan(request),
         )
         .await
     }

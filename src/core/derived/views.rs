@@ -153,7 +153,8 @@ impl Catalog {
             batches: Vec::new(),
         };
         let created = engine(
-            self.inner
+            self.inner()
+                .await?
                 .create_table(
                     CreateTableRequest {
                         id: Some(id.clone()),

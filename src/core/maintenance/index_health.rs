@@ -78,7 +78,8 @@ pub(crate) async fn health_of(id: &[String], ds: &Dataset) -> CatalogResult<Inde
             fragments_unindexed: unindexed,
             unindexed_rows,
             coverage_unknown,
-            optimize_due: unindexed_rows > 0 || count > MAX_SEGMENTS,
+            // Fragments that do not say their rows count as unindexed too.
+            optimize_due: unindexed > 0 || count > MAX_SEGMENTS,
         });
     }
     indices.sort_by(|a, b| a.name.cmp(&b.name));

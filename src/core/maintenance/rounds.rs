@@ -103,11 +103,19 @@ impl Catalog {
             .filter(|f| crate::core::manifest_upkeep::untidy(f, target))
             .count();
         let versions = crate::core::engine(ds.versions().await)?;
-        let tagged: std::collections::HashSet<u64> = crate::core::engine(ds.tags().list().await)?
-            .values()
-            .filter(|t| t.branch.is_none())
-            .map(|t| t.version)
-            .collect();
+        // Versions a tag pins, or a branch was made from: cleanup keeps them.
+        let mut pinned: std::collections::HashSet<u64> =
+            crate::core::engine(ds.tags().list().await)?
+                .values()
+                .filter(|t| t.branch.is_none())
+                .map(|t| t.version)
+                .collect();
+        pinned.extend(
+            crate::core::engine(ds.branches().list().await)?
+                .values()
+                .filter(|b| b.parent_branch.is_none())
+                .map(|b| b.parent_version),
+        );
         let cutoff = chrono::Utc::now()
             - chrono::Duration::try_seconds(i64::try_from(retention_s).unwrap_or(i64::MAX))
                 .unwrap_or(chrono::TimeDelta::MAX);
@@ -118,7 +126,7 @@ impl Catalog {
         let past = newest_first
             .iter()
             .skip(keep)
-            .filter(|v| v.timestamp < cutoff && !tagged.contains(&v.version))
+            .filter(|v| v.timestamp < cutoff && !pinned.contains(&v.version))
             .count();
         Ok(Some(Shape {
             fragments: fragments.len(),

@@ -241,7 +241,7 @@ impl Catalog {
             id: Some(id),
             ..Default::default()
         };
-        let dropped = engine(self.inner.drop_namespace(inner_req).await)?;
+        let dropped = engine(self.inner().await?.drop_namespace(inner_req).await)?;
         self.after_engine_write().await;
         Ok(dropped)
     }
@@ -265,7 +265,8 @@ impl Catalog {
         let mut token = None;
         loop {
             let page = engine(
-                self.inner
+                self.inner()
+                    .await?
                     .list_namespaces(ListNamespacesRequest {
                         id: Some(id.to_vec()),
                         page_token: token.take(),
@@ -282,7 +283,8 @@ impl Catalog {
         let mut tables = Vec::new();
         loop {
             let page = engine(
-                self.inner
+                self.inner()
+                    .await?
                     .list_tables(ListTablesRequest {
                         id: Some(id.to_vec()),
                         page_token: token.take(),
@@ -308,7 +310,7 @@ impl Catalog {
         check_limit(req.limit)?;
         self.require_namespace(&id).await?;
         req.id = Some(id);
-        engine(self.inner.list_namespaces(req).await)
+        engine(self.inner().await?.list_namespaces(req).await)
     }
 
     pub(crate) async fn list_tables_op(
@@ -329,7 +331,7 @@ impl Catalog {
                 req.limit,
             );
         }
-        engine(self.inner.list_tables(req).await)
+        engine(self.inner().await?.list_tables(req).await)
     }
 }
 

@@ -111,7 +111,7 @@ impl Catalog {
         // An existing or declared table: the engine's own paths, which take
         // the whole body.
         let body = rows.into_bytes().await?;
-        let mut created = engine(self.inner.create_table(req, body).await)?;
+        let mut created = engine(self.inner().await?.create_table(req, body).await)?;
         self.after_engine_write().await;
         crate::core::checks::public_properties(&mut created.properties);
         Ok(created)
@@ -366,7 +366,7 @@ impl Catalog {
         }
         req.id = Some(id);
         req.on = Some(on);
-        engine(self.inner.merge_insert_into_table(req, body).await).map_err(schema_error)
+        engine(self.inner().await?.merge_insert_into_table(req, body).await).map_err(schema_error)
     }
 
     /// Drop a table: into trash under a grace period (`detach.rs`), else

@@ -189,7 +189,7 @@ impl Catalog {
             }));
         }
         for (i, d) in deletes {
-            let deleted = engine(self.inner.batch_delete_table_versions(d).await)
+            let deleted = engine(self.inner().await?.batch_delete_table_versions(d).await)
                 .unwrap_or_else(|e| {
                     tracing::warn!(error = %e.message, "version deletion after a batch commit failed");
                     BatchDeleteTableVersionsResponse::default()

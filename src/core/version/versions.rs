@@ -109,7 +109,8 @@ impl Catalog {
     /// The newest version in the table's `_versions/` directory (0 if none).
     async fn published_latest(&self, id: &[String]) -> CatalogResult<i64> {
         let listed = engine(
-            self.inner
+            self.inner()
+                .await?
                 .list_table_versions(ListTableVersionsRequest {
                     id: Some(id.to_vec()),
                     descending: Some(true),
@@ -343,7 +344,7 @@ impl Catalog {
     ) -> CatalogResult<ListTableVersionsResponse> {
         let id = table_id(&req.id)?;
         let on_branch = crate::core::branch::open::branch_of(&req.branch).is_some();
-        let mut listed = engine(self.inner.list_table_versions(req.clone()).await)
+        let mut listed = engine(self.inner().await?.list_table_versions(req.clone()).await)
             .map_err(|e| missing_table(e, &id))?;
         if on_branch {
             return Ok(listed);
@@ -377,7 +378,8 @@ impl Catalog {
                 }
             }
         }
-        engine(self.inner.describe_table_version(req).await).map_err(|e| missing_table(e, &id))
+        engine(self.inner().await?.describe_table_version(req).await)
+            .map_err(|e| missing_table(e, &id))
     }
 }
 
@@ -451,7 +453,7 @@ impl Catalog {
         if branch.is_some() {
             // Branch heads live in the branch's own directory; the engine
             // commits them with its per-table compare-and-swap.
-            return engine(self.inner.create_table_version(req).await)
+            return engine(self.inner().await?.create_table_version(req).await)
                 .map_err(|e| missing_table(e, &id));
         }
         // One table: the engine's compare-and-swap on the version file is the
@@ -464,6 +466,7 @@ impl Catalog {
         }
         let mut req = req;
         req.id = Some(id.clone());
-        engine(self.inner.create_table_version(req).await).map_err(|e| missing_table(e, &id))
+        engine(self.inner().await?.create_table_version(req).await)
+            .map_err(|e| missing_table(e, &id))
     }
 }
