@@ -259,6 +259,8 @@ service CatalogControlService {
   rpc DeleteProjectMaintenancePolicy(DeleteProjectMaintenancePolicyRequest) returns (DeleteMaintenancePolicyResponse);
   // GET /v1/table/{id}/index_health
   rpc GetTableIndexHealth(GetIndexHealthRequest) returns (IndexHealth);
+  // GET /v1/namespace/{id}/index_health
+  rpc GetNamespaceIndexHealth(GetIndexHealthRequest) returns (NamespaceIndexHealth);
   // GET /v1/table/{id}/maintenance_sweep
   rpc GetTableMaintenanceSweep(GetSweepRequest) returns (TableSweep);
   // GET /v1/namespace/{id}/maintenance_sweep
@@ -885,6 +887,10 @@ message TableSweep {
 message SweepReport {
   repeated TableSweep tables = 1;
   repeated TrashEntry expired_trash = 2;
+}
+
+message NamespaceIndexHealth {
+  repeated IndexHealth tables = 1;
 }
 
 message IndexHealthEntry {

@@ -9,6 +9,13 @@ pub struct GetIndexHealthRequest {
     pub id: Vec<String>,
 }
 
+/// `GET /v1/namespace/{id}/index_health`: every table in the namespace or
+/// below.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NamespaceIndexHealth {
+    pub tables: Vec<IndexHealth>,
+}
+
 /// One table's indices, as of its latest version.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IndexHealth {

@@ -107,7 +107,11 @@ def test_index_health_over_grpc_and_the_cli(stub, stubs, server):
     channel = grpc.insecure_channel(server["url"].removeprefix("http://"))
     control = pb_grpc.CatalogControlServiceStub(channel)
     health = control.GetTableIndexHealth(pb.GetIndexHealthRequest(id=[top, "t"]))
+    # The namespace's report holds the same table's.
+    whole = control.GetNamespaceIndexHealth(pb.GetIndexHealthRequest(id=[top]))
     channel.close()
+    assert [list(t.id) for t in whole.tables] == [[top, "t"]]
+    assert whole.tables[0] == health
     assert (health.fragments, health.rows, health.optimize_due) == (2, 8, True)
     [index] = health.indices
     assert list(index.columns) == ["id"]

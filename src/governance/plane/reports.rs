@@ -16,6 +16,20 @@ impl Plane<'_> {
         Ok(self.object_route(self.call, action, id).await?.0)
     }
 
+    /// The route of namespace `id` for `action`, authorized, refusing one
+    /// that does not exist.
+    async fn namespace_route(
+        &self,
+        action: &'static str,
+        id: &[String],
+    ) -> CatalogResult<crate::governance::Route> {
+        let (route, _) = self.object_route(self.call, action, id).await?;
+        if !id.is_empty() && !route.catalog.namespace_present(id).await? {
+            return Err(crate::core::missing_namespace(id));
+        }
+        Ok(route)
+    }
+
     pub(super) async fn get_table_index_health(
         &self,
         request: GetIndexHealthRequest,
@@ -24,6 +38,22 @@ impl Plane<'_> {
             .table_route(op::GetTableIndexHealth.action, &request.id)
             .await?;
         route.catalog.index_health(&request.id).await
+    }
+
+    pub(super) async fn get_namespace_index_health(
+        &self,
+        request: GetIndexHealthRequest,
+    ) -> CatalogResult<NamespaceIndexHealth> {
+        let route = self
+            .namespace_route(op::GetNamespaceIndexHealth.action, &request.id)
+            .await?;
+        let mut tables = Vec::new();
+        for (id, _) in route.catalog.tables_with_ids().await? {
+            if id.len() > request.id.len() && id.starts_with(&request.id) {
+                tables.push(route.catalog.index_health(&id).await?);
+            }
+        }
+        Ok(NamespaceIndexHealth { tables })
     }
 
     pub(super) async fn get_table_maintenance_sweep(
@@ -44,11 +74,9 @@ impl Plane<'_> {
         &self,
         request: GetSweepRequest,
     ) -> CatalogResult<SweepReport> {
-        let action = op::GetNamespaceMaintenanceSweep.action;
-        let (route, _) = self.object_route(self.call, action, &request.id).await?;
-        if !request.id.is_empty() && !route.catalog.namespace_present(&request.id).await? {
-            return Err(crate::core::missing_namespace(&request.id));
-        }
+        let route = self
+            .namespace_route(op::GetNamespaceMaintenanceSweep.action, &request.id)
+            .await?;
         let tables = self.sweep_tables(&route, &request.id, false).await?;
         let expired_trash = self
             .all_trash(None, Some(&route.warehouse))
