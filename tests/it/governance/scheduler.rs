@@ -268,6 +268,28 @@ async fn the_scheduler_keeps_only_its_newest_finished_tasks() {
     .await;
     assert_eq!(s, StatusCode::OK, "{p}");
     let theirs = p["task_id"].as_str().unwrap().to_string();
+    // A task finished (an unfinished one makes a round skip its type),
+    // however slow a loaded machine is.
+    let finished = |task: String| {
+        let (c, url) = (
+            c.clone(),
+            format!("{base}/lance/oss/v1/table/ns%24t/tasks/{task}"),
+        );
+        async move {
+            for _ in 0..1200 {
+                let (_, t) = call(&c, Method::GET, url.clone(), None).await;
+                if matches!(
+                    t["task_info"]["status"].as_str(),
+                    Some("completed" | "failed")
+                ) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            panic!("{url} did not finish");
+        }
+    };
+    finished(theirs.clone()).await;
     a.schedule_pass().await.unwrap();
     let mut submitted = 0;
     for round in 1..=12 {
@@ -283,20 +305,8 @@ async fn the_scheduler_keeps_only_its_newest_finished_tasks() {
         tokio::time::sleep(Duration::from_millis(1050)).await;
         let pass = a.schedule_pass().await.unwrap();
         submitted += pass.submitted.len();
-        // The round's task finished (an unfinished one would make the next
-        // round skip its type), however slow a loaded machine is.
-        for (_, _, task) in &pass.submitted {
-            let url = format!("{base}/lance/oss/v1/table/ns%24t/tasks/{task}");
-            for _ in 0..1200 {
-                let (_, t) = call(&c, Method::GET, url.clone(), None).await;
-                if matches!(
-                    t["task_info"]["status"].as_str(),
-                    Some("completed" | "failed")
-                ) {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(25)).await;
-            }
+        for (_, _, task) in pass.submitted {
+            finished(task).await;
         }
     }
     assert_eq!(submitted, 12);
