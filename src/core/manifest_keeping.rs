@@ -77,7 +77,8 @@ impl ManifestKeeping {
 /// What one keeping did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ManifestKept {
-    /// The marker was written (or changed): nothing removed this time.
+    /// The marker was written (or changed) this time; under a retention
+    /// shorter than [`MIN_RETENTION`] nothing was removed then.
     pub marked: bool,
     pub versions_before: usize,
     pub versions_after: usize,
@@ -132,6 +133,19 @@ fn parse_marker(value: &str) -> Option<Duration> {
     }
 }
 
+/// Mark `ds` with retention `value` since now (and without a legacy
+/// policy's interval): one config commit.
+async fn mark(ds: &mut Dataset, value: &str) -> lance::Result<()> {
+    let now = now_ms().to_string();
+    ds.update_config([
+        (RETENTION_KEY, Some(value)),
+        (RETENTION_SINCE_KEY, Some(now.as_str())),
+        (LEGACY_INTERVAL_KEY, None),
+    ])
+    .await
+    .map(|_| ())
+}
+
 /// Mark `ds` with the default retention unless it carries a marker: done
 /// when a root is opened, before the engine takes its own handle, so that
 /// handle resolves the latest version from its first read on. (A handle
@@ -143,15 +157,7 @@ pub(super) async fn mark_unmarked(ds: &mut Dataset) -> lance::Result<()> {
             return Ok(());
         }
         let value = marker_value(ManifestKeeping::default().retention);
-        let now = now_ms().to_string();
-        let marked = ds
-            .update_config([
-                (RETENTION_KEY, Some(value.as_str())),
-                (RETENTION_SINCE_KEY, Some(now.as_str())),
-                (LEGACY_INTERVAL_KEY, None),
-            ])
-            .await;
-        match marked {
+        match mark(ds, &value).await {
             Ok(_) => return Ok(()),
             // Another replica opening the root at once: see what it wrote.
             Err(_) => ds.checkout_latest().await?,
@@ -189,16 +195,7 @@ impl Catalog {
             }
             let _held = self.hold_manifest().await;
             let mut latest = (*self.load_manifest().await?).clone();
-            let now = now_ms().to_string();
-            engine(
-                latest
-                    .update_config([
-                        (RETENTION_KEY, Some(value.as_str())),
-                        (RETENTION_SINCE_KEY, Some(now.as_str())),
-                        (LEGACY_INTERVAL_KEY, None),
-                    ])
-                    .await,
-            )?;
+            engine(mark(&mut latest, &value).await)?;
             marked = true;
             ds = std::sync::Arc::new(latest);
         }

@@ -5,13 +5,12 @@
 //!
 //! Each use first probes for the manifest's successor version (one HEAD,
 //! the same probe the engine makes before each of its reads); when there
-//! is one, the manifest is reloaded and every kept answer dropped. A held
-//! version is trusted to the probe only for a while after the latest was
-//! last resolved: the scheduler removes old versions, a successor among
-//! them (`manifest_keeping.rs`). So a
+//! is one, the manifest is reloaded and every kept answer dropped. So a
 //! write by any replica is seen by the next read on every replica
 //! (staleness 0), and a hit costs a probe and a hash lookup instead of a
-//! manifest scan.
+//! manifest scan. The probe is trusted only for a while after the latest
+//! version was last resolved (then it is resolved again): the scheduler
+//! removes old versions, a successor among them (`manifest_keeping.rs`).
 //!
 //! Why it is safe: an answer is computed after the probe, from a manifest
 //! at least as new as the probed version, and kept under that version only
@@ -82,9 +81,7 @@ impl State {
             None => self.entries.clear(),
         }
     }
-}
 
-impl State {
     /// The manifest held, at `version`, was the latest when `asked`.
     fn confirmed(&mut self, version: u64, asked: Instant) {
         let held = self.manifest.as_ref().map(|d| d.version().version);

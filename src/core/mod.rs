@@ -197,13 +197,7 @@ impl Catalog {
     /// key a different object store than the one the engine uses, which for
     /// `memory://` means a different (empty) store.
     pub(crate) fn dataset_builder(&self, uri: &str) -> lance::dataset::builder::DatasetBuilder {
-        let builder = lance::dataset::builder::DatasetBuilder::from_uri(uri)
-            .with_session(self.session.clone());
-        if self.storage_options.is_empty() {
-            builder
-        } else {
-            builder.with_storage_options(self.storage_options.clone())
-        }
+        dataset_builder(uri, &self.session, &self.storage_options)
     }
 
     /// Object-store parameters for a direct Lance write: the root's storage
@@ -311,6 +305,21 @@ pub(crate) async fn open_local(dir: &std::path::Path) -> Catalog {
     })
     .await
     .unwrap()
+}
+
+/// A dataset builder for `uri` sharing `session`, with `options` only when
+/// there are some (see [`Catalog::dataset_builder`]).
+pub(crate) fn dataset_builder(
+    uri: &str,
+    session: &Arc<Session>,
+    options: &HashMap<String, String>,
+) -> lance::dataset::builder::DatasetBuilder {
+    let builder =
+        lance::dataset::builder::DatasetBuilder::from_uri(uri).with_session(session.clone());
+    match options.is_empty() {
+        true => builder,
+        false => builder.with_storage_options(options.clone()),
+    }
 }
 
 /// The full URI of `relative` under `root`, as

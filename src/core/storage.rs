@@ -186,12 +186,7 @@ pub(super) async fn build_engine(
 /// scheduler's keeping marks it before it removes anything.
 async fn mark_manifest(root: &str, session: &Arc<Session>, options: &HashMap<String, String>) {
     let uri = super::uri_under(root, "__manifest");
-    let mut builder =
-        lance::dataset::builder::DatasetBuilder::from_uri(&uri).with_session(session.clone());
-    if !options.is_empty() {
-        builder = builder.with_storage_options(options.clone());
-    }
-    let marked = match builder.load().await {
+    let marked = match super::dataset_builder(&uri, session, options).load().await {
         Ok(mut ds) => super::manifest_keeping::mark_unmarked(&mut ds).await,
         Err(e) => Err(e),
     };

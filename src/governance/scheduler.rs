@@ -280,14 +280,13 @@ impl Governance {
         Ok(Some(submitted))
     }
 
-    /// The sweep report of the tables of `route` under namespace `under`
-    /// (the table itself when `table`): each one's shape, its round, and
-    /// what the scheduler's next round would submit. Reads only.
+    /// The sweep report of `tables` of `route` (ids and real ids): each
+    /// one's shape, its round, and what the scheduler's next round would
+    /// submit. Reads only.
     pub(super) async fn sweep_tables(
         &self,
         route: &super::Route,
-        under: &[String],
-        table: bool,
+        tables: Vec<(Vec<String>, Option<String>)>,
     ) -> CatalogResult<Vec<TableSweep>> {
         let records = self.registry.every_policy_record().await?;
         let project = self.warehouse_project(&route.warehouse).await?;
@@ -299,14 +298,7 @@ impl Governance {
             .map(|(e, _)| (e.table_id, e.task_type))
             .collect();
         let mut out = Vec::new();
-        for (id, real) in route.catalog.tables_with_ids().await? {
-            let inside = match table {
-                true => id == under,
-                false => id.len() > under.len() && id.starts_with(under),
-            };
-            if !inside {
-                continue;
-            }
+        for (id, real) in tables {
             let policy = self.policy_from(route, &project, &id, &records).await?;
             let p = &policy.policy;
             let interval_ms = parse_duration(&p.interval)

@@ -79,6 +79,17 @@ impl Catalog {
         Ok(out)
     }
 
+    /// The recorded tables in namespace `ns` or below (every one for the
+    /// root), with their real ids as [`tables_with_ids`](Self::tables_with_ids).
+    pub(crate) async fn tables_under(
+        &self,
+        ns: &[String],
+    ) -> CatalogResult<Vec<(Vec<String>, Option<String>)>> {
+        let mut tables = self.tables_with_ids().await?;
+        tables.retain(|(id, _)| id.len() > ns.len() && id.starts_with(ns));
+        Ok(tables)
+    }
+
     /// Table `id`'s shape for a compaction target of `target_rows` and a
     /// cleanup of versions older than `retention_s` keeping the newest
     /// `keep`; none for a table with no data (declared, never written).

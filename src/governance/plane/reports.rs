@@ -48,10 +48,8 @@ impl Plane<'_> {
             .namespace_route(op::GetNamespaceIndexHealth.action, &request.id)
             .await?;
         let mut tables = Vec::new();
-        for (id, _) in route.catalog.tables_with_ids().await? {
-            if id.len() > request.id.len() && id.starts_with(&request.id) {
-                tables.push(route.catalog.index_health(&id).await?);
-            }
+        for (id, _) in route.catalog.tables_under(&request.id).await? {
+            tables.push(route.catalog.index_health(&id).await?);
         }
         Ok(NamespaceIndexHealth { tables })
     }
@@ -63,7 +61,9 @@ impl Plane<'_> {
         let route = self
             .table_route(op::GetTableMaintenanceSweep.action, &request.id)
             .await?;
-        let mut tables = self.sweep_tables(&route, &request.id, true).await?;
+        let mut table = route.catalog.tables_with_ids().await?;
+        table.retain(|(id, _)| *id == request.id);
+        let mut tables = self.sweep_tables(&route, table).await?;
         match tables.pop() {
             Some(t) => Ok(t),
             None => Err(crate::core::table_not_found(&request.id)),
@@ -77,7 +77,8 @@ impl Plane<'_> {
         let route = self
             .namespace_route(op::GetNamespaceMaintenanceSweep.action, &request.id)
             .await?;
-        let tables = self.sweep_tables(&route, &request.id, false).await?;
+        let under = route.catalog.tables_under(&request.id).await?;
+        let tables = self.sweep_tables(&route, under).await?;
         let expired_trash = self
             .all_trash(None, Some(&route.warehouse))
             .await?
