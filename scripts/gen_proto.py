@@ -265,6 +265,12 @@ service CatalogControlService {
   rpc GetTableMaintenanceSweep(GetSweepRequest) returns (TableSweep);
   // GET /v1/namespace/{id}/maintenance_sweep
   rpc GetNamespaceMaintenanceSweep(GetSweepRequest) returns (SweepReport);
+  // GET /v1/table/{id}/orphans
+  rpc GetTableOrphans(GetOrphansRequest) returns (OrphanReport);
+  // GET /v1/namespace/{id}/orphans
+  rpc GetNamespaceOrphans(GetOrphansRequest) returns (NamespaceOrphans);
+  // POST /v1/table/{id}/reclaim
+  rpc ReclaimTableOrphans(ReclaimRequest) returns (ReclaimResponse);
   // POST /v1/table/{id}/undrop
   rpc UndropTable(UndropTableRequest) returns (UndropTableResponse);
   // POST /v1/namespace/{id}/undrop
@@ -902,6 +908,60 @@ message IndexHealthEntry {
   uint64 unindexed_rows = 6;
   bool coverage_unknown = 7;
   bool optimize_due = 8;
+}
+
+message GetOrphansRequest {
+  repeated string id = 1;
+}
+
+// One table's orphan scan: files under its location nothing references.
+message OrphanReport {
+  repeated string id = 1;
+  string location = 2;
+  uint64 files_scanned = 3;
+  uint64 bytes_scanned = 4;
+  uint64 manifests_read = 5;
+  repeated string branches = 6;
+  repeated TableRef clones = 7;
+  repeated OrphanFile orphans = 8;
+  repeated OrphanFile transactions = 9;
+  repeated OrphanFile unverifiable = 10;
+  uint64 orphan_bytes = 11;
+  uint64 min_age_s = 12;
+}
+
+// A table's id.
+message TableRef {
+  repeated string id = 1;
+}
+
+message OrphanFile {
+  string path = 1;
+  uint64 size_bytes = 2;
+  uint64 last_modified_ms = 3;
+  bool maybe_in_flight = 4;
+}
+
+message NamespaceOrphans {
+  repeated OrphanReport tables = 1;
+}
+
+message ReclaimRequest {
+  repeated string id = 1;
+  repeated string paths = 2;
+}
+
+message ReclaimResponse {
+  repeated OrphanFile deleted = 1;
+  repeated KeptFile kept = 2;
+  uint64 bytes_deleted = 3;
+}
+
+// A path reclaim kept, and why: referenced, in_flight, missing, protected,
+// invalid or failed.
+message KeptFile {
+  string path = 1;
+  string reason = 2;
 }
 
 // A piece of a streamed query answer: consecutive chunks concatenate to one

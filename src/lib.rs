@@ -20,6 +20,7 @@ pub mod governance;
 pub mod grpc;
 pub mod identity;
 pub mod records;
+pub mod reports;
 pub mod rest;
 pub mod server;
 pub mod telemetry;

@@ -50,10 +50,45 @@ enum Report {
     },
     /// What no table owns and which tables hold no data (as `reconcile`).
     Reconcile(ServeArgs),
+    /// Per table: files under its location that no manifest of any
+    /// retained version of any branch references, nor any other table's
+    /// (shallow clones); transaction files apart; `_blobs/` and unknown
+    /// files as unverifiable. Deletes nothing.
+    Orphans {
+        /// One table, its id joined by `$` (quote it in a shell); default:
+        /// every table of the warehouse.
+        #[arg(long)]
+        table: Option<String>,
+        /// The warehouse (default: the built-in one on --root).
+        #[arg(long)]
+        warehouse: Option<String>,
+        #[command(flatten)]
+        settings: ServeArgs,
+    },
+    /// Delete files of one table that a fresh scan still names as orphans
+    /// and that are older than Lance's 7 days; prints what it deleted and
+    /// what it kept, and why.
+    Reclaim {
+        /// The table, its id joined by `$`.
+        #[arg(long)]
+        table: String,
+        #[arg(long)]
+        warehouse: Option<String>,
+        /// A path relative to the table's location, as the scan names it
+        /// (repeat for more).
+        #[arg(long = "path")]
+        paths: Vec<String>,
+        /// A saved `orphans` report: reclaim every orphan and transaction
+        /// file it names for the table.
+        #[arg(long)]
+        from: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        settings: ServeArgs,
+    },
 }
 
 /// Flags of a report's own, which the server's settings do not know.
-const REPORT_FLAGS: &[&str] = &["--table"];
+const REPORT_FLAGS: &[&str] = &["--table", "--warehouse", "--path", "--from"];
 
 /// `argv` without the report flags (and their values).
 fn without_report_flags(argv: &[OsString]) -> Vec<OsString> {
@@ -107,10 +142,27 @@ fn main() {
         Some(Command::Reconcile(_))
         | Some(Command::Maintenance {
             report: Report::Reconcile(_),
-        }) => runtime.block_on(lance_catalog::server::reconcile(args)),
+        }) => runtime.block_on(lance_catalog::reports::reconcile(args)),
         Some(Command::Maintenance {
             report: Report::IndexHealth { table, .. },
-        }) => runtime.block_on(lance_catalog::server::index_health(args, table)),
+        }) => runtime.block_on(lance_catalog::reports::index_health(args, table)),
+        Some(Command::Maintenance {
+            report: Report::Orphans {
+                table, warehouse, ..
+            },
+        }) => runtime.block_on(lance_catalog::reports::orphans(args, warehouse, table)),
+        Some(Command::Maintenance {
+            report:
+                Report::Reclaim {
+                    table,
+                    warehouse,
+                    paths,
+                    from,
+                    ..
+                },
+        }) => runtime.block_on(lance_catalog::reports::reclaim(
+            args, warehouse, table, paths, from,
+        )),
         _ => runtime.block_on(lance_catalog::server::serve(args)),
     };
     if let Err(e) = result {

@@ -164,54 +164,6 @@ async fn audit_upkeep(gov: Arc<Governance>, every_s: u64, retention_s: u64) {
     }
 }
 
-/// Print the reconciler's report for the configured root (see
-/// `core/reconcile.rs`).
-pub async fn reconcile(args: ServeArgs) -> Result<(), String> {
-    let catalog = Catalog::open(&args.storage()?)
-        .await
-        .map_err(|e| e.message.clone())?;
-    let report = catalog.reconcile().await.map_err(|e| e.message)?;
-    let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-    println!("{json}");
-    Ok(())
-}
-
-/// `lance-catalog maintenance index-health`: the index health of one table
-/// (`ns$t`) or of every table of the root, as JSON; progress on stderr.
-pub async fn index_health(args: ServeArgs, table: Option<String>) -> Result<(), String> {
-    let catalog = Catalog::open(&args.storage()?)
-        .await
-        .map_err(|e| e.message.clone())?;
-    let tables = match table {
-        Some(t) => vec![t.split('$').map(str::to_string).collect::<Vec<_>>()],
-        None => catalog
-            .tables_with_ids()
-            .await
-            .map_err(|e| e.message)?
-            .into_iter()
-            .map(|(id, _)| id)
-            .collect(),
-    };
-    let progress = indicatif::ProgressBar::new(tables.len() as u64);
-    let mut out = Vec::new();
-    for id in &tables {
-        progress.set_message(id.join("$"));
-        match catalog.index_health(id).await {
-            Ok(h) => out.push(serde_json::to_value(h).map_err(|e| e.to_string())?),
-            // One table's trouble is its entry, not the end of the scan.
-            Err(e) if tables.len() > 1 => {
-                out.push(serde_json::json!({"id": id, "error": e.message}))
-            }
-            Err(e) => return Err(e.message),
-        }
-        progress.inc(1);
-    }
-    progress.finish_and_clear();
-    let json = serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?;
-    println!("{json}");
-    Ok(())
-}
-
 /// Start a server on an ephemeral loopback port in this process (for tests
 /// and embedding); returns its address.
 pub async fn spawn(catalog: Catalog, config: RestConfig) -> std::io::Result<SocketAddr> {

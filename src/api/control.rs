@@ -13,6 +13,7 @@ pub use super::health::*;
 pub use super::hierarchy::*;
 pub use super::jobs::{Job, JobState};
 pub use super::maintenance::*;
+pub use super::orphans::*;
 pub use super::policy::*;
 pub use super::protection::*;
 pub use super::sweep::*;

@@ -17,6 +17,7 @@ pub(crate) mod inventory;
 pub mod jobs;
 pub mod maintenance;
 mod ops;
+pub mod orphans;
 pub mod page;
 pub mod policy;
 pub mod protection;

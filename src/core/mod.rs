@@ -76,6 +76,7 @@ pub use data::scan::{Scan, ScanSpec};
 pub use data::stream_write::{insert_mode_is_overwrite, MergeCounts, WriteOp, WriteOutcome};
 pub use derived::jobs::{Job, JobState};
 pub use maintenance::reconcile::{Orphan, Reconciliation, TableWithoutData};
+pub use maintenance::references::ForeignRefs;
 pub use manifest_keeping::{ManifestKeeping, ManifestKept, MIN_RETENTION};
 pub use namespace::storage_options::{is_secret, REDACTED};
 pub use reserved::UNSET_KEYS;

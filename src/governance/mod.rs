@@ -30,6 +30,7 @@ mod audit_sink;
 mod audit_store;
 mod audit_upkeep;
 mod bindings;
+mod clones;
 mod config;
 mod door;
 mod duration;

@@ -26,11 +26,17 @@
 //! | the scheduler's round records and what a table needs | `rounds.rs` |
 //! | running a task with Lance | `run.rs` |
 //! | index health, a report | `index_health.rs` |
+//! | what manifests reference, through base paths too | `references.rs` |
+//! | the orphan scan and reclaim | `orphans.rs` |
+//! | the cleanup's shallow-clone pre-pass | `clone_pin.rs` |
 
 pub use crate::api::maintenance::*;
+mod clone_pin;
 pub(crate) mod index_health;
+pub(crate) mod orphans;
 mod params;
 pub(crate) mod reconcile;
+pub(crate) mod references;
 pub(crate) mod rounds;
 mod run;
 mod worker;

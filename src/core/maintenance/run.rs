@@ -42,8 +42,11 @@ impl P<'_> {
     }
 }
 
-/// Run task `task_type` with `params` on `ds` (the table's head).
+/// Run task `task_type` with `params` on `ds` (the head of table `id` of
+/// `catalog`).
 pub(super) async fn execute(
+    catalog: &crate::core::Catalog,
+    id: &[String],
     mut ds: Dataset,
     task_type: &str,
     params: &Map<String, Value>,
@@ -52,7 +55,11 @@ pub(super) async fn execute(
     let read_version = ds.version().version;
     let mut result = match task_type {
         "lance_compact" => compact(&mut ds, &p).await?,
-        "lance_cleanup" => cleanup(&ds, &p).await?,
+        "lance_cleanup" => {
+            // The pre-pass: versions a shallow clone's files need stay.
+            let pin = catalog.clone_pin(id).await?;
+            cleanup(&ds, &p, pin).await?
+        }
         "lance_scalar_index" | "lance_vector_index" => {
             create_index(&mut ds, &p, task_type == "lance_vector_index").await?
         }
@@ -143,7 +150,7 @@ pub(super) fn parse_older_than(s: &str) -> CatalogResult<chrono::Duration> {
     chrono::Duration::try_seconds(secs).ok_or_else(bad)
 }
 
-async fn cleanup(ds: &Dataset, p: &P<'_>) -> CatalogResult<Map<String, Value>> {
+async fn cleanup(ds: &Dataset, p: &P<'_>, pin: Option<u64>) -> CatalogResult<Map<String, Value>> {
     let mut builder = CleanupPolicyBuilder::default()
         .delete_unverified(false)
         .error_if_tagged_old_versions(false);
@@ -156,8 +163,12 @@ async fn cleanup(ds: &Dataset, p: &P<'_>) -> CatalogResult<Map<String, Value>> {
     if retain > 0 {
         builder = engine(builder.retain_n_versions(ds, retain).await)?;
     }
+    let mut policy = builder.build();
+    if let Some(pin) = pin {
+        policy.before_version = Some(policy.before_version.map_or(pin, |v| v.min(pin)));
+    }
     let versions_before = engine(ds.versions().await)?.len();
-    let stats = engine(cleanup_old_versions(ds, builder.build()).await)?;
+    let stats = engine(cleanup_old_versions(ds, policy).await)?;
     let mut out = object(json!({
         "bytes_removed": stats.bytes_removed,
         "old_versions_removed": stats.old_versions,
@@ -168,6 +179,10 @@ async fn cleanup(ds: &Dataset, p: &P<'_>) -> CatalogResult<Map<String, Value>> {
         "failed_deletes": stats.failed_deletes,
     }));
     out.insert("versions_before".into(), json!(versions_before));
+    if let Some(pin) = pin {
+        // Kept, with every later version, for a shallow clone's files.
+        out.insert("kept_for_clones_from_version".into(), json!(pin));
+    }
     out.insert(
         "versions_after".into(),
         json!(engine(ds.versions().await)?.len()),

@@ -363,7 +363,8 @@ impl Catalog {
         };
         let location = self.table_location(&name).await?;
         let ds = self.open_at(&name, &location, None).await?;
-        let result = super::run::execute(ds, &task.info.task_type, &task.info.params).await?;
+        let result =
+            super::run::execute(self, &name, ds, &task.info.task_type, &task.info.params).await?;
         tracing::info!(task = %task.info.task_id, task_type = %task.info.task_type, table = ?name, "maintenance task completed");
         Ok(result)
     }

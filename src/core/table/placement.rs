@@ -259,7 +259,7 @@ impl Catalog {
     }
 
     /// Where table `id` is recorded now, if it is.
-    async fn recorded_location(&self, id: &[String]) -> CatalogResult<Option<String>> {
+    pub(crate) async fn recorded_location(&self, id: &[String]) -> CatalogResult<Option<String>> {
         let ds = self.manifest_snapshot().await?;
         let rows = self
             .manifest_rows(&ds, &[crate::core::checks::manifest_key(id)])

@@ -91,3 +91,51 @@ impl Plane<'_> {
         })
     }
 }
+
+impl Plane<'_> {
+    pub(super) async fn get_table_orphans(
+        &self,
+        request: GetOrphansRequest,
+    ) -> CatalogResult<OrphanReport> {
+        let route = self
+            .table_route(op::GetTableOrphans.action, &request.id)
+            .await?;
+        let refs = self.foreign_refs().await?;
+        route.catalog.orphan_scan(&request.id, &refs).await
+    }
+
+    pub(super) async fn get_namespace_orphans(
+        &self,
+        request: GetOrphansRequest,
+    ) -> CatalogResult<NamespaceOrphans> {
+        let route = self
+            .namespace_route(op::GetNamespaceOrphans.action, &request.id)
+            .await?;
+        let refs = self.foreign_refs().await?;
+        let mut tables = Vec::new();
+        for (id, _) in route.catalog.tables_under(&request.id).await? {
+            tables.push(route.catalog.orphan_scan(&id, &refs).await?);
+        }
+        Ok(NamespaceOrphans { tables })
+    }
+
+    pub(super) async fn reclaim_table_orphans(
+        &self,
+        request: ReclaimRequest,
+    ) -> CatalogResult<ReclaimResponse> {
+        if request.paths.len() > MAX_RECLAIM_PATHS {
+            return Err(CatalogError::invalid(format!(
+                "a reclaim takes at most {MAX_RECLAIM_PATHS} paths, not {}",
+                request.paths.len()
+            )));
+        }
+        let route = self
+            .table_route(op::ReclaimTableOrphans.action, &request.id)
+            .await?;
+        let refs = self.foreign_refs().await?;
+        route
+            .catalog
+            .reclaim(&request.id, &request.paths, &refs)
+            .await
+    }
+}

@@ -1,0 +1,78 @@
+//! The cleanup pre-pass: before any cleanup the catalog runs (a task,
+//! submitted or scheduled), the versions a shallow clone's files need are
+//! kept. Lance says itself it cannot protect files another dataset reaches
+//! through base paths; without this, a cleanup of the source deletes them.
+
+use std::collections::HashMap;
+
+use futures::TryStreamExt;
+use object_store::ObjectMeta;
+
+use super::references::{below, key_at, key_of, manifest_refs, manifests_in, ForeignRefs};
+use crate::core::engine;
+use crate::error::{CatalogError, CatalogResult};
+
+impl crate::core::Catalog {
+    /// Table `id`'s location relative to the root, as recorded (404 when
+    /// it is not recorded).
+    pub(crate) async fn relative_table_location(&self, id: &[String]) -> CatalogResult<String> {
+        match self.recorded_location(id).await? {
+            Some(l) => Ok(l),
+            None => Err(crate::core::table_not_found(id)),
+        }
+    }
+
+    /// The cleanup pre-pass: the newest version of the table at `location`
+    /// a cleanup must keep, and everything after it, so that every file
+    /// another table reaches into it through base paths (a shallow clone)
+    /// stays referenced by a retained version; none when no table does.
+    /// Refused when a clone reads a file no version references any more:
+    /// Lance's cleanup would delete it once it is a week old.
+    pub(crate) async fn clone_pin(&self, id: &[String]) -> CatalogResult<Option<u64>> {
+        let location = &self.relative_table_location(id).await?;
+        let mut foreign = ForeignRefs::default();
+        self.collect_foreign_refs(&mut foreign).await?;
+        let own = key_of(&self.location_uri(location));
+        let reached: Vec<&String> = foreign
+            .refs
+            .keys()
+            .filter(|k| below(k, &own).is_some())
+            .collect();
+        if reached.is_empty() {
+            return Ok(None);
+        }
+        let (store, base) = self.location_store(location).await?;
+        let listing: Vec<ObjectMeta> = engine(
+            store
+                .list(Some(base.clone().join("_versions")))
+                .try_collect()
+                .await,
+        )?;
+        let mut newest: HashMap<&String, u64> = HashMap::new();
+        for file in manifests_in(&listing, |p| key_at(&own, &base, p)) {
+            let (manifest, refs) = manifest_refs(&store, &file).await?;
+            for k in &reached {
+                if refs.files.contains(*k) || refs.dirs.contains(*k) {
+                    let v = newest.entry(k).or_insert(0);
+                    *v = (*v).max(manifest.version);
+                }
+            }
+        }
+        if let Some(lost) = reached.iter().find(|k| !newest.contains_key(*k)) {
+            let clones: Vec<String> = foreign
+                .reaching(&own, &[])
+                .iter()
+                .map(|id| crate::core::checks::display_id(id))
+                .collect();
+            return Err(CatalogError::new(
+                crate::error::Code::INVALID_TABLE_STATE,
+                format!(
+                    "cleanup refused: {} (a shallow clone) reads {:?}, which no retained version of this table references; Lance's cleanup would delete it",
+                    clones.join(", "),
+                    below(lost, &own).unwrap_or(lost)
+                ),
+            ));
+        }
+        Ok(newest.values().min().copied())
+    }
+}

@@ -1,0 +1,35 @@
+//! What every table of every warehouse reaches outside its own location
+//! (shallow clones' base paths): the orphan scan, reclaim and a cleanup's
+//! pre-pass count those files as referenced. All warehouses are read, since
+//! a clone may live in another; one that cannot be read fails the call, as
+//! a scan that missed a clone would name files that clone still reads.
+
+use super::{Governance, DEFAULT_WAREHOUSE};
+use crate::core::ForeignRefs;
+use crate::error::{CatalogError, CatalogResult, Code};
+
+impl Governance {
+    /// Every table's references outside its own location, estate-wide.
+    pub async fn foreign_refs(&self) -> CatalogResult<ForeignRefs> {
+        let mut refs = ForeignRefs::default();
+        let mut ids = vec![DEFAULT_WAREHOUSE.to_string()];
+        if self.warehouses {
+            for w in self.registry.all_warehouses(None).await? {
+                ids.push(w.warehouse_id);
+            }
+        }
+        for warehouse in ids {
+            let catalog = self.catalog(&warehouse).await.map_err(|e| {
+                CatalogError::new(
+                    Code::SERVICE_UNAVAILABLE,
+                    format!(
+                        "warehouse {warehouse:?} could not be read ({}); an orphan scan needs every table's references",
+                        e.message
+                    ),
+                )
+            })?;
+            catalog.collect_foreign_refs(&mut refs).await?;
+        }
+        Ok(refs)
+    }
+}

@@ -1,0 +1,158 @@
+//! The maintenance reports as commands against a storage root, with no
+//! server: JSON on stdout, progress on stderr. Reports change nothing;
+//! `reclaim` deletes only what a fresh scan still names (see
+//! `core/maintenance/orphans.rs`).
+
+use crate::config::ServeArgs;
+use crate::core::Catalog;
+use crate::governance::Governance;
+
+/// Print the reconciler's report for the configured root (see
+/// `core/reconcile.rs`).
+pub async fn reconcile(args: ServeArgs) -> Result<(), String> {
+    let catalog = Catalog::open(&args.storage()?)
+        .await
+        .map_err(|e| e.message.clone())?;
+    let report = catalog.reconcile().await.map_err(|e| e.message)?;
+    let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+    println!("{json}");
+    Ok(())
+}
+
+/// `lance-catalog maintenance index-health`: the index health of one table
+/// (`ns$t`) or of every table of the root, as JSON; progress on stderr.
+pub async fn index_health(args: ServeArgs, table: Option<String>) -> Result<(), String> {
+    let catalog = Catalog::open(&args.storage()?)
+        .await
+        .map_err(|e| e.message.clone())?;
+    let tables = chosen_tables(&catalog, table).await?;
+    print_each(&tables, |id| catalog.index_health(id)).await
+}
+
+/// One table (`ns$t`), or every table of `catalog`.
+async fn chosen_tables(
+    catalog: &Catalog,
+    table: Option<String>,
+) -> Result<Vec<Vec<String>>, String> {
+    Ok(match table {
+        Some(t) => vec![table_id(&t)],
+        None => catalog
+            .tables_with_ids()
+            .await
+            .map_err(|e| e.message)?
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect(),
+    })
+}
+
+/// Print, as one JSON list, `report` of each of `tables`, with a progress
+/// bar on stderr. Over many tables one table's trouble is its entry, not
+/// the end of the run.
+async fn print_each<'a, T, F, Fut>(tables: &'a [Vec<String>], report: F) -> Result<(), String>
+where
+    T: serde::Serialize,
+    F: Fn(&'a [String]) -> Fut,
+    Fut: std::future::Future<Output = crate::error::CatalogResult<T>>,
+{
+    let progress = indicatif::ProgressBar::new(tables.len() as u64);
+    let mut out = Vec::new();
+    for id in tables {
+        progress.set_message(id.join("$"));
+        match report(id).await {
+            Ok(r) => out.push(serde_json::to_value(r).map_err(|e| e.to_string())?),
+            Err(e) if tables.len() > 1 => {
+                out.push(serde_json::json!({"id": id, "error": e.message}))
+            }
+            Err(e) => return Err(e.message),
+        }
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    let json = serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?;
+    println!("{json}");
+    Ok(())
+}
+
+/// A table id as the command line spells it (`ns$t`, as in REST paths).
+fn table_id(text: &str) -> Vec<String> {
+    text.split('$').map(str::to_string).collect()
+}
+
+/// The governance layer over the configured roots (every warehouse, so a
+/// clone in another is seen) and the catalog of `warehouse`.
+async fn opened(
+    args: &ServeArgs,
+    warehouse: Option<&str>,
+) -> Result<(Governance, std::sync::Arc<Catalog>), String> {
+    let gov = Governance::open(&args.governance()?)
+        .await
+        .map_err(|e| e.message.clone())?;
+    let warehouse = warehouse.unwrap_or(crate::governance::DEFAULT_WAREHOUSE);
+    let catalog = gov.catalog(warehouse).await.map_err(|e| e.message)?;
+    Ok((gov, catalog))
+}
+
+/// `lance-catalog maintenance orphans`: the orphan scan of one table or of
+/// every table of a warehouse, as JSON; progress on stderr.
+pub async fn orphans(
+    args: ServeArgs,
+    warehouse: Option<String>,
+    table: Option<String>,
+) -> Result<(), String> {
+    let (gov, catalog) = opened(&args, warehouse.as_deref()).await?;
+    let tables = chosen_tables(&catalog, table).await?;
+    let refs = gov.foreign_refs().await.map_err(|e| e.message)?;
+    print_each(&tables, |id| catalog.orphan_scan(id, &refs)).await
+}
+
+/// `lance-catalog maintenance reclaim`: delete the named files of a table
+/// (`--path`, or every orphan and transaction file a saved `orphans`
+/// report names for it, `--from`) that a fresh scan still names and that
+/// are old enough; prints what was deleted and what kept.
+pub async fn reclaim(
+    args: ServeArgs,
+    warehouse: Option<String>,
+    table: String,
+    mut paths: Vec<String>,
+    from: Option<std::path::PathBuf>,
+) -> Result<(), String> {
+    let id = table_id(&table);
+    if let Some(file) = from {
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        paths.extend(paths_in_report(&text, &id)?);
+    }
+    let (gov, catalog) = opened(&args, warehouse.as_deref()).await?;
+    let refs = gov.foreign_refs().await.map_err(|e| e.message)?;
+    let done = catalog
+        .reclaim(&id, &paths, &refs)
+        .await
+        .map_err(|e| e.message)?;
+    let json = serde_json::to_string_pretty(&done).map_err(|e| e.to_string())?;
+    println!("{json}");
+    Ok(())
+}
+
+/// The orphan and transaction paths a saved report (one table's, or a
+/// list of them) names for table `id`.
+fn paths_in_report(text: &str, id: &[String]) -> Result<Vec<String>, String> {
+    use crate::api::orphans::OrphanReport;
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("the report is not JSON: {e}"))?;
+    let reports: Vec<serde_json::Value> = match value {
+        serde_json::Value::Array(items) => items,
+        one => vec![one],
+    };
+    let mut paths = Vec::new();
+    for item in reports {
+        let Ok(report) = serde_json::from_value::<OrphanReport>(item) else {
+            continue;
+        };
+        if report.id == id {
+            paths.extend(report.orphans.into_iter().map(|f| f.path));
+            paths.extend(report.transactions.into_iter().map(|f| f.path));
+        }
+    }
+    Ok(paths)
+}
