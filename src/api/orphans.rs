@@ -73,7 +73,9 @@ pub struct OrphanFile {
 pub struct ReclaimRequest {
     #[serde(default)]
     pub id: Vec<String>,
-    /// Paths relative to the table's location, as a scan named them.
+    /// Paths relative to the table's location, as a scan named them
+    /// (absent reads as none: proto3 leaves an empty list out).
+    #[serde(default)]
     pub paths: Vec<String>,
     /// The request context the REST adapter passes along; unused here.
     #[serde(default, skip_serializing)]

@@ -168,6 +168,8 @@ def test_the_scan_names_exactly_the_planted_files_and_reclaim_removes_them():
         # A bad body is 400 naming its problem, and nothing is deleted.
         s, bad = http_json("POST", f"{url}/v1/table/prod$t/reclaim", {"paths": "data/x"})
         assert s == 400, bad
+        s, bad = http_json("POST", f"{url}/v1/table/prod$t/reclaim", {})
+        assert s == 400 and "needs paths" in bad["detail"], bad
         s, bad = http_json("GET", f"{url}/v1/table/prod$nope/orphans")
         assert s == 404, bad
 

@@ -132,6 +132,11 @@ impl Plane<'_> {
         let route = self
             .table_route(op::ReclaimTableOrphans.action, &request.id)
             .await?;
+        if request.paths.is_empty() {
+            return Err(CatalogError::invalid(
+                "a reclaim needs paths: the files an orphan scan named, relative to the table's location",
+            ));
+        }
         let refs = self.foreign_refs().await?;
         route
             .catalog
