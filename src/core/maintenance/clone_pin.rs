@@ -13,15 +13,6 @@ use crate::core::engine;
 use crate::error::{CatalogError, CatalogResult};
 
 impl crate::core::Catalog {
-    /// Table `id`'s location relative to the root, as recorded (404 when
-    /// it is not recorded).
-    pub(crate) async fn relative_table_location(&self, id: &[String]) -> CatalogResult<String> {
-        match self.recorded_location(id).await? {
-            Some(l) => Ok(l),
-            None => Err(crate::core::table_not_found(id)),
-        }
-    }
-
     /// The cleanup pre-pass: the newest version of the table at `location`
     /// a cleanup must keep, and everything after it, so that every file
     /// another table reaches into it through base paths (a shallow clone)
@@ -36,7 +27,9 @@ impl crate::core::Catalog {
         let reached: Vec<&String> = foreign
             .refs
             .keys()
-            .filter(|k| below(k, &own).is_some())
+            // Branch trees are not the main line's to clean: Lance keeps a
+            // branch's lineage itself, and a clone of a branch reads there.
+            .filter(|k| below(k, &own).is_some_and(|rel| !rel.starts_with("tree/")))
             .collect();
         if reached.is_empty() {
             return Ok(None);

@@ -17,11 +17,11 @@ use object_store::ObjectMeta;
 
 use super::references::{all_refs, key_at, key_of, manifests_in, relative, ForeignRefs, Refs};
 use crate::api::orphans::{
-    KeptFile, KeptReason, OrphanFile, OrphanReport, ReclaimResponse, TableRef,
+    KeptFile, KeptReason, OrphanFile, OrphanReport, ReclaimResponse, TableRef, MAX_RECLAIM_PATHS,
 };
 use crate::core::checks::manifest_id;
 use crate::core::{engine, Catalog};
-use crate::error::CatalogResult;
+use crate::error::{CatalogError, CatalogResult, Code};
 
 /// Lance's own threshold for a file no manifest names: younger, it may
 /// belong to a write still in flight (`UNVERIFIED_THRESHOLD_DAYS`).
@@ -72,10 +72,6 @@ struct OrphanPass {
     listed: HashMap<String, (ObjectMeta, Class, bool)>,
 }
 
-fn now_ms() -> u64 {
-    crate::records::now_ms()
-}
-
 fn file_of(rel: &str, meta: &ObjectMeta, now: u64) -> OrphanFile {
     let modified = meta.last_modified.timestamp_millis().max(0) as u64;
     OrphanFile {
@@ -110,7 +106,7 @@ impl Catalog {
                     "the manifests at {:?} could not be read, and an orphan scan needs every table's references: {}",
                     placed.location, e.message
                 );
-                crate::error::CatalogError::new(e.code, message)
+                CatalogError::new(e.code, message)
             })?;
             into.add(manifest_id(&placed.key), &own, refs);
         }
@@ -128,6 +124,28 @@ impl Catalog {
 
     async fn orphan_pass(&self, id: &[String], foreign: &ForeignRefs) -> CatalogResult<OrphanPass> {
         let location = self.relative_table_location(id).await?;
+        if location.is_empty() {
+            // A legacy record at the root: its "location" holds the
+            // manifest, the catalog's records and every other table.
+            return Err(CatalogError::new(
+                Code::INVALID_TABLE_STATE,
+                format!(
+                    "table {} is recorded at the storage root, which holds every other table: an orphan scan of it cannot tell its files from theirs",
+                    crate::core::checks::display_id(id)
+                ),
+            ));
+        }
+        // Tables recorded inside this one (legacy aliases, from before
+        // locations could not overlap): their files are never this one's.
+        let nested: Vec<String> = self
+            .placed_tables_near(&[&location])
+            .await?
+            .into_iter()
+            .filter_map(|p| {
+                let rel = super::references::below(&p.location, &location)?;
+                (!rel.is_empty()).then(|| rel.to_string())
+            })
+            .collect();
         let (store, base) = self.location_store(&location).await?;
         let own = key_of(&self.location_uri(&location));
         let listing: Vec<ObjectMeta> = engine(store.list(Some(base.clone())).try_collect().await)?;
@@ -135,7 +153,7 @@ impl Catalog {
         let mut refs: Refs = all_refs(&store, &manifests).await?;
         refs.files.extend(foreign.refs.files.iter().cloned());
         refs.dirs.extend(foreign.refs.dirs.iter().cloned());
-        let now = now_ms();
+        let now = crate::records::now_ms();
         let mut report = OrphanReport {
             id: id.to_vec(),
             location: location.clone(),
@@ -162,7 +180,13 @@ impl Catalog {
             let rel = relative(&base, &meta.location);
             report.files_scanned += 1;
             report.bytes_scanned += meta.size;
-            let class = class_of(&rel);
+            let class = match nested
+                .iter()
+                .any(|n| rel == *n || super::references::below(&rel, n).is_some())
+            {
+                true => Class::Kept,
+                false => class_of(&rel),
+            };
             let referenced = match class {
                 Class::Managed | Class::Transaction => refs.covers(&format!("{own}/{rel}")),
                 Class::Kept | Class::Unverifiable => true,
@@ -201,9 +225,20 @@ impl Catalog {
         paths: &[String],
         foreign: &ForeignRefs,
     ) -> CatalogResult<ReclaimResponse> {
+        if paths.is_empty() {
+            return Err(CatalogError::invalid(
+                "a reclaim needs paths: the files an orphan scan named, relative to the table's location",
+            ));
+        }
+        if paths.len() > MAX_RECLAIM_PATHS {
+            return Err(CatalogError::invalid(format!(
+                "a reclaim takes at most {MAX_RECLAIM_PATHS} paths, not {}",
+                paths.len()
+            )));
+        }
         let scan = self.orphan_pass(id, foreign).await?;
         let (store, _) = self.location_store(&scan.report.location).await?;
-        let now = now_ms();
+        let now = crate::records::now_ms();
         let mut out = ReclaimResponse::default();
         let mut done = BTreeSet::new();
         for path in paths {

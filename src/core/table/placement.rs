@@ -258,6 +258,15 @@ impl Catalog {
         }
     }
 
+    /// Table `id`'s location relative to the root, as recorded (404 when
+    /// it is not recorded).
+    pub(crate) async fn relative_table_location(&self, id: &[String]) -> CatalogResult<String> {
+        match self.recorded_location(id).await? {
+            Some(l) => Ok(l),
+            None => Err(crate::core::table_not_found(id)),
+        }
+    }
+
     /// Where table `id` is recorded now, if it is.
     pub(crate) async fn recorded_location(&self, id: &[String]) -> CatalogResult<Option<String>> {
         let ds = self.manifest_snapshot().await?;

@@ -123,20 +123,9 @@ impl Plane<'_> {
         &self,
         request: ReclaimRequest,
     ) -> CatalogResult<ReclaimResponse> {
-        if request.paths.len() > MAX_RECLAIM_PATHS {
-            return Err(CatalogError::invalid(format!(
-                "a reclaim takes at most {MAX_RECLAIM_PATHS} paths, not {}",
-                request.paths.len()
-            )));
-        }
         let route = self
             .table_route(op::ReclaimTableOrphans.action, &request.id)
             .await?;
-        if request.paths.is_empty() {
-            return Err(CatalogError::invalid(
-                "a reclaim needs paths: the files an orphan scan named, relative to the table's location",
-            ));
-        }
         let refs = self.foreign_refs().await?;
         route
             .catalog

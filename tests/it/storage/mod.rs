@@ -2,5 +2,6 @@
 //! catalog leaves on storage (`ownership`), and maintenance tasks.
 
 mod maintenance;
+mod orphans;
 mod ownership;
 mod roots;
