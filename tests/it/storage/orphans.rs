@@ -4,12 +4,8 @@
 
 use std::time::{Duration, SystemTime};
 
+use crate::harness::{batch, namespace, schema, Env};
 use lance_catalog::core::ForeignRefs;
-use lance_namespace::models::*;
-use lance_namespace::LanceNamespace;
-use lance_namespace_impls::DirectoryNamespaceBuilder;
-
-use crate::harness::{batch, create, ids, namespace, rows, schema, Env};
 
 /// Plant `rel` under `dir` with a modification time eight days back.
 fn plant_old(dir: &std::path::Path, rel: &str) {
@@ -25,14 +21,7 @@ fn plant_old(dir: &std::path::Path, rel: &str) {
 async fn the_scan_never_names_a_nested_table_s_files_nor_scans_the_root() {
     let (catalog, dir) = Env::catalog().await;
     namespace(&catalog, &["h"]).await;
-    let created = create(&catalog, &["h", "t"], rows(0, 5)).await.unwrap();
-    let t_dir = created
-        .location
-        .unwrap()
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .to_string();
+    let t_dir = super::created_dir(&catalog, &["h", "t"]).await;
     // A dataset inside t's own `_indices/`, recorded by a catalog without
     // the location rules, with an old unreferenced file of its own.
     let inner = format!("{t_dir}/_indices/inner");
@@ -43,21 +32,7 @@ async fn the_scan_never_names_a_nested_table_s_files_nor_scans_the_root() {
     plant_old(dir.path(), &format!("{inner}/data/junk.lance"));
     // And an old orphan of t's own.
     plant_old(dir.path(), &format!("{t_dir}/data/junk.lance"));
-    let engine = DirectoryNamespaceBuilder::new(dir.path().to_string_lossy().into_owned())
-        .dir_listing_enabled(false)
-        .build()
-        .await
-        .unwrap();
-    for (name, location) in [("inner", inner.as_str()), ("root", "")] {
-        engine
-            .register_table(RegisterTableRequest {
-                id: ids(&["h", name]),
-                location: location.to_string(),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-    }
+    super::register_legacy(dir.path(), &[("inner", inner.as_str()), ("root", "")]).await;
 
     let none = ForeignRefs::default();
     let t = ["h".to_string(), "t".to_string()];

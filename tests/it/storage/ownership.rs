@@ -9,7 +9,6 @@ use lance_catalog::rest::RestConfig;
 use lance_catalog::{Catalog, CatalogError, StorageConfig};
 use lance_namespace::models::*;
 use lance_namespace::LanceNamespace;
-use lance_namespace_impls::DirectoryNamespaceBuilder;
 use reqwest::StatusCode;
 use serde_json::Value;
 
@@ -48,34 +47,16 @@ async fn drop_table(ns: &dyn LanceNamespace, id: &[&str]) -> lance::Result<DropT
 async fn legacy_aliases_never_delete_foreign_bytes() {
     let (catalog, dir) = Env::catalog().await;
     namespace(&catalog, &["h"]).await;
-    let created = create(&catalog, &["h", "t"], rows(0, 5)).await.unwrap();
-    let t_dir = created
-        .location
-        .unwrap()
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .to_string();
-
-    let engine = DirectoryNamespaceBuilder::new(dir.path().to_string_lossy().into_owned())
-        .dir_listing_enabled(false)
-        .build()
-        .await
-        .unwrap();
-    for (name, location) in [
-        ("root", ""),
-        ("man", "__manifest"),
-        ("alias", t_dir.as_str()),
-    ] {
-        engine
-            .register_table(RegisterTableRequest {
-                id: ids(&["h", name]),
-                location: location.to_string(),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-    }
+    let t_dir = super::created_dir(&catalog, &["h", "t"]).await;
+    super::register_legacy(
+        dir.path(),
+        &[
+            ("root", ""),
+            ("man", "__manifest"),
+            ("alias", t_dir.as_str()),
+        ],
+    )
+    .await;
 
     for name in ["root", "man", "alias", "t"] {
         let e = CatalogError::from_lance(&drop_table(&catalog, &["h", name]).await.unwrap_err());
