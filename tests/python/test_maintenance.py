@@ -70,7 +70,7 @@ def test_the_seed_sequence():
         first = body["task_id"]
         # 2. Poll its status until it ends.
         info = _wait(url, "prod$documents", first)
-        assert info["status"] == "completed", info
+        assert info["status"] == "completed", json.dumps(info)
         assert info["result"]["fragments_removed"] == 6, info
         for _ in range(4):
             s, body, _ = _http("POST", f"{_oss(url, 'prod$documents')}/cleanup", {"retain_versions": 1})
@@ -118,7 +118,7 @@ def test_two_replicas_run_each_task_once():
         runners = set()
         for t, task_id in submitted:
             info = _wait(b["url"], f"prod${t}", task_id)
-            assert info["status"] == "completed", info
+            assert info["status"] == "completed", json.dumps(info)
             # Started once, by one worker, never taken over.
             assert info["result"]["attempt"] == 1, info
             runners.add(info["result"]["runner"])
@@ -155,7 +155,7 @@ def test_a_killed_worker_s_task_is_finished_by_the_other_replica():
         a.wait(timeout=30)
         b = start_server(root, "--workers", "1", *FAST)
         info = _wait(b["url"], "prod$k", task_id)
-        assert info["status"] == "completed", info
+        assert info["status"] == "completed", json.dumps(info)
         assert info["result"]["attempt"] == 2, info
         assert info["result"]["fragments_removed"] == 4, info
         assert info["started_at"] == held["started_at"]

@@ -5,11 +5,7 @@
 
 use std::collections::HashMap;
 
-use futures::TryStreamExt;
-use object_store::ObjectMeta;
-
-use super::references::{below, key_at, key_of, manifest_refs, manifests_in, ForeignRefs};
-use crate::core::engine;
+use super::references::{below, key_of, list_and_read, ForeignRefs};
 use crate::error::{CatalogError, CatalogResult};
 
 impl crate::core::Catalog {
@@ -35,19 +31,13 @@ impl crate::core::Catalog {
             return Ok(None);
         }
         let (store, base) = self.location_store(location).await?;
-        let listing: Vec<ObjectMeta> = engine(
-            store
-                .list(Some(base.clone().join("_versions")))
-                .try_collect()
-                .await,
-        )?;
+        let listed = list_and_read(&store, &base, &own, &["_versions"]).await?;
         let mut newest: HashMap<&String, u64> = HashMap::new();
-        for file in manifests_in(&listing, |p| key_at(&own, &base, p)) {
-            let (manifest, refs) = manifest_refs(&store, &file).await?;
+        for (_, version, refs) in &listed.manifests {
             for k in &reached {
                 if refs.files.contains(*k) || refs.dirs.contains(*k) {
                     let v = newest.entry(k).or_insert(0);
-                    *v = (*v).max(manifest.version);
+                    *v = (*v).max(*version);
                 }
             }
         }

@@ -12,15 +12,14 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use futures::TryStreamExt;
 use object_store::ObjectMeta;
 
-use super::references::{all_refs, key_at, key_of, manifests_in, relative, ForeignRefs, Refs};
+use super::references::{key_of, list_and_read, relative, ForeignRefs, Listed, Refs};
 use crate::api::orphans::{
     KeptFile, KeptReason, OrphanFile, OrphanReport, ReclaimResponse, TableRef, MAX_RECLAIM_PATHS,
 };
 use crate::core::checks::manifest_id;
-use crate::core::{engine, Catalog};
+use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// Lance's own threshold for a file no manifest names: younger, it may
@@ -93,22 +92,17 @@ impl Catalog {
             }
             let (store, base) = self.location_store(&placed.location).await?;
             let own = key_of(&self.location_uri(&placed.location));
-            let mut listing = Vec::new();
             // Manifests live in `_versions/` and in branch trees only.
-            for sub in ["_versions", "tree"] {
-                let found: Vec<ObjectMeta> =
-                    engine(store.list(Some(base.clone().join(sub))).try_collect().await)?;
-                listing.extend(found);
-            }
-            let manifests = manifests_in(&listing, |p| key_at(&own, &base, p));
-            let refs = all_refs(&store, &manifests).await.map_err(|e| {
-                let message = format!(
-                    "the manifests at {:?} could not be read, and an orphan scan needs every table's references: {}",
-                    placed.location, e.message
-                );
-                CatalogError::new(e.code, message)
-            })?;
-            into.add(manifest_id(&placed.key), &own, refs);
+            let listed = list_and_read(&store, &base, &own, &["_versions", "tree"])
+                .await
+                .map_err(|e| {
+                    let message = format!(
+                        "the manifests at {:?} could not be read, and an orphan scan needs every table's references: {}",
+                        placed.location, e.message
+                    );
+                    CatalogError::new(e.code, message)
+                })?;
+            into.add(manifest_id(&placed.key), &own, listed.refs());
         }
         Ok(())
     }
@@ -148,9 +142,9 @@ impl Catalog {
             .collect();
         let (store, base) = self.location_store(&location).await?;
         let own = key_of(&self.location_uri(&location));
-        let listing: Vec<ObjectMeta> = engine(store.list(Some(base.clone())).try_collect().await)?;
-        let manifests = manifests_in(&listing, |p| key_at(&own, &base, p));
-        let mut refs: Refs = all_refs(&store, &manifests).await?;
+        let listed = list_and_read(&store, &base, &own, &[]).await?;
+        let mut refs: Refs = listed.refs();
+        let Listed { listing, manifests } = listed;
         refs.files.extend(foreign.refs.files.iter().cloned());
         refs.dirs.extend(foreign.refs.dirs.iter().cloned());
         let now = crate::records::now_ms();
@@ -162,7 +156,7 @@ impl Catalog {
             ..Default::default()
         };
         let mut branches: BTreeSet<String> = BTreeSet::new();
-        for m in &manifests {
+        for (m, _, _) in &manifests {
             if let Some(rest) = super::references::below(&m.dataset_key, &own) {
                 if let Some(name) = rest.strip_prefix("tree/") {
                     branches.insert(name.to_string());

@@ -9,8 +9,9 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use futures::TryStreamExt;
 use lance::io::ObjectStore;
-use lance_table::format::{BasePath, Manifest};
+use lance_table::format::BasePath;
 use lance_table::io::commit::{ManifestLocation, ManifestNamingScheme};
 use lance_table::io::deletion::relative_deletion_file_path;
 use lance_table::io::manifest::{read_manifest, read_manifest_indexes};
@@ -18,7 +19,7 @@ use object_store::path::Path;
 use object_store::ObjectMeta;
 
 use crate::core::engine;
-use crate::error::{CatalogError, CatalogResult};
+use crate::error::{CatalogError, CatalogResult, Code};
 
 /// A URI or path in the one spelling keys are compared in.
 pub(crate) fn key_of(uri: &str) -> String {
@@ -68,7 +69,7 @@ pub(crate) fn relative(base: &Path, path: &Path) -> String {
 }
 
 /// A listed path's key, below the key of the location listed.
-pub(crate) fn key_at(own: &str, base: &Path, path: &Path) -> String {
+fn key_at(own: &str, base: &Path, path: &Path) -> String {
     format!("{own}/{}", relative(base, path))
 }
 
@@ -99,11 +100,6 @@ impl Refs {
         false
     }
 
-    fn merge(&mut self, other: Refs) {
-        self.files.extend(other.files);
-        self.dirs.extend(other.dirs);
-    }
-
     /// Every key, files and directories, for a test of what lies below a
     /// location.
     pub(crate) fn keys(&self) -> impl Iterator<Item = &String> {
@@ -123,10 +119,7 @@ pub(crate) struct ManifestFile {
 /// The manifests in a listing of a dataset location: every `*.manifest`
 /// directly in a `_versions/` directory (the table's own, or a branch's).
 /// `key_at` turns a listed path into its key.
-pub(crate) fn manifests_in(
-    listing: &[ObjectMeta],
-    key_at: impl Fn(&Path) -> String,
-) -> Vec<ManifestFile> {
+fn manifests_in(listing: &[ObjectMeta], key_at: impl Fn(&Path) -> String) -> Vec<ManifestFile> {
     listing
         .iter()
         .filter_map(|meta| {
@@ -166,13 +159,18 @@ fn join(base: &str, rel: &str) -> String {
     key_of(&format!("{base}/{rel}"))
 }
 
-/// Everything one manifest references, as keys.
-pub(crate) async fn manifest_refs(
+/// Everything one manifest references, as keys, and its version; none
+/// when the manifest is gone since it was listed (a concurrent cleanup).
+async fn manifest_refs(
     store: &ObjectStore,
     file: &ManifestFile,
-) -> CatalogResult<(Manifest, Refs)> {
+) -> CatalogResult<Option<(u64, Refs)>> {
     let path = &file.meta.location;
-    let manifest = engine(read_manifest(store, path, Some(file.meta.size)).await)?;
+    let manifest = match read_manifest(store, path, Some(file.meta.size)).await {
+        Ok(m) => m,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(CatalogError::from_lance(&e)),
+    };
     let name = path.filename().unwrap_or_default();
     let location = ManifestLocation {
         version: manifest.version,
@@ -183,7 +181,11 @@ pub(crate) async fn manifest_refs(
         e_tag: None,
         identity: None,
     };
-    let indices = engine(read_manifest_indexes(store, &location, &manifest).await)?;
+    let indices = match read_manifest_indexes(store, &location, &manifest).await {
+        Ok(i) => i,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(CatalogError::from_lance(&e)),
+    };
     let own = file.dataset_key.as_str();
     let bases = &manifest.base_paths;
     let mut refs = Refs::default();
@@ -219,21 +221,72 @@ pub(crate) async fn manifest_refs(
         };
         refs.dirs.insert(join(&base, &dir));
     }
-    Ok((manifest, refs))
+    Ok(Some((manifest.version, refs)))
 }
 
-/// What every manifest in a listing references, and the base keys any of
-/// them names outside `own` (the location listed).
-pub(crate) async fn all_refs(
-    store: &ObjectStore,
-    manifests: &[ManifestFile],
-) -> CatalogResult<Refs> {
-    let mut refs = Refs::default();
-    for file in manifests {
-        let (_, one) = manifest_refs(store, file).await?;
-        refs.merge(one);
+/// How often a pass lists again when a manifest it listed is gone before
+/// it was read (a concurrent cleanup): the version that replaced it may
+/// be missing from the listing, and its references with it.
+const RELISTS: usize = 5;
+
+/// A location's listing and what each manifest in it references.
+pub(crate) struct Listed {
+    pub listing: Vec<ObjectMeta>,
+    /// Each manifest, its version and its references.
+    pub manifests: Vec<(ManifestFile, u64, Refs)>,
+}
+
+impl Listed {
+    /// What all its manifests reference.
+    pub(crate) fn refs(&self) -> Refs {
+        let mut all = Refs::default();
+        for (_, _, refs) in &self.manifests {
+            all.files.extend(refs.files.iter().cloned());
+            all.dirs.extend(refs.dirs.iter().cloned());
+        }
+        all
     }
-    Ok(refs)
+}
+
+/// List the location at `base` (key `own`; only its `subs` directories
+/// when some are named) and read every manifest the listing holds. One
+/// listing must hold every manifest it names: when one is gone before it
+/// is read, the location is listed again.
+pub(crate) async fn list_and_read(
+    store: &ObjectStore,
+    base: &Path,
+    own: &str,
+    subs: &[&str],
+) -> CatalogResult<Listed> {
+    for _ in 0..RELISTS {
+        let mut listing: Vec<ObjectMeta> = Vec::new();
+        let prefixes: Vec<Path> = match subs {
+            [] => vec![base.clone()],
+            _ => subs.iter().map(|s| base.clone().join(*s)).collect(),
+        };
+        for prefix in prefixes {
+            let found: Vec<ObjectMeta> = engine(store.list(Some(prefix)).try_collect().await)?;
+            listing.extend(found);
+        }
+        let mut manifests = Vec::new();
+        let mut whole = true;
+        for file in manifests_in(&listing, |p| key_at(own, base, p)) {
+            match manifest_refs(store, &file).await? {
+                Some((version, refs)) => manifests.push((file, version, refs)),
+                None => {
+                    whole = false;
+                    break;
+                }
+            }
+        }
+        if whole {
+            return Ok(Listed { listing, manifests });
+        }
+    }
+    Err(CatalogError::new(
+        Code::CONCURRENT_MODIFICATION,
+        "a table's manifests kept changing while they were read; try the scan again",
+    ))
 }
 
 /// Every reference any table makes into a location other than its own
