@@ -265,6 +265,10 @@ service CatalogControlService {
   rpc GetTableMaintenanceSweep(GetSweepRequest) returns (TableSweep);
   // GET /v1/namespace/{id}/maintenance_sweep
   rpc GetNamespaceMaintenanceSweep(GetSweepRequest) returns (SweepReport);
+  // GET /v1/projects/{project_id}/maintenance_sweep
+  rpc GetProjectMaintenanceSweep(GetProjectReportRequest) returns (ProjectSweep);
+  // GET /v1/projects/{project_id}/index_health
+  rpc GetProjectIndexHealth(GetProjectReportRequest) returns (ProjectIndexHealth);
   // GET /v1/table/{id}/orphans
   rpc GetTableOrphans(GetOrphansRequest) returns (OrphanReport);
   // GET /v1/namespace/{id}/orphans
@@ -893,10 +897,49 @@ message TableSweep {
 message SweepReport {
   repeated TableSweep tables = 1;
   repeated TrashEntry expired_trash = 2;
+  repeated CreateLeftover create_leftovers = 3;
+}
+
+// A stale intent of a create that died before recording its table, and
+// what the sweep did (or would do) about its bytes: removed, recorded (a
+// table owns them), kept (another create writes there), would_remove.
+message CreateLeftover {
+  string intent_id = 1;
+  string location = 2;
+  repeated string table = 3;
+  optional string object_id = 4;
+  string replica = 5;
+  uint64 started_ms = 6;
+  uint64 touched_ms = 7;
+  string outcome = 8;
+}
+
+message GetProjectReportRequest {
+  string project_id = 1;
+}
+
+message WarehouseSweep {
+  string warehouse_id = 1;
+  repeated TableSweep tables = 2;
+  repeated TrashEntry expired_trash = 3;
+  repeated CreateLeftover create_leftovers = 4;
+}
+
+message ProjectSweep {
+  repeated WarehouseSweep warehouses = 1;
 }
 
 message NamespaceIndexHealth {
   repeated IndexHealth tables = 1;
+}
+
+message WarehouseIndexHealth {
+  string warehouse_id = 1;
+  repeated IndexHealth tables = 2;
+}
+
+message ProjectIndexHealth {
+  repeated WarehouseIndexHealth warehouses = 1;
 }
 
 message IndexHealthEntry {

@@ -164,6 +164,16 @@ pub struct ServeArgs {
     #[arg(long, env = "LANCE_CATALOG_TRASH_SWEEP_INTERVAL", default_value = "1h")]
     pub trash_sweep_interval: String,
 
+    /// How long a create's intent may go untouched before the sweep takes
+    /// the create for dead and removes the bytes it wrote (a running
+    /// create touches it five times per period).
+    #[arg(
+        long,
+        env = "LANCE_CATALOG_CREATE_INTENT_EXPIRY",
+        default_value = "15m"
+    )]
+    pub create_intent_expiry: String,
+
     /// How long audit events are kept, e.g. 90d; 0 (the default): for
     /// ever. The audit upkeep deletes what is older.
     #[arg(long, env = "LANCE_CATALOG_AUDIT_RETENTION", default_value = "0")]
@@ -366,6 +376,7 @@ impl std::fmt::Debug for ServeArgs {
             .field("trash_grace", &self.trash_grace)
             .field("trash_purge_expired", &self.trash_purge_expired)
             .field("trash_sweep_interval", &self.trash_sweep_interval)
+            .field("create_intent_expiry", &self.create_intent_expiry)
             .field("scheduler_interval", &self.scheduler_interval)
             .field("scheduler_cleanup", &self.scheduler_cleanup)
             .field("manifest_retention", &self.manifest_retention)
@@ -557,6 +568,15 @@ impl ServeArgs {
     pub fn trash_sweep_interval(&self) -> Result<u64, String> {
         crate::governance::parse_duration(&self.trash_sweep_interval)
             .map_err(|e| format!("--trash-sweep-interval: {e}"))
+    }
+
+    /// How long an untouched create intent counts as live.
+    pub fn create_intent_expiry(&self) -> Result<std::time::Duration, String> {
+        match crate::governance::parse_duration(&self.create_intent_expiry) {
+            Ok(0) => Err("--create-intent-expiry must be at least 1s".to_string()),
+            Ok(s) => Ok(std::time::Duration::from_secs(s)),
+            Err(e) => Err(format!("--create-intent-expiry: {e}")),
+        }
     }
 
     fn auth_config(&self) -> AuthConfig {

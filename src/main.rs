@@ -42,14 +42,28 @@ enum Report {
     /// segment covers, and whether an optimize is due.
     IndexHealth {
         /// One table, its id joined by `$` as in REST paths (quote it in a
-        /// shell); default: every table of the root.
+        /// shell); default: every table of every warehouse, by warehouse.
         #[arg(long)]
         table: Option<String>,
+        /// (With --table, --warehouse is the table's; default: the
+        /// built-in one on --root.)
+        #[command(flatten)]
+        scope: Scope,
         #[command(flatten)]
         settings: ServeArgs,
     },
     /// What no table owns and which tables hold no data (as `reconcile`).
     Reconcile(ServeArgs),
+    /// By warehouse: each table as the scheduler sees it (its policy's
+    /// winner, fragments, versions past retention, what a round would
+    /// submit), the expired trash, and the stale intents of creates that
+    /// died, with what the server's sweep would do. Changes nothing.
+    Sweep {
+        #[command(flatten)]
+        scope: Scope,
+        #[command(flatten)]
+        settings: ServeArgs,
+    },
     /// Per table: files under its location that no manifest of any
     /// retained version of any branch references, nor any other table's
     /// (shallow clones); transaction files apart; `_blobs/` and unknown
@@ -87,8 +101,19 @@ enum Report {
     },
 }
 
+/// Which warehouses a report reads.
+#[derive(clap::Args)]
+struct Scope {
+    /// Only the warehouses of this project.
+    #[arg(long)]
+    project: Option<String>,
+    /// Only this warehouse.
+    #[arg(long)]
+    warehouse: Option<String>,
+}
+
 /// Flags of a report's own, which the server's settings do not know.
-const REPORT_FLAGS: &[&str] = &["--table", "--warehouse", "--path", "--from"];
+const REPORT_FLAGS: &[&str] = &["--table", "--project", "--warehouse", "--path", "--from"];
 
 /// `argv` without the report flags (and their values).
 fn without_report_flags(argv: &[OsString]) -> Vec<OsString> {
@@ -144,8 +169,22 @@ fn main() {
             report: Report::Reconcile(_),
         }) => runtime.block_on(lance_catalog::reports::reconcile(args)),
         Some(Command::Maintenance {
-            report: Report::IndexHealth { table, .. },
-        }) => runtime.block_on(lance_catalog::reports::index_health(args, table)),
+            report:
+                Report::IndexHealth {
+                    table,
+                    scope: Scope { project, warehouse },
+                    ..
+                },
+        }) => runtime.block_on(lance_catalog::reports::index_health(
+            args, project, warehouse, table,
+        )),
+        Some(Command::Maintenance {
+            report:
+                Report::Sweep {
+                    scope: Scope { project, warehouse },
+                    ..
+                },
+        }) => runtime.block_on(lance_catalog::reports::sweep(args, project, warehouse)),
         Some(Command::Maintenance {
             report: Report::Orphans {
                 table, warehouse, ..

@@ -3,6 +3,7 @@
 //! `reclaim` deletes only what a fresh scan still names (see
 //! `core/maintenance/orphans.rs`).
 
+use crate::api::health::{ProjectIndexHealth, WarehouseIndexHealth};
 use crate::config::ServeArgs;
 use crate::core::Catalog;
 use crate::governance::Governance;
@@ -14,19 +15,74 @@ pub async fn reconcile(args: ServeArgs) -> Result<(), String> {
         .await
         .map_err(|e| e.message.clone())?;
     let report = catalog.reconcile().await.map_err(|e| e.message)?;
-    let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-    println!("{json}");
-    Ok(())
+    print_json(&report)
 }
 
 /// `lance-catalog maintenance index-health`: the index health of one table
-/// (`ns$t`) or of every table of the root, as JSON; progress on stderr.
-pub async fn index_health(args: ServeArgs, table: Option<String>) -> Result<(), String> {
-    let catalog = Catalog::open(&args.storage()?)
+/// (`ns$t`, a list of one) or, by warehouse, of every table of every
+/// warehouse (of `project`, or only `warehouse`), as JSON; progress on
+/// stderr.
+pub async fn index_health(
+    args: ServeArgs,
+    project: Option<String>,
+    warehouse: Option<String>,
+    table: Option<String>,
+) -> Result<(), String> {
+    crate::core::set_intent_expiry(args.create_intent_expiry()?);
+    let (gov, catalog) = opened(&args, warehouse.as_deref()).await?;
+    if table.is_some() {
+        let tables = chosen_tables(&catalog, table).await?;
+        return print_each(&tables, |id| catalog.index_health(id)).await;
+    }
+    let mut out = ProjectIndexHealth::default();
+    let catalogs = gov
+        .warehouse_catalogs(project.as_deref(), warehouse.as_deref())
         .await
-        .map_err(|e| e.message.clone())?;
-    let tables = chosen_tables(&catalog, table).await?;
-    print_each(&tables, |id| catalog.index_health(id)).await
+        .map_err(|e| e.message)?;
+    for (warehouse_id, catalog) in catalogs {
+        let tables = chosen_tables(&catalog, None).await?;
+        let progress = indicatif::ProgressBar::new(tables.len() as u64);
+        let mut healths = Vec::new();
+        for id in &tables {
+            progress.set_message(format!("{warehouse_id}: {}", id.join("$")));
+            healths.push(catalog.index_health(id).await.map_err(|e| e.message)?);
+            progress.inc(1);
+        }
+        progress.finish_and_clear();
+        out.warehouses.push(WarehouseIndexHealth {
+            warehouse_id,
+            tables: healths,
+        });
+    }
+    print_json(&out)
+}
+
+/// `lance-catalog maintenance sweep`: by warehouse (of `project`, or only
+/// `warehouse`), each table as the scheduler sees it, the expired trash,
+/// and the stale intents of creates that died, with what the server's
+/// sweep would do about each. Changes nothing.
+pub async fn sweep(
+    args: ServeArgs,
+    project: Option<String>,
+    warehouse: Option<String>,
+) -> Result<(), String> {
+    crate::core::set_intent_expiry(args.create_intent_expiry()?);
+    let (gov, _) = opened(&args, None).await?;
+    let spinner = indicatif::ProgressBar::new_spinner();
+    spinner.enable_steady_tick(std::time::Duration::from_millis(200));
+    spinner.set_message("sweeping");
+    let report = gov
+        .sweep_report(project.as_deref(), warehouse.as_deref())
+        .await
+        .map_err(|e| e.message);
+    spinner.finish_and_clear();
+    print_json(&report?)
+}
+
+fn print_json<T: serde::Serialize>(value: &T) -> Result<(), String> {
+    let json = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
+    println!("{json}");
+    Ok(())
 }
 
 /// One table (`ns$t`), or every table of `catalog`.
@@ -69,9 +125,7 @@ where
         progress.inc(1);
     }
     progress.finish_and_clear();
-    let json = serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?;
-    println!("{json}");
-    Ok(())
+    print_json(&out)
 }
 
 /// A table id as the command line spells it (`ns$t`, as in REST paths).
@@ -129,9 +183,7 @@ pub async fn reclaim(
         .reclaim(&id, &paths, &refs)
         .await
         .map_err(|e| e.message)?;
-    let json = serde_json::to_string_pretty(&done).map_err(|e| e.to_string())?;
-    println!("{json}");
-    Ok(())
+    print_json(&done)
 }
 
 /// The orphan and transaction paths a saved report (one table's, or a

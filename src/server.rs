@@ -15,6 +15,7 @@ use crate::rest::{self, RestConfig};
 /// Serve until SIGINT or SIGTERM; in-flight requests finish first.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
     crate::core::set_cache_limits(args.cache_limits());
+    crate::core::set_intent_expiry(args.create_intent_expiry()?);
     let gov = Governance::open(&args.governance()?)
         .await
         .map_err(|e| e.message.clone())?;
@@ -122,7 +123,9 @@ async fn refresh_readiness(gov: std::sync::Weak<Governance>) {
 }
 
 /// Sweep the trash every `every_s` seconds: expired entries are reported,
-/// and purged only where a policy says so (see `governance/trash.rs`).
+/// and purged only where a policy says so (see `governance/trash.rs`);
+/// then the bytes of creates that died (stale intents, see
+/// `governance/leftovers.rs`).
 async fn sweep_trash(gov: Arc<Governance>, every_s: u64) {
     let mut tick = tokio::time::interval(std::time::Duration::from_secs(every_s));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -138,6 +141,9 @@ async fn sweep_trash(gov: Arc<Governance>, every_s: u64) {
             Err(e) => {
                 tracing::warn!(error = %e.message, "the trash sweep failed; it runs again later")
             }
+        }
+        if let Err(e) = gov.sweep_create_leftovers(None, true).await {
+            tracing::warn!(error = %e.message, "the sweep of create leftovers failed; it runs again later")
         }
     }
 }

@@ -53,3 +53,16 @@ pub struct IndexHealthEntry {
 
 /// Index segments tolerated before an optimize is due.
 pub const MAX_SEGMENTS: u64 = 8;
+
+/// One warehouse's index health, table by table.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WarehouseIndexHealth {
+    pub warehouse_id: String,
+    pub tables: Vec<IndexHealth>,
+}
+
+/// A project's index health, warehouse by warehouse.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProjectIndexHealth {
+    pub warehouses: Vec<WarehouseIndexHealth>,
+}

@@ -155,6 +155,8 @@ macro_rules! for_each_control_op {
             GetNamespaceIndexHealth => get_namespace_index_health(GetIndexHealthRequest -> NamespaceIndexHealth) json, GET "/v1/namespace/{id}/index_health", body none, 200, query [], facts [read namespace read_metadata whole];
             GetTableMaintenanceSweep => get_table_maintenance_sweep(GetSweepRequest -> TableSweep) json, GET "/v1/table/{id}/maintenance_sweep", body none, 200, query [], facts [read table read_metadata whole];
             GetNamespaceMaintenanceSweep => get_namespace_maintenance_sweep(GetSweepRequest -> SweepReport) json, GET "/v1/namespace/{id}/maintenance_sweep", body none, 200, query [], facts [read namespace read_metadata whole];
+            GetProjectMaintenanceSweep => get_project_maintenance_sweep(GetProjectReportRequest -> ProjectSweep) json, GET "/v1/projects/{project_id}/maintenance_sweep", body none, 200, query [], facts [read project read_metadata whole];
+            GetProjectIndexHealth => get_project_index_health(GetProjectReportRequest -> ProjectIndexHealth) json, GET "/v1/projects/{project_id}/index_health", body none, 200, query [], facts [read project read_metadata whole];
             GetTableOrphans => get_table_orphans(GetOrphansRequest -> OrphanReport) json, GET "/v1/table/{id}/orphans", body none, 200, query [], facts [read table administer whole];
             GetNamespaceOrphans => get_namespace_orphans(GetOrphansRequest -> NamespaceOrphans) json, GET "/v1/namespace/{id}/orphans", body none, 200, query [], facts [read namespace administer whole];
             ReclaimTableOrphans => reclaim_table_orphans(ReclaimRequest -> ReclaimResponse) json, POST "/v1/table/{id}/reclaim", body json, 200, query [], facts [write table administer whole];

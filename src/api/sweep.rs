@@ -52,4 +52,71 @@ pub struct SweepReport {
     /// Trash entries under the namespace past their deadline (the trash
     /// sweep purges those whose policy says `purge_expired_trash`).
     pub expired_trash: Vec<TrashEntry>,
+    /// Stale intents of creates of tables under the namespace that died
+    /// before recording them (the server's sweep removes their bytes).
+    #[serde(default)]
+    pub create_leftovers: Vec<CreateLeftover>,
+}
+
+/// What a create is about to write: recorded before its bytes, so a create
+/// killed between writing and recording leaves bytes the sweep can tell
+/// from anyone else's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreateIntent {
+    /// The directory, relative to the storage root.
+    pub location: String,
+    pub table: Vec<String>,
+    /// The real id the table gets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_id: Option<String>,
+    pub replica: String,
+    pub started_ms: u64,
+    pub touched_ms: u64,
+}
+
+/// A stale create intent found by the sweep, and what became of it
+/// (see `core/table/intents.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreateLeftover {
+    pub intent_id: String,
+    #[serde(flatten)]
+    pub intent: CreateIntent,
+    pub outcome: LeftoverOutcome,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LeftoverOutcome {
+    /// Its bytes were removed: no table owns them.
+    Removed,
+    /// A table owns the location (the create was recorded, or another
+    /// table took the location since): only the intent was forgotten.
+    Recorded,
+    /// Another create is writing there now: the bytes stay for it.
+    Kept,
+    /// A report: the sweep would remove its bytes.
+    WouldRemove,
+}
+
+/// `GET /v1/projects/{project_id}/maintenance_sweep`,
+/// `GET /v1/projects/{project_id}/index_health`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GetProjectReportRequest {
+    pub project_id: String,
+}
+
+/// One warehouse's sweep: every table, its expired trash, and the stale
+/// intents of creates that died (what the sweep would do about each).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WarehouseSweep {
+    pub warehouse_id: String,
+    pub tables: Vec<TableSweep>,
+    pub expired_trash: Vec<TrashEntry>,
+    pub create_leftovers: Vec<CreateLeftover>,
+}
+
+/// A project's sweep, warehouse by warehouse.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProjectSweep {
+    pub warehouses: Vec<WarehouseSweep>,
 }

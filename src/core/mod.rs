@@ -83,6 +83,7 @@ pub use reserved::UNSET_KEYS;
 pub use storage::{
     open_records, probe_root, resolve_root, set_cache_limits, CacheLimits, StorageConfig,
 };
+pub use table::intents::set_intent_expiry;
 pub use table::tables::{LOCATION_KEY, PROPERTIES_KEY};
 
 use std::collections::HashMap;
@@ -226,10 +227,10 @@ impl Catalog {
         engine(ObjectStore::from_uri_and_params(self.session.store_registry(), &uri, &params).await)
     }
 
-    /// Best-effort removal of a directory under the root: a dropped table's,
+    /// Best-effort removal of a directory under the root (true: removed): a dropped table's,
     /// or what a failed or lost write wrote. Callers have checked that the
     /// directory is theirs to remove.
-    pub(crate) async fn remove_location(&self, relative: &str) {
+    pub(crate) async fn remove_location(&self, relative: &str) -> bool {
         match self.location_store(relative).await {
             Ok((store, path)) => {
                 // Last line of defence: whatever the caller checked, only a
@@ -244,14 +245,20 @@ impl Catalog {
                 };
                 if !below_root {
                     tracing::error!(location = %relative, path = %path, "refused to remove a directory that is not a table's own");
-                    return;
+                    return false;
                 }
-                if let Err(e) = store.remove_dir_all(path).await {
-                    tracing::warn!(location = %relative, error = %e, "could not remove a table directory; the reconciler will report it");
+                match store.remove_dir_all(path).await {
+                    // Nothing there (a local directory never made): nothing left.
+                    Ok(()) | Err(lance::Error::NotFound { .. }) => true,
+                    Err(e) => {
+                        tracing::warn!(location = %relative, error = %e, "could not remove a table directory; the reconciler will report it");
+                        false
+                    }
                 }
             }
             Err(e) => {
-                tracing::warn!(location = %relative, error = %e.message, "could not reach a table directory to remove it")
+                tracing::warn!(location = %relative, error = %e.message, "could not reach a table directory to remove it");
+                false
             }
         }
     }

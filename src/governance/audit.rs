@@ -38,6 +38,14 @@ pub(super) fn since_ms(since: Option<&str>) -> CatalogResult<u64> {
         })
 }
 
+/// A fresh event id at `at_ms`: its time, then a random part.
+fn event_id(at_ms: u64) -> String {
+    format!(
+        "{at_ms:013}-{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    )
+}
+
 /// Whether `t` is spelled as an event id (13 digits, '-', letters and
 /// digits): a page token is the last id of the page before.
 fn is_event_id(t: &str) -> bool {
@@ -61,6 +69,21 @@ impl Registry {
         self.record(access, "succeeded", None, Some(vended)).await
     }
 
+    /// Record an act of the catalog's own (no caller, no request): a
+    /// sweep's removal.
+    pub(super) async fn audit_system(&self, action: &str, resource: EventResource) {
+        let at_ms = now_ms();
+        let mut event = Event {
+            event_id: event_id(at_ms),
+            at_ms,
+            action: action.to_string(),
+            resource,
+            outcome: "succeeded".to_string(),
+            ..Default::default()
+        };
+        self.store_event(&mut event).await;
+    }
+
     async fn record(
         &self,
         access: &Access,
@@ -70,10 +93,7 @@ impl Registry {
     ) {
         let at_ms = now_ms();
         let event = Event {
-            event_id: format!(
-                "{at_ms:013}-{}",
-                &uuid::Uuid::new_v4().simple().to_string()[..12]
-            ),
+            event_id: event_id(at_ms),
             at_ms,
             principal: access.principal.as_ref().map(|p| p.id.clone()),
             action: access.action.to_string(),
@@ -96,6 +116,11 @@ impl Registry {
             vended,
         };
         let mut event = event;
+        self.store_event(&mut event).await;
+    }
+
+    /// Append `event` (its id and time as stored) and log it.
+    async fn store_event(&self, event: &mut Event) {
         match self.audit.append(event.clone()).await {
             Ok((id, at_ms)) => {
                 (event.event_id, event.at_ms) = (id, at_ms);

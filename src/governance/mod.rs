@@ -17,8 +17,10 @@
 //! | which object a request is about: minted and looked-up real ids | `objects.rs` |
 //! | the audit trail | `audit.rs` |
 //! | recoverable drops: grace, undrop, trash listing, purge, sweep | `trash.rs` |
+//! | removing what creates that died left (stale intents) | `leftovers.rs` |
 //! | maintenance policy records and their winner-takes-all resolution | `policy_records.rs` |
 //! | the scheduler: rounds by policy, tasks through the queue | `scheduler.rs` |
+//! | sweep and index health of whole warehouses (projects, the CLI) | `estate_reports.rs` |
 //! | maintenance tasks: the governed API and the worker pool | `maintenance.rs` |
 //! | readiness; a view of one warehouse for any `Spec` | `health.rs`, `scoped.rs` |
 //! | credentials vended with the answers that hand a table | `vending.rs` |
@@ -34,10 +36,12 @@ mod clones;
 mod config;
 mod door;
 mod duration;
+mod estate_reports;
 mod granting;
 mod grants;
 pub mod guard;
 mod health;
+mod leftovers;
 mod maintenance;
 pub mod models;
 mod objects;

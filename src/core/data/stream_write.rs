@@ -242,7 +242,11 @@ impl Catalog {
         // task between the write and the record.
         let catalog = self.clone();
         let id = id.to_vec();
+        let real = properties
+            .as_ref()
+            .and_then(|p| p.get(crate::core::reserved::TABLE_ID).cloned());
         let task = tokio::spawn(async move {
+            let intent = catalog.begin_create(&id, &dir, real).await?;
             let written = InsertBuilder::new(catalog.location_uri(&dir).as_str())
                 .with_params(&params)
                 .execute_stream(source)
@@ -255,13 +259,26 @@ impl Catalog {
                             dir.clone(),
                         ))
                         .await;
+                    intent.finish();
                     return Err(CatalogError::from_lance(&e));
                 }
             };
+            crate::fault::point("create.written");
+            if let Err(e) = intent.confirm().await {
+                catalog
+                    .undo_failed_write(&crate::core::table::placement::Placement::Fresh(
+                        dir.clone(),
+                    ))
+                    .await;
+                return Err(e);
+            }
             let held = catalog.hold_manifest().await;
-            catalog
+            let recorded = catalog
                 .record_written(&held, &id, &dir, properties.as_ref())
-                .await?;
+                .await;
+            drop(held);
+            intent.finish();
+            recorded?;
             Ok(ds.version().version)
         });
         task.await

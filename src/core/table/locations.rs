@@ -264,24 +264,30 @@ impl Catalog {
         )))
     }
 
-    /// Remove what a failed write left at `relative`, unless a recorded
+    /// Remove what a failed write left at `relative` (true: removed), unless a recorded
     /// table's location overlaps it (its bytes are not ours to remove) or
     /// the records cannot be read (the reconciler reports what is left).
-    pub(crate) async fn remove_if_unowned(&self, relative: &str) {
+    pub(crate) async fn remove_if_unowned(&self, relative: &str) -> bool {
         match self.placed_tables_near(&[relative]).await {
             Ok(tables) => match find_overlap(relative, &tables, None) {
                 None => self.remove_location(relative).await,
-                Some(t) => tracing::warn!(
-                    location = %relative,
-                    table = %t.key,
-                    "left a failed write's bytes in place: a recorded table overlaps them"
-                ),
+                Some(t) => {
+                    tracing::warn!(
+                        location = %relative,
+                        table = %t.key,
+                        "left a failed write's bytes in place: a recorded table overlaps them"
+                    );
+                    false
+                }
             },
-            Err(e) => tracing::warn!(
-                location = %relative,
-                error = %e.message,
-                "left a failed write's bytes in place: the catalog's records could not be read"
-            ),
+            Err(e) => {
+                tracing::warn!(
+                    location = %relative,
+                    error = %e.message,
+                    "left a failed write's bytes in place: the catalog's records could not be read"
+                );
+                false
+            }
         }
     }
 

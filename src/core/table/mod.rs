@@ -1,9 +1,11 @@
 //! Tables: create, declare, register, insert, merge-insert and drop
 //! (`tables.rs`), where their bytes go and how they are recorded
 //! (`placement.rs`), which locations the catalog owns (`locations.rs`),
-//! rename, and schema and field metadata.
+//! rename, and schema and field metadata; create intents, so a create
+//! killed mid-write leaves nothing the sweep cannot remove (`intents.rs`).
 
 pub(crate) mod describe;
+pub(crate) mod intents;
 pub(crate) mod locations;
 pub(crate) mod metadata;
 pub(crate) mod placement;

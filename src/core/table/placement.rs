@@ -116,8 +116,13 @@ impl Catalog {
         }
         let source = rows.into_source();
         let catalog = self.clone();
+        let real = req
+            .properties
+            .as_ref()
+            .and_then(|p| p.get(crate::core::reserved::TABLE_ID).cloned());
         let task = async move {
             let rel = placement.relative().to_string();
+            let intent = catalog.begin_create(&id, &rel, real).await?;
             let params = WriteParams {
                 mode: WriteMode::Create,
                 session: Some(catalog.session.clone()),
@@ -133,12 +138,20 @@ impl Catalog {
                 Ok(ds) => ds,
                 Err(e) => {
                     catalog.undo_failed_write(&placement).await;
+                    intent.finish();
                     return Err(CatalogError::from_lance(&e));
                 }
             };
-            catalog
+            crate::fault::point("create.written");
+            if let Err(e) = intent.confirm().await {
+                catalog.undo_failed_write(&placement).await;
+                return Err(e);
+            }
+            let recorded = catalog
                 .record_placed(&id, &placement, req.properties.as_ref())
-                .await?;
+                .await;
+            intent.finish();
+            recorded?;
             Ok(CreateTableResponse {
                 location: Some(uri),
                 version: Some(ds.version().version as i64),
@@ -186,9 +199,13 @@ impl Catalog {
     /// dataset is another writer's (it won the race), so it stays.
     pub(crate) async fn undo_failed_write(&self, placement: &Placement) {
         match placement {
-            Placement::Fresh(rel) => self.remove_if_unowned(rel).await,
+            Placement::Fresh(rel) => {
+                self.remove_if_unowned(rel).await;
+            }
             Placement::Chosen(rel) => match self.holds_dataset(rel).await {
-                Ok(false) => self.remove_if_unowned(rel).await,
+                Ok(false) => {
+                    self.remove_if_unowned(rel).await;
+                }
                 _ => {
                     tracing::warn!(location = %rel, "a failed create left its bytes beside another writer's dataset")
                 }

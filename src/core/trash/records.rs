@@ -301,7 +301,9 @@ impl Catalog {
             let now_live = Self::placed_near(&*self.manifest_snapshot().await?, &near).await?;
             for loc in removals {
                 match crate::core::table::locations::find_overlap(&loc, &now_live, None) {
-                    None => self.remove_location(&loc).await,
+                    None => {
+                        self.remove_location(&loc).await;
+                    }
                     Some(t) => {
                         tracing::warn!(location = %loc, table = %t.key, "purge kept bytes a table was recorded on meanwhile")
                     }

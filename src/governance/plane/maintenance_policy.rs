@@ -173,7 +173,11 @@ impl Plane<'_> {
 
     /// Authorize `action` on project `id` and refuse a project that does
     /// not exist.
-    async fn project_target(&self, action: &'static str, id: &str) -> CatalogResult<Access> {
+    pub(super) async fn project_target(
+        &self,
+        action: &'static str,
+        id: &str,
+    ) -> CatalogResult<Access> {
         let access = self.control(self.call, action, "project", one(id)).await?;
         if id != DEFAULT_PROJECT {
             self.registry.project(id).await?;

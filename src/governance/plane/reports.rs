@@ -85,10 +85,38 @@ impl Plane<'_> {
             .into_iter()
             .filter(|e| e.expired && e.under(&request.id))
             .collect();
+        let create_leftovers = route
+            .catalog
+            .sweep_intents(false)
+            .await?
+            .into_iter()
+            .filter(|l| l.intent.table.starts_with(&request.id))
+            .collect();
         Ok(SweepReport {
             tables,
             expired_trash,
+            create_leftovers,
         })
+    }
+
+    pub(super) async fn get_project_maintenance_sweep(
+        &self,
+        request: GetProjectReportRequest,
+    ) -> CatalogResult<ProjectSweep> {
+        let id = request.project_id;
+        self.project_target(op::GetProjectMaintenanceSweep.action, &id)
+            .await?;
+        self.sweep_report(Some(&id), None).await
+    }
+
+    pub(super) async fn get_project_index_health(
+        &self,
+        request: GetProjectReportRequest,
+    ) -> CatalogResult<ProjectIndexHealth> {
+        let id = request.project_id;
+        self.project_target(op::GetProjectIndexHealth.action, &id)
+            .await?;
+        self.index_health_report(Some(&id), None).await
     }
 }
 

@@ -1,0 +1,100 @@
+//! The sweep of create intents against a real directory root: what it
+//! removes, what it leaves to a table or to a live create, and a create
+//! the sweep took for dead learning so before it records anything.
+
+use super::*;
+use crate::core::StorageConfig;
+use lance_namespace::models::DeclareTableRequest;
+
+async fn catalog(root: &std::path::Path) -> Catalog {
+    set_intent_expiry(Duration::from_secs(1));
+    Catalog::open(&StorageConfig {
+        root: root.to_string_lossy().into_owned(),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+}
+
+fn outcome_of(found: &[CreateLeftover], location: &str) -> Vec<LeftoverOutcome> {
+    found
+        .iter()
+        .filter(|l| l.intent.location == location)
+        .map(|l| l.outcome)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_sweep_removes_only_dead_creates_bytes_no_one_else_owns() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let c = catalog(&root).await;
+    let t = vec!["t".to_string()];
+
+    // A dead create's bytes, no table over them.
+    let dead = c.begin_create(&t, "dead_1", None).await.unwrap();
+    std::fs::create_dir_all(root.join("dead_1/data")).unwrap();
+    std::fs::write(root.join("dead_1/data/a.lance"), b"x").unwrap();
+    drop(dead);
+    // A create that was recorded and then died before forgetting its intent.
+    c.declare_table_op(DeclareTableRequest {
+        id: Some(t.clone()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let owned = c.relative_table_location(&t).await.unwrap();
+    std::fs::create_dir_all(root.join(&owned)).unwrap();
+    std::fs::write(root.join(&owned).join("keep"), b"k").unwrap();
+    drop(c.begin_create(&t, &owned, None).await.unwrap());
+    // A dead create's and a live one's intents over one chosen location.
+    drop(c.begin_create(&t, "shared", None).await.unwrap());
+    std::fs::create_dir_all(root.join("shared")).unwrap();
+    std::fs::write(root.join("shared/b"), b"b").unwrap();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let live = c.begin_create(&t, "shared", None).await.unwrap();
+
+    // A report changes nothing.
+    let report = c.sweep_intents(false).await.unwrap();
+    assert_eq!(
+        outcome_of(&report, "dead_1"),
+        vec![LeftoverOutcome::WouldRemove]
+    );
+    assert!(root.join("dead_1/data/a.lance").is_file());
+
+    let swept = c.sweep_intents(true).await.unwrap();
+    assert_eq!(outcome_of(&swept, "dead_1"), vec![LeftoverOutcome::Removed]);
+    assert!(!root.join("dead_1").exists());
+    assert_eq!(outcome_of(&swept, &owned), vec![LeftoverOutcome::Recorded]);
+    assert!(root.join(&owned).join("keep").is_file());
+    assert_eq!(outcome_of(&swept, "shared"), vec![LeftoverOutcome::Kept]);
+    assert!(root.join("shared/b").is_file());
+    // Only the live intent is left, and it is still confirmed.
+    let left = c.create_intents().await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].1.location, "shared");
+    live.confirm().await.unwrap();
+    live.finish();
+}
+
+#[tokio::test]
+async fn a_create_taken_for_dead_is_told_before_it_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = catalog(dir.path()).await;
+    let held = c
+        .begin_create(&["u".to_string()], "slow", None)
+        .await
+        .unwrap();
+    // Frozen past the expiry: its beat stops, as in a paused process.
+    held.beat.abort();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let swept = c.sweep_intents(true).await.unwrap();
+    assert_eq!(outcome_of(&swept, "slow"), vec![LeftoverOutcome::Removed]);
+    let err = held.confirm().await.unwrap_err();
+    assert_eq!(err.code, Code::SERVICE_UNAVAILABLE);
+    assert!(
+        err.message.contains("--create-intent-expiry"),
+        "{}",
+        err.message
+    );
+}
