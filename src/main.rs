@@ -22,9 +22,10 @@ enum Command {
     /// Serve the catalog (the default when no command is given).
     Serve(ServeArgs),
     /// Compare the storage root with the catalog's records and print, as
-    /// JSON, what no table owns and which tables hold no data. Reports
-    /// only; deletes nothing.
-    Reconcile(ServeArgs),
+    /// JSON, what no table owns and which tables hold no data, and every
+    /// drift between registries, manifests and storage. Reports only,
+    /// unless --repair names a kind.
+    Reconcile(ReconcileArgs),
     /// Maintenance reports against a storage root, with no server: JSON on
     /// stdout, progress on stderr. They change nothing.
     Maintenance {
@@ -52,8 +53,9 @@ enum Report {
         #[command(flatten)]
         settings: ServeArgs,
     },
-    /// What no table owns and which tables hold no data (as `reconcile`).
-    Reconcile(ServeArgs),
+    /// What no table owns, which tables hold no data, and every drift (as
+    /// `reconcile`).
+    Reconcile(ReconcileArgs),
     /// By warehouse: each table as the scheduler sees it (its policy's
     /// winner, fragments, versions past retention, what a round would
     /// submit), the expired trash, and the stale intents of creates that
@@ -101,6 +103,19 @@ enum Report {
     },
 }
 
+/// The reconciler's own flags.
+#[derive(clap::Args)]
+struct ReconcileArgs {
+    /// Run the repair of every finding of this kind (repeat for more):
+    /// binding_to_missing_warehouse, table_without_data,
+    /// trash_without_bytes, tasks_of_missing_table,
+    /// policy_of_missing_object.
+    #[arg(long)]
+    repair: Vec<String>,
+    #[command(flatten)]
+    settings: ServeArgs,
+}
+
 /// Which warehouses a report reads.
 #[derive(clap::Args)]
 struct Scope {
@@ -113,7 +128,14 @@ struct Scope {
 }
 
 /// Flags of a report's own, which the server's settings do not know.
-const REPORT_FLAGS: &[&str] = &["--table", "--project", "--warehouse", "--path", "--from"];
+const REPORT_FLAGS: &[&str] = &[
+    "--table",
+    "--project",
+    "--warehouse",
+    "--path",
+    "--from",
+    "--repair",
+];
 
 /// `argv` without the report flags (and their values).
 fn without_report_flags(argv: &[OsString]) -> Vec<OsString> {
@@ -149,6 +171,7 @@ fn main() {
     }
     let settings = match cli.command {
         Some(Command::Maintenance { .. }) => without_report_flags(&argv[3..]),
+        Some(Command::Reconcile(_)) => without_report_flags(&argv[2..]),
         Some(_) => argv[2..].to_vec(),
         None => argv[argv.len().min(1)..].to_vec(),
     };
@@ -164,10 +187,10 @@ fn main() {
         .expect("tokio runtime");
     let args = resolved.args;
     let result = match cli.command {
-        Some(Command::Reconcile(_))
+        Some(Command::Reconcile(ReconcileArgs { repair, .. }))
         | Some(Command::Maintenance {
-            report: Report::Reconcile(_),
-        }) => runtime.block_on(lance_catalog::reports::reconcile(args)),
+            report: Report::Reconcile(ReconcileArgs { repair, .. }),
+        }) => runtime.block_on(lance_catalog::reports::reconcile(args, repair)),
         Some(Command::Maintenance {
             report:
                 Report::IndexHealth {

@@ -4,18 +4,36 @@
 //! `core/maintenance/orphans.rs`).
 
 use crate::api::health::{ProjectIndexHealth, WarehouseIndexHealth};
+use crate::api::reconcile::DriftKind;
 use crate::config::ServeArgs;
 use crate::core::Catalog;
 use crate::governance::Governance;
 
-/// Print the reconciler's report for the configured root (see
-/// `core/reconcile.rs`).
-pub async fn reconcile(args: ServeArgs) -> Result<(), String> {
-    let catalog = Catalog::open(&args.storage()?)
-        .await
-        .map_err(|e| e.message.clone())?;
+/// Print the reconciler's report: the built-in warehouse's unowned paths
+/// and tables without data (`orphans`, `without_data`, see
+/// `core/maintenance/reconcile.rs`), and every drift across the estate
+/// (`drifts`, see `governance/drift.rs`), running the repair of each kind
+/// named in `repair` (`binding_to_missing_warehouse`, …).
+pub async fn reconcile(args: ServeArgs, repair: Vec<String>) -> Result<(), String> {
+    let mut kinds = std::collections::HashSet::new();
+    for name in repair {
+        let kind: DriftKind = serde_json::from_value(serde_json::Value::String(name.clone()))
+            .map_err(|_| {
+                format!("--repair {name:?} is not a drift kind: binding_to_missing_warehouse, table_without_data, trash_without_bytes, tasks_of_missing_table or policy_of_missing_object")
+            })?;
+        if kind == DriftKind::UnownedDirectory {
+            return Err("--repair unowned_directory: an unowned directory may be someone's data; it is report-only (the sweep removes what a create's intent names)".into());
+        }
+        kinds.insert(kind);
+    }
+    let (gov, catalog) = opened(&args, None).await?;
     let report = catalog.reconcile().await.map_err(|e| e.message)?;
-    print_json(&report)
+    let drifts = gov.reconcile_estate(&kinds).await.map_err(|e| e.message)?;
+    print_json(&serde_json::json!({
+        "orphans": report.orphans,
+        "without_data": report.without_data,
+        "drifts": drifts,
+    }))
 }
 
 /// `lance-catalog maintenance index-health`: the index health of one table

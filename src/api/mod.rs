@@ -21,6 +21,7 @@ pub mod orphans;
 pub mod page;
 pub mod policy;
 pub mod protection;
+pub mod reconcile;
 pub mod spec;
 pub mod sweep;
 pub mod trash;

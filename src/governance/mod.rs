@@ -21,6 +21,7 @@
 //! | maintenance policy records and their winner-takes-all resolution | `policy_records.rs` |
 //! | the scheduler: rounds by policy, tasks through the queue | `scheduler.rs` |
 //! | sweep and index health of whole warehouses (projects, the CLI) | `estate_reports.rs` |
+//! | the estate reconciler: drift between registries, manifests, storage | `drift.rs` |
 //! | maintenance tasks: the governed API and the worker pool | `maintenance.rs` |
 //! | readiness; a view of one warehouse for any `Spec` | `health.rs`, `scoped.rs` |
 //! | credentials vended with the answers that hand a table | `vending.rs` |
@@ -35,6 +36,7 @@ mod bindings;
 mod clones;
 mod config;
 mod door;
+mod drift;
 mod duration;
 mod estate_reports;
 mod granting;

@@ -28,10 +28,12 @@
 //! | index health, a report | `index_health.rs` |
 //! | what manifests reference, through base paths too | `references.rs` |
 //! | the orphan scan and reclaim | `orphans.rs` |
+//! | records naming what is gone (the reconciler's core half) | `drift.rs` |
 //! | the cleanup's shallow-clone pre-pass | `clone_pin.rs` |
 
 pub use crate::api::maintenance::*;
 mod clone_pin;
+pub(crate) mod drift;
 pub(crate) mod index_health;
 pub(crate) mod orphans;
 mod params;
@@ -71,7 +73,7 @@ pub const FAILED: &str = "failed";
 /// Where markers of unfinished tasks live, under the control prefix.
 const QUEUE: &str = "maintenance_queue";
 /// Where tasks live, under the control prefix.
-const TASKS: &str = "maintenance";
+pub(crate) const TASKS: &str = "maintenance";
 
 impl TaskError {
     pub(crate) fn of(e: &CatalogError) -> Self {

@@ -203,6 +203,20 @@ impl Catalog {
             .map(|r| r.value))
     }
 
+    /// The real ids that have a round record.
+    pub(crate) async fn round_table_ids(&self) -> CatalogResult<Vec<String>> {
+        self.rounds().listed_ids("table").await
+    }
+
+    /// Forget the round record of the table whose real id is `table_id`.
+    pub(crate) async fn forget_round(&self, table_id: &str) -> CatalogResult<()> {
+        let rounds = self.rounds();
+        rounds
+            .delete::<Round, _>("table", table_id, |_| Ok(()))
+            .await?;
+        rounds.erase::<Round>("table", table_id).await
+    }
+
     /// Claim the round of the table whose real id is `table_id` when
     /// `interval_ms` has passed since its last one began (a table never
     /// seen is recorded, and its first round is one interval later).

@@ -1,0 +1,145 @@
+//! The estate reconciler: drift between the registries (bindings, trash
+//! records, task and round records, policy records), each warehouse's
+//! `__manifest` and its storage. It reports; a repair runs only for the
+//! kinds an operator names, and each finding is checked again first.
+
+use std::collections::HashSet;
+
+use super::{Governance, DEFAULT_WAREHOUSE};
+use crate::api::policy::PolicyLevel;
+use crate::api::reconcile::{Drift, DriftKind, Repair};
+use crate::error::{CatalogResult, Code};
+
+fn finding(kind: DriftKind, warehouse: Option<&str>, subject: String) -> Drift {
+    let repair = match kind {
+        DriftKind::BindingToMissingWarehouse => Some(Repair::Unbind),
+        DriftKind::TableWithoutData => Some(Repair::DeregisterTable),
+        DriftKind::UnownedDirectory => None,
+        DriftKind::TrashWithoutBytes => Some(Repair::ForgetTrashEntry),
+        DriftKind::TasksOfMissingTable => Some(Repair::ForgetTasks),
+        DriftKind::PolicyOfMissingObject => Some(Repair::ForgetObject),
+    };
+    Drift {
+        kind,
+        warehouse_id: warehouse.map(str::to_string),
+        subject,
+        table: Vec::new(),
+        repair,
+        repaired: None,
+    }
+}
+
+impl Governance {
+    /// Every finding across the estate; with `repair`, the repair of each
+    /// finding of those kinds runs, and `repaired` says what it did.
+    pub async fn reconcile_estate(&self, repair: &HashSet<DriftKind>) -> CatalogResult<Vec<Drift>> {
+        let mut out = Vec::new();
+        let mut live: HashSet<String> = HashSet::new();
+        let mut opened = Vec::new();
+        for (w, catalog) in self.every_catalog(None, None).await? {
+            live.extend(catalog.live_object_ids().await?);
+            opened.push((w, catalog));
+        }
+        let warehouses: HashSet<String> = opened.iter().map(|(w, _)| w.clone()).collect();
+        // A warehouse that did not open hides its live objects: what would
+        // look missing may be there. Fail closed, as the orphan scan does.
+        if self.warehouses {
+            for w in self.registry.all_warehouses(None).await? {
+                if !warehouses.contains(&w.warehouse_id) {
+                    return Err(crate::error::CatalogError::new(
+                        Code::SERVICE_UNAVAILABLE,
+                        format!(
+                            "warehouse {:?} could not be opened; the reconciler needs every warehouse's objects",
+                            w.warehouse_id
+                        ),
+                    ));
+                }
+            }
+        }
+        for b in self.registry.bindings().await? {
+            if b.warehouse_id == DEFAULT_WAREHOUSE || warehouses.contains(&b.warehouse_id) {
+                continue;
+            }
+            // Not opened may mean unreachable: only a warehouse the
+            // registry does not hold is missing.
+            match self.registry.warehouse(&b.warehouse_id).await {
+                Err(e) if e.code == Code::WAREHOUSE_NOT_FOUND => {}
+                _ => continue,
+            }
+            let mut d = finding(
+                DriftKind::BindingToMissingWarehouse,
+                Some(&b.warehouse_id),
+                b.namespace.clone(),
+            );
+            if repair.contains(&d.kind) {
+                self.registry.unbind(&b.namespace, &b.warehouse_id).await?;
+                d.repaired = Some(format!("namespace {:?} unbound", b.namespace));
+            }
+            out.push(d);
+        }
+        for (w, catalog) in &opened {
+            let report = catalog.reconcile().await?;
+            for o in report.orphans {
+                out.push(finding(DriftKind::UnownedDirectory, Some(w), o.location));
+            }
+            for t in report.without_data {
+                let mut d = finding(DriftKind::TableWithoutData, Some(w), t.location);
+                d.table = t.table.clone();
+                if repair.contains(&d.kind) {
+                    let real: Vec<String> = catalog
+                        .object_ids(&[("table", t.table.clone())])
+                        .await?
+                        .into_iter()
+                        .flatten()
+                        .collect();
+                    catalog.deregister_by_id(&t.table, false).await?;
+                    self.forget_objects(&real).await;
+                    d.repaired = Some("deregistered; no byte touched".into());
+                }
+                out.push(d);
+            }
+            for e in catalog.trash_without_bytes().await? {
+                let mut d = finding(DriftKind::TrashWithoutBytes, Some(w), e.trash_id.clone());
+                d.table = e.id.clone();
+                if repair.contains(&d.kind) {
+                    catalog.forget_trash(&e).await?;
+                    let reals: Vec<String> =
+                        e.object_id().map(str::to_string).into_iter().collect();
+                    self.forget_objects(&reals).await;
+                    d.repaired = Some("trash entry forgotten".into());
+                }
+                out.push(d);
+            }
+            for real in catalog.task_table_ids().await? {
+                if live.contains(&real) {
+                    continue;
+                }
+                let mut d = finding(DriftKind::TasksOfMissingTable, Some(w), real.clone());
+                if repair.contains(&d.kind) {
+                    let n = catalog.forget_table_tasks(&real).await?;
+                    d.repaired = Some(format!("{n} task records and the round record deleted"));
+                }
+                out.push(d);
+            }
+        }
+        let records = self.registry.every_policy_record().await?;
+        let mut gone: Vec<String> = records
+            .keys()
+            .filter(|(level, key)| {
+                matches!(level, PolicyLevel::Table | PolicyLevel::Namespace) && !live.contains(key)
+            })
+            .map(|(_, key)| key.clone())
+            .collect();
+        gone.sort();
+        gone.dedup();
+        for real in gone {
+            let mut d = finding(DriftKind::PolicyOfMissingObject, None, real.clone());
+            if repair.contains(&d.kind) {
+                self.forget_objects(std::slice::from_ref(&real)).await;
+                d.repaired = Some("policy records and grants deleted".into());
+            }
+            out.push(d);
+        }
+        Ok(out)
+    }
+}
