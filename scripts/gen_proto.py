@@ -273,6 +273,8 @@ service CatalogControlService {
   rpc GetTableOrphans(GetOrphansRequest) returns (OrphanReport);
   // GET /v1/namespace/{id}/orphans
   rpc GetNamespaceOrphans(GetOrphansRequest) returns (NamespaceOrphans);
+  // GET /v1/projects/{project_id}/orphans
+  rpc GetProjectOrphans(GetProjectReportRequest) returns (ProjectOrphans);
   // POST /v1/table/{id}/reclaim
   rpc ReclaimTableOrphans(ReclaimRequest) returns (ReclaimResponse);
   // POST /v1/table/{id}/undrop
@@ -287,6 +289,10 @@ service CatalogControlService {
   rpc ListTrash(ListTrashRequest) returns (ListTrashResponse);
   // DELETE /v1/trash/{trash_id}
   rpc PurgeTrash(PurgeTrashRequest) returns (PurgeTrashResponse);
+  // GET /v1/reconciliation
+  rpc GetReconciliation(GetReconciliationRequest) returns (ReconciliationReport);
+  // POST /v1/reconciliation/repair
+  rpc RepairDrift(RepairDriftRequest) returns (ReconciliationReport);
   // POST /v1/trash/sweep
   rpc SweepTrash(SweepTrashRequest) returns (SweepTrashResponse);
   // POST /lance/oss/v1/table/{id}/compact
@@ -459,6 +465,29 @@ message PurgeTrashResponse {
 }
 
 message SweepTrashRequest {}
+
+message GetReconciliationRequest {}
+
+// A finding of the estate reconciler: kind (binding_to_missing_warehouse,
+// table_without_data, unowned_directory, trash_without_bytes,
+// tasks_of_missing_table, policy_of_missing_object), what it is about, and
+// the repair that removes it (none: report-only).
+message Drift {
+  string kind = 1;
+  optional string warehouse_id = 2;
+  string subject = 3;
+  repeated string table = 4;
+  optional string repair = 5;
+  optional string repaired = 6;
+}
+
+message ReconciliationReport {
+  repeated Drift drifts = 1;
+}
+
+message RepairDriftRequest {
+  repeated string kinds = 1;
+}
 
 message SweepTrashResponse {
   repeated TrashEntry expired = 1;
@@ -987,6 +1016,15 @@ message OrphanFile {
 
 message NamespaceOrphans {
   repeated OrphanReport tables = 1;
+}
+
+message WarehouseOrphans {
+  string warehouse_id = 1;
+  repeated OrphanReport tables = 2;
+}
+
+message ProjectOrphans {
+  repeated WarehouseOrphans warehouses = 1;
 }
 
 message ReclaimRequest {

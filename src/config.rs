@@ -138,10 +138,11 @@ pub struct ServeArgs {
     #[arg(long, env = "LANCE_CATALOG_SCHEDULER_INTERVAL", default_value = "1m")]
     pub scheduler_interval: String,
 
-    /// `on`: the scheduler also submits cleanups of old versions by policy.
-    /// Off by default: a cleanup of a table that a shallow clone reads
-    /// from would delete files the clone still needs.
-    #[arg(long, env = "LANCE_CATALOG_SCHEDULER_CLEANUP", default_value = "off", value_parser = ["on", "off"])]
+    /// `on` (the default): the scheduler also submits cleanups of old
+    /// versions by policy. Each keeps what a shallow clone registered in
+    /// any warehouse reads; a clone the catalog does not know of is not
+    /// seen: turn it off where such clones read this catalog's tables.
+    #[arg(long, env = "LANCE_CATALOG_SCHEDULER_CLEANUP", default_value = "on", value_parser = ["on", "off"])]
     pub scheduler_cleanup: String,
 
     /// The scheduler removes versions of each warehouse's `__manifest`

@@ -69,6 +69,10 @@ pub struct Records {
     store: Arc<dyn ObjectStore>,
     prefix: Path,
     prune_after: Duration,
+    /// The store is a local file system (its paths absolute): an erased
+    /// record's emptied directory is removed too, or every id ever erased
+    /// would stay listed.
+    local: bool,
 }
 
 /// The store's own error names endpoints and keys of the catalog's storage:
@@ -107,7 +111,15 @@ impl Records {
             store,
             prefix,
             prune_after: PRUNE_AFTER,
+            local: false,
         }
+    }
+
+    /// Records on a local file system whose paths are absolute (as Lance's
+    /// local store names them): erasing also removes emptied directories.
+    pub fn on_local_disk(mut self, local: bool) -> Self {
+        self.local = local;
+        self
     }
 
     /// A read older than this is re-done before writing (see the module).
@@ -430,6 +442,7 @@ impl Records {
             store: self.store.clone(),
             prefix: self.prefix.clone().join(sub),
             prune_after: self.prune_after,
+            local: self.local,
         }
     }
 
@@ -470,6 +483,12 @@ impl Records {
                 Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
                 Err(e) => return Err(unavailable("delete", e)),
             }
+        }
+        if self.local {
+            // Only an empty directory goes: a version written meanwhile
+            // (a create of the same id) keeps it.
+            let dir = self.prefix.clone().join(kind).join(id);
+            let _ = std::fs::remove_dir(format!("/{dir}"));
         }
         Ok(())
     }

@@ -15,17 +15,18 @@ use crate::governance::Governance;
 /// (`drifts`, see `governance/drift.rs`), running the repair of each kind
 /// named in `repair` (`binding_to_missing_warehouse`, …).
 pub async fn reconcile(args: ServeArgs, repair: Vec<String>) -> Result<(), String> {
-    let mut kinds = std::collections::HashSet::new();
+    let mut named = Vec::new();
     for name in repair {
         let kind: DriftKind = serde_json::from_value(serde_json::Value::String(name.clone()))
             .map_err(|_| {
                 format!("--repair {name:?} is not a drift kind: binding_to_missing_warehouse, table_without_data, trash_without_bytes, tasks_of_missing_table or policy_of_missing_object")
             })?;
-        if kind == DriftKind::UnownedDirectory {
-            return Err("--repair unowned_directory: an unowned directory may be someone's data; it is report-only (the sweep removes what a create's intent names)".into());
-        }
-        kinds.insert(kind);
+        named.push(kind);
     }
+    let kinds = match named.is_empty() {
+        true => Default::default(),
+        false => crate::governance::drift::repairable(&named).map_err(|e| e.message)?,
+    };
     let (gov, catalog) = opened(&args, None).await?;
     let report = catalog.reconcile().await.map_err(|e| e.message)?;
     let drifts = gov.reconcile_estate(&kinds).await.map_err(|e| e.message)?;

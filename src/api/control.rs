@@ -16,6 +16,7 @@ pub use super::maintenance::*;
 pub use super::orphans::*;
 pub use super::policy::*;
 pub use super::protection::*;
+pub use super::reconcile::*;
 pub use super::sweep::*;
 pub use super::trash::*;
 use crate::error::CatalogResult;

@@ -159,6 +159,7 @@ macro_rules! for_each_control_op {
             GetProjectIndexHealth => get_project_index_health(GetProjectReportRequest -> ProjectIndexHealth) json, GET "/v1/projects/{project_id}/index_health", body none, 200, query [], facts [read project read_metadata whole];
             GetTableOrphans => get_table_orphans(GetOrphansRequest -> OrphanReport) json, GET "/v1/table/{id}/orphans", body none, 200, query [], facts [read table administer whole];
             GetNamespaceOrphans => get_namespace_orphans(GetOrphansRequest -> NamespaceOrphans) json, GET "/v1/namespace/{id}/orphans", body none, 200, query [], facts [read namespace administer whole];
+            GetProjectOrphans => get_project_orphans(GetProjectReportRequest -> ProjectOrphans) json, GET "/v1/projects/{project_id}/orphans", body none, 200, query [], facts [read project administer whole];
             ReclaimTableOrphans => reclaim_table_orphans(ReclaimRequest -> ReclaimResponse) json, POST "/v1/table/{id}/reclaim", body json, 200, query [], facts [write table administer whole];
             UndropTable => undrop_table(UndropTableRequest -> UndropTableResponse) json, POST "/v1/table/{id}/undrop", body json, 200, query [], facts [write table drop whole];
             UndropNamespace => undrop_namespace(UndropNamespaceRequest -> UndropNamespaceResponse) json, POST "/v1/namespace/{id}/undrop", body json, 200, query [], facts [write namespace drop whole];
@@ -166,6 +167,8 @@ macro_rules! for_each_control_op {
             ListNamespaceTasks => list_namespace_tasks(ListTasksRequest -> ListTasksResponse) json, GET "/v1/namespace/{id}/tasks", body none, 200, query [], facts [read namespace read_metadata whole];
             ListTrash => list_trash(ListTrashRequest -> ListTrashResponse) json, GET "/v1/trash", body none, 200, query [project_id: Str, warehouse_id: Str, namespace_id: List, page_token: Str, limit: Int], facts [read trash read_metadata whole];
             PurgeTrash => purge_trash(PurgeTrashRequest -> PurgeTrashResponse) json, DELETE "/v1/trash/{trash_id}", body none, 200, query [warehouse_id: Str], facts [write trash drop whole];
+            GetReconciliation => get_reconciliation(GetReconciliationRequest -> ReconciliationReport) json, GET "/v1/reconciliation", body none, 200, query [], facts [read server administer whole];
+            RepairDrift => repair_drift(RepairDriftRequest -> ReconciliationReport) json, POST "/v1/reconciliation/repair", body json, 200, query [], facts [write server administer whole];
             SweepTrash => sweep_trash(SweepTrashRequest -> SweepTrashResponse) json, POST "/v1/trash/sweep", body json, 200, query [], facts [write server administer whole];
             SubmitLanceTableCompactTask => submit_lance_table_compact_task(SubmitLanceTaskRequest -> SubmitLanceTaskResponse) oss, POST "/lance/oss/v1/table/{id}/compact", body params, 200, query [], facts [write table write_data whole];
             SubmitLanceTableScalarIndexTask => submit_lance_table_scalar_index_task(SubmitLanceTaskRequest -> SubmitLanceTaskResponse) oss, POST "/lance/oss/v1/table/{id}/create_scalar_index", body params, 200, query [], facts [write table write_data whole];

@@ -18,6 +18,19 @@ pub struct NamespaceOrphans {
     pub tables: Vec<OrphanReport>,
 }
 
+/// `GET /v1/projects/{project_id}/orphans`: every table of every warehouse
+/// of the project, by warehouse.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProjectOrphans {
+    pub warehouses: Vec<WarehouseOrphans>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WarehouseOrphans {
+    pub warehouse_id: String,
+    pub tables: Vec<OrphanReport>,
+}
+
 /// One table's scan.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct OrphanReport {

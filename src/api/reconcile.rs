@@ -61,3 +61,30 @@ pub struct Drift {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repaired: Option<String>,
 }
+
+/// `GET /v1/reconciliation`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GetReconciliationRequest {}
+
+/// `POST /v1/reconciliation/repair`: run the repair of every finding of
+/// these kinds (found again first).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepairDriftRequest {
+    /// Absent reads as none (proto3 leaves an empty list out), refused.
+    #[serde(default)]
+    pub kinds: Vec<DriftKind>,
+    /// The request context the REST adapter passes along; unused here.
+    #[serde(default, skip_serializing)]
+    pub context: Option<std::collections::HashMap<String, String>>,
+    /// The spec's per-request identity, which clients may send with any
+    /// body; the caller is told by its credentials.
+    #[serde(default, skip_serializing)]
+    pub identity: Option<serde_json::Value>,
+}
+
+/// Every finding across the estate (after a repair: with what it did).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReconciliationReport {
+    pub drifts: Vec<Drift>,
+}

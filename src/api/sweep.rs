@@ -39,7 +39,7 @@ pub struct TableSweep {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_round_at_ms: Option<u64>,
     /// The task types its next round would submit, as the table is now
-    /// (`lance_cleanup` only with `--scheduler-cleanup on`).
+    /// (`lance_cleanup` unless `--scheduler-cleanup off`).
     pub would_submit: Vec<String>,
     /// Those it would skip: one of that type is still unfinished.
     pub unfinished: Vec<String>,

@@ -75,6 +75,7 @@ pub mod version;
 pub use data::scan::{Scan, ScanSpec};
 pub use data::stream_write::{insert_mode_is_overwrite, MergeCounts, WriteOp, WriteOutcome};
 pub use derived::jobs::{Job, JobState};
+pub use maintenance::estate::EstateRefs;
 pub use maintenance::reconcile::{Orphan, Reconciliation, TableWithoutData};
 pub use maintenance::references::ForeignRefs;
 pub use manifest_keeping::{ManifestKeeping, ManifestKept, MIN_RETENTION};
@@ -128,6 +129,9 @@ pub struct Catalog {
     /// Whether every trash entry of this root has its claim
     /// (`trash/claims.rs`).
     claims: Arc<trash::claims::ClaimsState>,
+    /// The estate's references for the cleanup pre-pass, once the
+    /// governance layer installs them (`maintenance/estate.rs`).
+    estate: Arc<std::sync::OnceLock<Arc<dyn maintenance::estate::EstateRefs>>>,
 }
 
 /// Its root only: the engine's own `Debug` prints the storage options, and
@@ -168,6 +172,7 @@ impl Catalog {
             upkeep: Default::default(),
             meta: Default::default(),
             claims: Default::default(),
+            estate: Default::default(),
         })
     }
 

@@ -114,7 +114,8 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
     let control = crate::records::Records::new(
         store.inner.clone(),
         base.clone().join("_catalog").join("control"),
-    );
+    )
+    .on_local_disk(store.is_local());
     let root_store = store.clone();
     // The `__manifest` table, created (with its indices) now rather than on
     // the first write, so reads of a fresh root behave like reads of any
@@ -251,7 +252,7 @@ pub async fn open_records(
     let (store, base) = ObjectStore::from_uri_and_params(session.store_registry(), &root, &params)
         .await
         .map_err(|e| cannot_open("control", &root, &e))?;
-    Ok(crate::records::Records::new(store.inner.clone(), base))
+    Ok(crate::records::Records::new(store.inner.clone(), base).on_local_disk(store.is_local()))
 }
 
 /// Whether a root URI can be opened at all (its scheme and options), without

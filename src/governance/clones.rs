@@ -4,9 +4,35 @@
 //! a clone may live in another; one that cannot be read fails the call, as
 //! a scan that missed a clone would name files that clone still reads.
 
+use std::sync::{Arc, OnceLock, Weak};
+
 use super::{Governance, DEFAULT_WAREHOUSE};
-use crate::core::ForeignRefs;
+use crate::core::{EstateRefs, ForeignRefs};
 use crate::error::{CatalogError, CatalogResult, Code};
+
+/// The estate's references as every catalog's cleanup pre-pass reads them
+/// (installed on each catalog the layer opens), once the layer is shared
+/// (`attach`): a worker's cleanup in one warehouse sees a clone in another.
+#[derive(Default)]
+pub(super) struct EstateHook {
+    gov: OnceLock<Weak<Governance>>,
+}
+
+impl EstateHook {
+    pub(super) fn attach(&self, gov: &Arc<Governance>) {
+        let _ = self.gov.set(Arc::downgrade(gov));
+    }
+}
+
+#[async_trait::async_trait]
+impl EstateRefs for EstateHook {
+    async fn foreign_refs(&self) -> CatalogResult<Option<ForeignRefs>> {
+        match self.gov.get().and_then(Weak::upgrade) {
+            Some(gov) => gov.foreign_refs().await.map(Some),
+            None => Ok(None),
+        }
+    }
+}
 
 impl Governance {
     /// Every table's references outside its own location, estate-wide.

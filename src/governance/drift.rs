@@ -8,7 +8,23 @@ use std::collections::HashSet;
 use super::{Governance, DEFAULT_WAREHOUSE};
 use crate::api::policy::PolicyLevel;
 use crate::api::reconcile::{Drift, DriftKind, Repair};
-use crate::error::{CatalogResult, Code};
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// The kinds a repair was asked for, refused (13) when none is named or
+/// one has no repair.
+pub(crate) fn repairable(kinds: &[DriftKind]) -> CatalogResult<HashSet<DriftKind>> {
+    if kinds.is_empty() {
+        return Err(CatalogError::invalid(
+            "a repair needs kinds: the drift kinds whose findings it repairs",
+        ));
+    }
+    if kinds.contains(&DriftKind::UnownedDirectory) {
+        return Err(CatalogError::invalid(
+            "unowned_directory has no repair: an unowned directory may be someone's data (the sweep removes only what a create's intent names)",
+        ));
+    }
+    Ok(kinds.iter().copied().collect())
+}
 
 fn finding(kind: DriftKind, warehouse: Option<&str>, subject: String) -> Drift {
     let repair = match kind {
@@ -46,7 +62,7 @@ impl Governance {
         if self.warehouses {
             for w in self.registry.all_warehouses(None).await? {
                 if !warehouses.contains(&w.warehouse_id) {
-                    return Err(crate::error::CatalogError::new(
+                    return Err(CatalogError::new(
                         Code::SERVICE_UNAVAILABLE,
                         format!(
                             "warehouse {:?} could not be opened; the reconciler needs every warehouse's objects",

@@ -5,6 +5,7 @@
 
 use super::{Governance, Route, DEFAULT_WAREHOUSE};
 use crate::api::health::{ProjectIndexHealth, WarehouseIndexHealth};
+use crate::api::orphans::{ProjectOrphans, WarehouseOrphans};
 use crate::api::sweep::{ProjectSweep, WarehouseSweep};
 use crate::error::CatalogResult;
 
@@ -68,6 +69,25 @@ impl Governance {
                 tables.push(catalog.index_health(&id).await?);
             }
             out.warehouses.push(WarehouseIndexHealth {
+                warehouse_id: w,
+                tables,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The orphan scan of every table of every warehouse of `project`
+    /// (every project's when none), counting every table's references
+    /// across the estate (clones).
+    pub async fn orphans_report(&self, project: Option<&str>) -> CatalogResult<ProjectOrphans> {
+        let refs = self.foreign_refs().await?;
+        let mut out = ProjectOrphans::default();
+        for (w, catalog) in self.every_catalog(project, None).await? {
+            let mut tables = Vec::new();
+            for (id, _) in catalog.tables_with_ids().await? {
+                tables.push(catalog.orphan_scan(&id, &refs).await?);
+            }
+            out.warehouses.push(WarehouseOrphans {
                 warehouse_id: w,
                 tables,
             });

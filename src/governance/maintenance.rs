@@ -34,9 +34,9 @@ pub struct MaintenanceConfig {
     pub quota: usize,
     /// Starts after which a task whose workers keep dying fails.
     pub max_attempts: u32,
-    /// Whether the scheduler submits cleanups (`--scheduler-cleanup`):
-    /// off until the catalog protects the files a shallow clone reaches in
-    /// its source, which Lance's cleanup cannot see.
+    /// Whether the scheduler submits cleanups (`--scheduler-cleanup`).
+    /// Each runs the shallow-clone pre-pass over every warehouse first
+    /// (`core/maintenance/clone_pin.rs`), which Lance's cleanup lacks.
     pub scheduled_cleanup: bool,
     /// How the scheduler keeps each warehouse's `__manifest`.
     pub manifest: ManifestKeeping,
@@ -50,7 +50,7 @@ impl Default for MaintenanceConfig {
             poll: Duration::from_secs(1),
             quota: 1000,
             max_attempts: 3,
-            scheduled_cleanup: false,
+            scheduled_cleanup: true,
             manifest: ManifestKeeping::default(),
         }
     }
@@ -152,6 +152,8 @@ impl Governance {
     /// has room for. One task per table at a time in a replica: Lance's
     /// maintenance commits on one table conflict with each other.
     pub fn start_workers(self: &Arc<Self>) {
+        // A worker's cleanup pre-pass reads every warehouse's clones.
+        self.estate.attach(self);
         let config = self.maintenance.clone();
         if config.workers == 0 {
             return;

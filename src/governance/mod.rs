@@ -36,7 +36,7 @@ mod bindings;
 mod clones;
 mod config;
 mod door;
-mod drift;
+pub(crate) mod drift;
 mod duration;
 mod estate_reports;
 mod granting;
@@ -93,6 +93,9 @@ pub struct Route {
 /// The hierarchy above the core: registries, routing, guards.
 pub struct Governance {
     registry: Registry,
+    /// The estate's references, installed on every catalog it opens (the
+    /// cleanup pre-pass; see `clones.rs`).
+    estate: Arc<clones::EstateHook>,
     warehouses: bool,
     home: Arc<Catalog>,
     control_root: String,

@@ -90,7 +90,10 @@ impl Governance {
     pub fn single(home: Catalog) -> Self {
         let control_root = format!("{}/_catalog/control", home.root());
         let records = home.control_records();
+        let estate = Arc::new(super::clones::EstateHook::default());
+        home.set_estate_refs(estate.clone());
         Self {
+            estate,
             registry: Registry::new(records.clone()),
             warehouses: false,
             home: Arc::new(home),

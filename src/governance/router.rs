@@ -89,6 +89,7 @@ impl Governance {
             })
             .await?,
         );
+        opened.set_estate_refs(self.estate.clone());
         if record.status == ACTIVE {
             identify(&opened, &record.warehouse_id).await;
         }

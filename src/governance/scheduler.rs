@@ -7,7 +7,7 @@
 //!
 //! - a compaction to `target_rows_per_fragment` when `compaction` is on and
 //!   two or more fragments are under the target (or a tenth deleted), and
-//! - with `--scheduler-cleanup on`, a cleanup of versions older than
+//! - unless `--scheduler-cleanup off`, a cleanup of versions older than
 //!   `version_retention`, keeping the newest `versions_to_retain`, when it
 //!   has a version that cleanup would remove (older, not kept, not tagged),
 //!

@@ -140,6 +140,12 @@ def test_the_scan_names_exactly_the_planted_files_and_reclaim_removes_them():
         # The namespace form holds both tables' reports.
         s, whole = http_json("GET", f"{url}/v1/namespace/prod/orphans")
         assert s == 200 and sorted(r["id"][1] for r in whole["tables"]) == ["c", "t"]
+        # And the project's, by warehouse, the same reports.
+        s, project = http_json("GET", f"{url}/v1/projects/default/orphans")
+        assert s == 200, project
+        [wh] = project["warehouses"]
+        assert wh["warehouse_id"] == "default"
+        assert sorted(wh["tables"], key=lambda r: r["id"]) == sorted(whole["tables"], key=lambda r: r["id"])
 
         # Reclaim: the planted old ones go; the young one, a live file, a
         # protected one, a missing one and a path out of the table stay.

@@ -132,6 +132,17 @@ def test_each_drift_is_found_and_repaired_by_its_own_action():
         assert [e["id"] for e in _ok("GET", f"{url}/v1/trash")["entries"]] == []
         s, refused = http_json("POST", f"{url}/v1/warehouses/gone/namespaces", {"namespace": "x"})
         assert s == 404, refused
+        # The same report and repairs through the control plane.
+        another = "1" * 32
+        shutil.copytree(kept_policy, os.path.join(control, "maintenance_policy", "table", another))
+        report = _ok("GET", f"{url}/v1/reconciliation")
+        assert _kinds(report) == [("policy_of_missing_object", another)], report
+        for bad in ([], ["unowned_directory"], ["nope"]):
+            s, refused = http_json("POST", f"{url}/v1/reconciliation/repair", {"kinds": bad})
+            assert (s, refused["code"]) == (400, 13), refused
+        done = _ok("POST", f"{url}/v1/reconciliation/repair", {"kinds": ["policy_of_missing_object"]})
+        assert [d["repaired"] for d in done["drifts"]] == ["policy records and grants deleted"], done
+        assert _ok("GET", f"{url}/v1/reconciliation")["drifts"] == []
     finally:
         srv["proc"].terminate()
         srv["proc"].wait(timeout=30)

@@ -259,7 +259,7 @@ impl Catalog {
                             dir.clone(),
                         ))
                         .await;
-                    intent.finish();
+                    intent.finish().await;
                     return Err(CatalogError::from_lance(&e));
                 }
             };
@@ -277,7 +277,7 @@ impl Catalog {
                 .record_written(&held, &id, &dir, properties.as_ref())
                 .await;
             drop(held);
-            intent.finish();
+            intent.finish().await;
             recorded?;
             Ok(ds.version().version)
         });

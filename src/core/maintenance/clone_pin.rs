@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::references::{below, key_of, list_and_read, ForeignRefs};
+use super::references::{below, key_of, list_and_read};
 use crate::error::{CatalogError, CatalogResult};
 
 impl crate::core::Catalog {
@@ -17,8 +17,7 @@ impl crate::core::Catalog {
     /// Lance's cleanup would delete it once it is a week old.
     pub(crate) async fn clone_pin(&self, id: &[String]) -> CatalogResult<Option<u64>> {
         let location = &self.relative_table_location(id).await?;
-        let mut foreign = ForeignRefs::default();
-        self.collect_foreign_refs(&mut foreign).await?;
+        let foreign = self.cleanup_refs().await?;
         let own = key_of(&self.location_uri(location));
         let reached: Vec<&String> = foreign
             .refs

@@ -30,10 +30,12 @@
 //! | the orphan scan and reclaim | `orphans.rs` |
 //! | records naming what is gone (the reconciler's core half) | `drift.rs` |
 //! | the cleanup's shallow-clone pre-pass | `clone_pin.rs` |
+//! | the estate's references, installed from above | `estate.rs` |
 
 pub use crate::api::maintenance::*;
 mod clone_pin;
 pub(crate) mod drift;
+pub(crate) mod estate;
 pub(crate) mod index_health;
 pub(crate) mod orphans;
 mod params;

@@ -98,11 +98,12 @@ impl Held {
     }
 
     /// The create is over (recorded, or its bytes removed): forget the
-    /// intent, off the caller's path. One left behind is forgotten by the
-    /// sweep, which finds its location owned or empty.
-    pub(crate) fn finish(self) {
-        let (records, id) = (self.records.clone(), self.id.clone());
-        tokio::spawn(async move { forget(&records, &id).await });
+    /// intent before the answer leaves, so an answered create leaves
+    /// nothing behind. One a crash leaves is forgotten by the sweep, which
+    /// finds its location owned or empty.
+    pub(crate) async fn finish(self) {
+        self.beat.abort();
+        forget(&self.records, &self.id).await;
     }
 }
 

@@ -69,12 +69,17 @@ async fn the_sweep_removes_only_dead_creates_bytes_no_one_else_owns() {
     assert!(root.join(&owned).join("keep").is_file());
     assert_eq!(outcome_of(&swept, "shared"), vec![LeftoverOutcome::Kept]);
     assert!(root.join("shared/b").is_file());
-    // Only the live intent is left, and it is still confirmed.
+    // Only the live intent is left, and it is still confirmed; the swept
+    // ones leave no directory behind to be listed on every later sweep.
     let left = c.create_intents().await.unwrap();
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].1.location, "shared");
+    let dirs = std::fs::read_dir(root.join("_catalog/control/create_intents/intent"))
+        .unwrap()
+        .count();
+    assert_eq!(dirs, 1);
     live.confirm().await.unwrap();
-    live.finish();
+    live.finish().await;
 }
 
 #[tokio::test]

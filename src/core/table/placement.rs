@@ -138,7 +138,7 @@ impl Catalog {
                 Ok(ds) => ds,
                 Err(e) => {
                     catalog.undo_failed_write(&placement).await;
-                    intent.finish();
+                    intent.finish().await;
                     return Err(CatalogError::from_lance(&e));
                 }
             };
@@ -150,7 +150,7 @@ impl Catalog {
             let recorded = catalog
                 .record_placed(&id, &placement, req.properties.as_ref())
                 .await;
-            intent.finish();
+            intent.finish().await;
             recorded?;
             Ok(CreateTableResponse {
                 location: Some(uri),

@@ -147,6 +147,16 @@ impl Plane<'_> {
         Ok(NamespaceOrphans { tables })
     }
 
+    pub(super) async fn get_project_orphans(
+        &self,
+        request: GetProjectReportRequest,
+    ) -> CatalogResult<ProjectOrphans> {
+        let id = request.project_id;
+        self.project_target(op::GetProjectOrphans.action, &id)
+            .await?;
+        self.orphans_report(Some(&id)).await
+    }
+
     pub(super) async fn reclaim_table_orphans(
         &self,
         request: ReclaimRequest,

@@ -84,4 +84,27 @@ impl Plane<'_> {
     ) -> CatalogResult<SweepTrashResponse> {
         self.sweep_trash_governed(self.call).await
     }
+
+    pub(super) async fn get_reconciliation(
+        &self,
+        _request: GetReconciliationRequest,
+    ) -> CatalogResult<ReconciliationReport> {
+        self.control(self.call, op::GetReconciliation.action, "server", vec![])
+            .await?;
+        let drifts = self.reconcile_estate(&Default::default()).await?;
+        Ok(ReconciliationReport { drifts })
+    }
+
+    pub(super) async fn repair_drift(
+        &self,
+        request: RepairDriftRequest,
+    ) -> CatalogResult<ReconciliationReport> {
+        let access = self
+            .control(self.call, op::RepairDrift.action, "server", vec![])
+            .await?;
+        let kinds = crate::governance::drift::repairable(&request.kinds)?;
+        let drifts = self.reconcile_estate(&kinds).await?;
+        self.succeeded(&access).await;
+        Ok(ReconciliationReport { drifts })
+    }
 }
