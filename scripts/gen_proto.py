@@ -941,6 +941,7 @@ message CreateLeftover {
   uint64 started_ms = 6;
   uint64 touched_ms = 7;
   string outcome = 8;
+  optional uint64 taken_ms = 9;
 }
 
 message GetProjectReportRequest {

@@ -72,6 +72,10 @@ pub struct CreateIntent {
     pub replica: String,
     pub started_ms: u64,
     pub touched_ms: u64,
+    /// When a sweep took it to remove its bytes (then no create may touch
+    /// it, nor start at its location, until the sweep is done).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken_ms: Option<u64>,
 }
 
 /// A stale create intent found by the sweep, and what became of it

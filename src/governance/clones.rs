@@ -35,25 +35,40 @@ impl EstateRefs for EstateHook {
 }
 
 impl Governance {
-    /// Every table's references outside its own location, estate-wide.
-    pub async fn foreign_refs(&self) -> CatalogResult<ForeignRefs> {
-        let mut refs = ForeignRefs::default();
+    /// The catalog of every warehouse the registry holds, and the built-in
+    /// one, whether this server routes to them or not (`--warehouses`):
+    /// what reads across the estate (a clone's references, the objects a
+    /// record may name) must see all of it. One that cannot be opened
+    /// fails the call (503, 17) naming `purpose`, since missing it would
+    /// make its tables look absent.
+    pub(super) async fn estate_catalogs(
+        &self,
+        purpose: &str,
+    ) -> CatalogResult<Vec<(String, Arc<crate::Catalog>)>> {
         let mut ids = vec![DEFAULT_WAREHOUSE.to_string()];
-        if self.warehouses {
-            for w in self.registry.all_warehouses(None).await? {
-                ids.push(w.warehouse_id);
-            }
+        for w in self.registry.all_warehouses(None).await? {
+            ids.push(w.warehouse_id);
         }
+        let mut out = Vec::new();
         for warehouse in ids {
             let catalog = self.catalog(&warehouse).await.map_err(|e| {
                 CatalogError::new(
                     Code::SERVICE_UNAVAILABLE,
                     format!(
-                        "warehouse {warehouse:?} could not be read ({}); an orphan scan needs every table's references",
+                        "warehouse {warehouse:?} could not be read ({}); {purpose} needs every warehouse",
                         e.message
                     ),
                 )
             })?;
+            out.push((warehouse, catalog));
+        }
+        Ok(out)
+    }
+
+    /// Every table's references outside its own location, estate-wide.
+    pub async fn foreign_refs(&self) -> CatalogResult<ForeignRefs> {
+        let mut refs = ForeignRefs::default();
+        for (_, catalog) in self.estate_catalogs("an orphan scan or a cleanup").await? {
             catalog.collect_foreign_refs(&mut refs).await?;
         }
         Ok(refs)

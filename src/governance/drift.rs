@@ -1,11 +1,12 @@
 //! The estate reconciler: drift between the registries (bindings, trash
 //! records, task and round records, policy records), each warehouse's
 //! `__manifest` and its storage. It reports; a repair runs only for the
-//! kinds an operator names, and each finding is checked again first.
+//! kinds an operator names. Records are read before the objects they may
+//! name, and a table is deregistered only after it is checked again.
 
 use std::collections::HashSet;
 
-use super::{Governance, DEFAULT_WAREHOUSE};
+use super::Governance;
 use crate::api::policy::PolicyLevel;
 use crate::api::reconcile::{Drift, DriftKind, Repair};
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -49,35 +50,25 @@ impl Governance {
     /// Every finding across the estate; with `repair`, the repair of each
     /// finding of those kinds runs, and `repaired` says what it did.
     pub async fn reconcile_estate(&self, repair: &HashSet<DriftKind>) -> CatalogResult<Vec<Drift>> {
-        let mut out = Vec::new();
+        let opened = self.estate_catalogs("the reconciler").await?;
+        // Records first, live objects after: a policy or task record names
+        // an object that existed when it was written, so one created while
+        // this runs is live by the time it is looked up.
+        let policies = self.registry.every_policy_record().await?;
+        let mut tasks = Vec::new();
+        for (_, catalog) in &opened {
+            tasks.push(catalog.task_table_ids().await?);
+        }
         let mut live: HashSet<String> = HashSet::new();
-        let mut opened = Vec::new();
-        for (w, catalog) in self.every_catalog(None, None).await? {
+        for (_, catalog) in &opened {
             live.extend(catalog.live_object_ids().await?);
-            opened.push((w, catalog));
         }
-        let warehouses: HashSet<String> = opened.iter().map(|(w, _)| w.clone()).collect();
-        // A warehouse that did not open hides its live objects: what would
-        // look missing may be there. Fail closed, as the orphan scan does.
-        if self.warehouses {
-            for w in self.registry.all_warehouses(None).await? {
-                if !warehouses.contains(&w.warehouse_id) {
-                    return Err(CatalogError::new(
-                        Code::SERVICE_UNAVAILABLE,
-                        format!(
-                            "warehouse {:?} could not be opened; the reconciler needs every warehouse's objects",
-                            w.warehouse_id
-                        ),
-                    ));
-                }
-            }
-        }
+        let mut out = Vec::new();
+        let warehouses: HashSet<&String> = opened.iter().map(|(w, _)| w).collect();
         for b in self.registry.bindings().await? {
-            if b.warehouse_id == DEFAULT_WAREHOUSE || warehouses.contains(&b.warehouse_id) {
+            if warehouses.contains(&b.warehouse_id) {
                 continue;
             }
-            // Not opened may mean unreachable: only a warehouse the
-            // registry does not hold is missing.
             match self.registry.warehouse(&b.warehouse_id).await {
                 Err(e) if e.code == Code::WAREHOUSE_NOT_FOUND => {}
                 _ => continue,
@@ -93,24 +84,19 @@ impl Governance {
             }
             out.push(d);
         }
-        for (w, catalog) in &opened {
+        for ((w, catalog), tasks) in opened.iter().zip(tasks) {
             let report = catalog.reconcile().await?;
             for o in report.orphans {
                 out.push(finding(DriftKind::UnownedDirectory, Some(w), o.location));
             }
             for t in report.without_data {
-                let mut d = finding(DriftKind::TableWithoutData, Some(w), t.location);
+                let mut d = finding(DriftKind::TableWithoutData, Some(w), t.location.clone());
                 d.table = t.table.clone();
                 if repair.contains(&d.kind) {
-                    let real: Vec<String> = catalog
-                        .object_ids(&[("table", t.table.clone())])
-                        .await?
-                        .into_iter()
-                        .flatten()
-                        .collect();
-                    catalog.deregister_by_id(&t.table, false).await?;
-                    self.forget_objects(&real).await;
-                    d.repaired = Some("deregistered; no byte touched".into());
+                    d.repaired = Some(
+                        self.deregister_empty(catalog, &t.table, &t.location)
+                            .await?,
+                    );
                 }
                 out.push(d);
             }
@@ -126,10 +112,7 @@ impl Governance {
                 }
                 out.push(d);
             }
-            for real in catalog.task_table_ids().await? {
-                if live.contains(&real) {
-                    continue;
-                }
+            for real in tasks.into_iter().filter(|r| !live.contains(r)) {
                 let mut d = finding(DriftKind::TasksOfMissingTable, Some(w), real.clone());
                 if repair.contains(&d.kind) {
                     let n = catalog.forget_table_tasks(&real).await?;
@@ -138,8 +121,7 @@ impl Governance {
                 out.push(d);
             }
         }
-        let records = self.registry.every_policy_record().await?;
-        let mut gone: Vec<String> = records
+        let mut gone: Vec<String> = policies
             .keys()
             .filter(|(level, key)| {
                 matches!(level, PolicyLevel::Table | PolicyLevel::Namespace) && !live.contains(key)
@@ -157,5 +139,30 @@ impl Governance {
             out.push(d);
         }
         Ok(out)
+    }
+
+    /// Deregister table `id` of `catalog` found at `location` with no
+    /// data, checked again first: still recorded there, still no dataset
+    /// (a first write may have landed since). Answers what it did.
+    async fn deregister_empty(
+        &self,
+        catalog: &crate::Catalog,
+        id: &[String],
+        location: &str,
+    ) -> CatalogResult<String> {
+        let real: Vec<String> = catalog
+            .object_ids(&[("table", id.to_vec())])
+            .await?
+            .into_iter()
+            .flatten()
+            .collect();
+        let still = catalog.recorded_location(id).await?.as_deref() == Some(location)
+            && !catalog.holds_dataset(location).await?;
+        if !still {
+            return Ok("left alone: the table changed since it was found".into());
+        }
+        catalog.deregister_by_id(id, false).await?;
+        self.forget_objects(&real).await;
+        Ok("deregistered; no byte touched".into())
     }
 }

@@ -146,3 +146,11 @@ def test_each_drift_is_found_and_repaired_by_its_own_action():
     finally:
         srv["proc"].terminate()
         srv["proc"].wait(timeout=30)
+
+    # Run without --warehouses on, the registry's warehouses are still read:
+    # the table that stays in "main" is no drift, its policy no orphan.
+    argv = serve_argv(root, "--trash-grace", "1d")
+    argv[1:2] = ["reconcile"]
+    out = subprocess.run(argv, capture_output=True, text=True, env=serve_env(root), timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["drifts"] == [], out.stdout

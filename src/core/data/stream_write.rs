@@ -246,7 +246,7 @@ impl Catalog {
             .as_ref()
             .and_then(|p| p.get(crate::core::reserved::TABLE_ID).cloned());
         let task = tokio::spawn(async move {
-            let intent = catalog.begin_create(&id, &dir, real).await?;
+            let intent = catalog.begin_create(&id, &dir, real, false).await?;
             let written = InsertBuilder::new(catalog.location_uri(&dir).as_str())
                 .with_params(&params)
                 .execute_stream(source)

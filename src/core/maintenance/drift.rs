@@ -17,10 +17,15 @@ impl Catalog {
     /// The real ids of every table and namespace of this warehouse, and of
     /// every object in its trash (recoverable: still someone's).
     pub async fn live_object_ids(&self) -> CatalogResult<HashSet<String>> {
+        // Trash read before and after the manifest: an undrop records its
+        // object and then forgets its entry, so one of the reads sees it.
+        let mut out = HashSet::new();
+        for e in self.trash_entries().await? {
+            out.extend(e.object_id().map(str::to_string));
+        }
         let ds = self.current_manifest().await?;
         let batches: Vec<arrow_array::RecordBatch> =
             ds.scan().try_into_stream().await?.try_collect().await?;
-        let mut out = HashSet::new();
         for row in single_rows(&batches) {
             let Some(kind) = row_type(&row).filter(|k| k == "table" || k == "namespace") else {
                 continue;
@@ -79,13 +84,17 @@ impl Catalog {
         Ok(gone)
     }
 
-    /// Trash entries of tables whose location holds no dataset any more.
+    /// Trash entries of written tables whose location holds no dataset
+    /// any more (a declared table in trash never had one).
     pub async fn trash_without_bytes(&self) -> CatalogResult<Vec<TrashEntry>> {
         let mut out = Vec::new();
         for e in self.trash_entries().await? {
             let Some(location) = e.location.as_deref().filter(|_| e.is_table()) else {
                 continue;
             };
+            if e.version.is_none() {
+                continue;
+            }
             let relative = crate::core::table::locations::canonical(location);
             if !relative.is_empty() && !self.holds_dataset(&relative).await? {
                 out.push(e);

@@ -107,9 +107,13 @@ impl Held {
     }
 }
 
+/// Touch intent `id` now; refused (as [`MISSING`]) once a sweep took it.
 async fn touch(records: &Records, id: &str) -> CatalogResult<()> {
     records
         .update::<CreateIntent, _>(KIND, id, MISSING, |mut i| {
+            if i.taken_ms.is_some() {
+                return Err(CatalogError::new(MISSING, "taken by the sweep"));
+            }
             i.touched_ms = now_ms();
             Ok(i)
         })
@@ -135,12 +139,15 @@ impl Catalog {
     }
 
     /// Record that a create is about to write `location` for `table`, and
-    /// keep touching it until the answer is finished or dropped.
+    /// keep touching it until the answer is finished or dropped. A
+    /// `chosen` location (not one the catalog named fresh) may be another
+    /// create's too: refused (14) while one writes or is swept there.
     pub(crate) async fn begin_create(
         &self,
         table: &[String],
         location: &str,
         object_id: Option<String>,
+        chosen: bool,
     ) -> CatalogResult<Held> {
         let records = self.intents();
         let id = uuid::Uuid::new_v4().simple().to_string();
@@ -152,10 +159,42 @@ impl Catalog {
             replica: replica().to_string(),
             started_ms: now,
             touched_ms: now,
+            taken_ms: None,
         };
         records
             .create(KIND, &id, &intent, Code::CONCURRENT_MODIFICATION)
             .await?;
+        // Another create writing here, or a sweep removing a dead one's
+        // bytes: this one stops before it writes. (A sweep lists intents
+        // after it takes one, and this create listed after it wrote its
+        // own: one of the two sees the other.)
+        let others = match chosen {
+            false => Ok(Vec::new()),
+            true => self.create_intents().await,
+        };
+        let others = match others {
+            Ok(all) => all,
+            Err(e) => {
+                forget(&records, &id).await;
+                return Err(e);
+            }
+        };
+        let now = now_ms();
+        if let Some((_, other)) = others.iter().find(|(other, i)| {
+            *other != id
+                && (i.taken_ms.is_some() || !stale(i, now))
+                && crate::core::table::locations::overlaps(&i.location, location)
+        }) {
+            forget(&records, &id).await;
+            return Err(CatalogError::new(
+                Code::CONCURRENT_MODIFICATION,
+                format!(
+                    "another create of {} is writing at {:?}, or the bytes a failed one left there are being removed; retry",
+                    crate::core::checks::display_id(&other.table),
+                    other.location
+                ),
+            ));
+        }
         let beat = {
             let (records, id) = (records.clone(), id.clone());
             tokio::spawn(async move {
@@ -181,10 +220,13 @@ impl Catalog {
     }
 
     /// Stale intents and what the sweep would do about each (`apply`:
-    /// does it). Removing bytes needs all of: the intent untouched for the
-    /// expiry (checked again in the conditional delete of its record), no
-    /// table (nor trash entry) owning the location, and no live intent
-    /// over it.
+    /// does it). Bytes are removed only when all hold: the intent went
+    /// untouched for the expiry and is taken by this sweep (a conditional
+    /// write, after which its create can neither touch nor confirm it, and
+    /// no new create starts there); no table (nor trash entry) owns the
+    /// location; and no other create's live intent lies over it, as listed
+    /// after the take. An intent whose bytes could not be removed stays
+    /// taken, for the next sweep.
     pub async fn sweep_intents(&self, apply: bool) -> CatalogResult<Vec<CreateLeftover>> {
         let records = self.intents();
         let all = self.create_intents().await?;
@@ -194,43 +236,38 @@ impl Catalog {
             if !stale(intent, now) {
                 continue;
             }
-            let tables = self.placed_tables_near(&[&intent.location]).await?;
-            let owned = find_overlap(&intent.location, &tables, None).is_some();
-            let live_beside = all.iter().any(|(other, i)| {
-                other != intent_id
-                    && !stale(i, now)
-                    && crate::core::table::locations::overlaps(&i.location, &intent.location)
-            });
-            let mut outcome = match (owned, live_beside) {
-                (true, _) => LeftoverOutcome::Recorded,
-                (false, true) => LeftoverOutcome::Kept,
-                (false, false) => LeftoverOutcome::WouldRemove,
-            };
+            let mut outcome = self.leftover_outcome(intent_id, intent, &all, now).await?;
             if apply {
                 let taken = records
-                    .delete::<CreateIntent, _>(KIND, intent_id, |current| {
-                        match stale(current, now_ms()) {
-                            true => Ok(()),
-                            false => Err(CatalogError::new(Code::CONCURRENT_MODIFICATION, "live")),
+                    .update::<CreateIntent, _>(KIND, intent_id, MISSING, |mut current| {
+                        if !stale(&current, now_ms()) {
+                            return Err(CatalogError::new(Code::CONCURRENT_MODIFICATION, "live"));
                         }
+                        current.taken_ms.get_or_insert_with(now_ms);
+                        Ok(current)
                     })
                     .await;
                 match taken {
-                    Ok(true) => {}
+                    Ok(_) => {}
                     // Forgotten meanwhile, or touched: the create lives.
-                    Ok(false) => continue,
-                    Err(e) if e.code == Code::CONCURRENT_MODIFICATION => continue,
+                    Err(e) if e.code == MISSING || e.code == Code::CONCURRENT_MODIFICATION => {
+                        continue
+                    }
                     Err(e) => return Err(e),
                 }
+                // Judged again now that no create can start there.
+                let fresh = self.create_intents().await?;
+                outcome = self
+                    .leftover_outcome(intent_id, intent, &fresh, now_ms())
+                    .await?;
                 if outcome == LeftoverOutcome::WouldRemove {
-                    outcome = match self.remove_if_unowned(&intent.location).await {
-                        true => LeftoverOutcome::Removed,
-                        false => LeftoverOutcome::Kept,
-                    };
+                    if !self.remove_if_unowned(&intent.location).await {
+                        tracing::warn!(intent = %intent_id, location = %intent.location, "the bytes of a dead create could not be removed; the next sweep tries again");
+                        continue;
+                    }
+                    outcome = LeftoverOutcome::Removed;
                 }
-                if let Err(e) = records.erase::<CreateIntent>(KIND, intent_id).await {
-                    tracing::warn!(intent = %intent_id, error = %e.message, "could not erase a swept intent");
-                }
+                forget(&records, intent_id).await;
             }
             out.push(CreateLeftover {
                 intent_id: intent_id.clone(),
@@ -239,6 +276,31 @@ impl Catalog {
             });
         }
         Ok(out)
+    }
+
+    /// What the sweep does about stale intent `id` given every intent
+    /// `all` as listed at `now`.
+    async fn leftover_outcome(
+        &self,
+        id: &str,
+        intent: &CreateIntent,
+        all: &[(String, CreateIntent)],
+        now: u64,
+    ) -> CatalogResult<LeftoverOutcome> {
+        let tables = self.placed_tables_near(&[&intent.location]).await?;
+        if find_overlap(&intent.location, &tables, None).is_some() {
+            return Ok(LeftoverOutcome::Recorded);
+        }
+        let live_beside = all.iter().any(|(other, i)| {
+            other != id
+                && !stale(i, now)
+                && i.taken_ms.is_none()
+                && crate::core::table::locations::overlaps(&i.location, &intent.location)
+        });
+        Ok(match live_beside {
+            true => LeftoverOutcome::Kept,
+            false => LeftoverOutcome::WouldRemove,
+        })
     }
 }
 

@@ -122,7 +122,8 @@ impl Catalog {
             .and_then(|p| p.get(crate::core::reserved::TABLE_ID).cloned());
         let task = async move {
             let rel = placement.relative().to_string();
-            let intent = catalog.begin_create(&id, &rel, real).await?;
+            let chosen = matches!(placement, Placement::Chosen(_));
+            let intent = catalog.begin_create(&id, &rel, real, chosen).await?;
             let params = WriteParams {
                 mode: WriteMode::Create,
                 session: Some(catalog.session.clone()),
