@@ -471,7 +471,7 @@ message GetReconciliationRequest {}
 // A finding of the estate reconciler: kind (binding_to_missing_warehouse,
 // table_without_data, unowned_directory, trash_without_bytes,
 // tasks_of_missing_table, policy_of_missing_object), what it is about, and
-// the repair that removes it (none: report-only).
+// the repair that removes it.
 message Drift {
   string kind = 1;
   optional string warehouse_id = 2;

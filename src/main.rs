@@ -108,7 +108,7 @@ enum Report {
 struct ReconcileArgs {
     /// Run the repair of every finding of this kind (repeat for more):
     /// binding_to_missing_warehouse, table_without_data,
-    /// trash_without_bytes, tasks_of_missing_table,
+    /// unowned_directory, trash_without_bytes, tasks_of_missing_table,
     /// policy_of_missing_object.
     #[arg(long)]
     repair: Vec<String>,

@@ -19,7 +19,7 @@ pub async fn reconcile(args: ServeArgs, repair: Vec<String>) -> Result<(), Strin
     for name in repair {
         let kind: DriftKind = serde_json::from_value(serde_json::Value::String(name.clone()))
             .map_err(|_| {
-                format!("--repair {name:?} is not a drift kind: binding_to_missing_warehouse, table_without_data, trash_without_bytes, tasks_of_missing_table or policy_of_missing_object")
+                format!("--repair {name:?} is not a drift kind: binding_to_missing_warehouse, table_without_data, unowned_directory, trash_without_bytes, tasks_of_missing_table or policy_of_missing_object")
             })?;
         named.push(kind);
     }

@@ -39,6 +39,9 @@ pub enum Repair {
     ForgetTasks,
     /// Delete the policy records and grants of that object.
     ForgetObject,
+    /// Delete what lies at the path, once nothing there changed for an
+    /// hour and no table or create names it.
+    RemovePath,
 }
 
 /// One finding.
@@ -53,8 +56,6 @@ pub struct Drift {
     /// The table it concerns, where there is one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub table: Vec<String>,
-    /// None: report-only (an unowned directory may be someone's data; the
-    /// sweep removes only what a create's intent names).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repair: Option<Repair>,
     /// Set when a repair ran: what it did.

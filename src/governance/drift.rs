@@ -11,17 +11,11 @@ use crate::api::policy::PolicyLevel;
 use crate::api::reconcile::{Drift, DriftKind, Repair};
 use crate::error::{CatalogError, CatalogResult, Code};
 
-/// The kinds a repair was asked for, refused (13) when none is named or
-/// one has no repair.
+/// The kinds a repair was asked for, refused (13) when none is named.
 pub(crate) fn repairable(kinds: &[DriftKind]) -> CatalogResult<HashSet<DriftKind>> {
     if kinds.is_empty() {
         return Err(CatalogError::invalid(
             "a repair needs kinds: the drift kinds whose findings it repairs",
-        ));
-    }
-    if kinds.contains(&DriftKind::UnownedDirectory) {
-        return Err(CatalogError::invalid(
-            "unowned_directory has no repair: an unowned directory may be someone's data (the sweep removes only what a create's intent names)",
         ));
     }
     Ok(kinds.iter().copied().collect())
@@ -31,7 +25,7 @@ fn finding(kind: DriftKind, warehouse: Option<&str>, subject: String) -> Drift {
     let repair = match kind {
         DriftKind::BindingToMissingWarehouse => Some(Repair::Unbind),
         DriftKind::TableWithoutData => Some(Repair::DeregisterTable),
-        DriftKind::UnownedDirectory => None,
+        DriftKind::UnownedDirectory => Some(Repair::RemovePath),
         DriftKind::TrashWithoutBytes => Some(Repair::ForgetTrashEntry),
         DriftKind::TasksOfMissingTable => Some(Repair::ForgetTasks),
         DriftKind::PolicyOfMissingObject => Some(Repair::ForgetObject),
@@ -87,7 +81,11 @@ impl Governance {
         for ((w, catalog), tasks) in opened.iter().zip(tasks) {
             let report = catalog.reconcile().await?;
             for o in report.orphans {
-                out.push(finding(DriftKind::UnownedDirectory, Some(w), o.location));
+                let mut d = finding(DriftKind::UnownedDirectory, Some(w), o.location.clone());
+                if repair.contains(&d.kind) {
+                    d.repaired = Some(catalog.remove_unowned(&o.location).await?);
+                }
+                out.push(d);
             }
             for t in report.without_data {
                 let mut d = finding(DriftKind::TableWithoutData, Some(w), t.location.clone());

@@ -85,6 +85,13 @@ def test_each_drift_is_found_and_repaired_by_its_own_action():
     # The warehouse's registry record lost; its binding stays.
     shutil.rmtree(os.path.join(control, "warehouse", "gone"))
     shutil.rmtree(t_location.removeprefix("file://"))
+    # Paths no table owns: one untouched for two hours, one just written.
+    for rel, age in (("stray/x.bin", 7200), ("fresh_stray/y.bin", 0)):
+        os.makedirs(os.path.dirname(os.path.join(main_root, rel)), exist_ok=True)
+        with open(os.path.join(main_root, rel), "wb") as f:
+            f.write(b"z" * 100)
+        past = time.time() - age
+        os.utime(os.path.join(main_root, rel), (past, past))
     # A policy record of an object no warehouse holds.
     [kept_policy] = glob.glob(os.path.join(control, "maintenance_policy", "table", "*"))
     ghost = "0" * 32
@@ -102,7 +109,8 @@ def test_each_drift_is_found_and_repaired_by_its_own_action():
         assert tasks[0]["subject"] == u_real
     declared = [d for d in report["drifts"] if d["kind"] == "table_without_data"]
     assert [d["table"] for d in declared] == [["d", "declared"]], report
-    assert all(d.get("repair") for d in report["drifts"] if d["kind"] != "unowned_directory")
+    assert ("unowned_directory", "stray") in found and ("unowned_directory", "fresh_stray") in found, found
+    assert all(d.get("repair") for d in report["drifts"])
     # The live table and its policy are not drift.
     assert not [d for d in report["drifts"] if d.get("table") == ["d", "keep"]]
     # A report repairs nothing.
@@ -111,13 +119,21 @@ def test_each_drift_is_found_and_repaired_by_its_own_action():
     # Each repair removes exactly its own kind.
     before = found
     for kind in ("binding_to_missing_warehouse", "trash_without_bytes", "tasks_of_missing_table",
-                 "policy_of_missing_object", "table_without_data"):
+                 "policy_of_missing_object", "table_without_data", "unowned_directory"):
         done = _reconcile(root, kind)
         assert all(d.get("repaired") for d in done["drifts"] if d["kind"] == kind), done
         after = _kinds(_reconcile(root))
-        assert [f for f in after if f[0] == kind] == [], after
-        assert after == [f for f in before if f[0] != kind], (kind, after)
+        # Only what was written within the hour is left, and said so.
+        left = [("unowned_directory", "fresh_stray")] if kind == "unowned_directory" else []
+        assert [f for f in after if f[0] == kind] == left, after
+        assert [f for f in after if f[0] != kind] == [f for f in before if f[0] != kind], (kind, after)
         before = after
+    said = {d["subject"]: d["repaired"] for d in done["drifts"] if d["kind"] == "unowned_directory"}
+    assert said == {"stray": "removed 1 objects, 100 bytes",
+                    "fresh_stray": "left alone: written within the last hour"}, said
+    assert not os.path.exists(os.path.join(main_root, "stray"))
+    assert os.path.exists(os.path.join(main_root, "fresh_stray", "y.bin"))
+    shutil.rmtree(os.path.join(main_root, "fresh_stray"))
 
     srv = start_server(root, *FLAGS)
     try:
@@ -137,7 +153,7 @@ def test_each_drift_is_found_and_repaired_by_its_own_action():
         shutil.copytree(kept_policy, os.path.join(control, "maintenance_policy", "table", another))
         report = _ok("GET", f"{url}/v1/reconciliation")
         assert _kinds(report) == [("policy_of_missing_object", another)], report
-        for bad in ([], ["unowned_directory"], ["nope"]):
+        for bad in ([], ["nope"]):
             s, refused = http_json("POST", f"{url}/v1/reconciliation/repair", {"kinds": bad})
             assert (s, refused["code"]) == (400, 13), refused
         done = _ok("POST", f"{url}/v1/reconciliation/repair", {"kinds": ["policy_of_missing_object"]})

@@ -5,13 +5,19 @@
 use std::collections::HashSet;
 
 use futures::TryStreamExt;
+use object_store::{ObjectMeta, ObjectStoreExt};
 
 use super::{TaskRecord, TASKS, TASK_TYPES};
 use crate::api::trash::TrashEntry;
 use crate::core::identity::id_property;
 use crate::core::manifest_tx::{row_properties, row_type, single_rows};
-use crate::core::Catalog;
+use crate::core::table::locations::{canonical, find_overlap, is_reserved, overlaps};
+use crate::core::{engine, Catalog};
 use crate::error::CatalogResult;
+
+/// How long nothing under an unowned path may have changed before its
+/// repair removes it: a client writes a dataset before it registers it.
+const UNOWNED_MIN_AGE_MS: i64 = 3_600_000;
 
 impl Catalog {
     /// The real ids of every table and namespace of this warehouse, and of
@@ -102,4 +108,71 @@ impl Catalog {
         }
         Ok(out)
     }
+
+    /// Remove an unowned path under the root (an operator's explicit
+    /// repair), checked again first: not the root or the catalog's own, no
+    /// table or trash entry over it, no create's intent over it (the sweep
+    /// decides those), nothing under it changed within the last hour.
+    /// Deletes the objects the listing names; answers what it did.
+    pub async fn remove_unowned(&self, relative: &str) -> CatalogResult<String> {
+        let relative = canonical(relative);
+        let first = relative.split('/').next().unwrap_or_default();
+        if relative.is_empty() || is_reserved(first) {
+            return Ok("left alone: the catalog's own".into());
+        }
+        let tables = self.placed_tables_near(&[&relative]).await?;
+        if let Some(t) = find_overlap(&relative, &tables, None) {
+            return Ok(format!("left alone: {} owns it now", t.key));
+        }
+        let intents = self.create_intents().await?;
+        if intents
+            .iter()
+            .any(|(_, i)| overlaps(&i.location, &relative))
+        {
+            return Ok("left alone: a create's intent names it (the sweep decides)".into());
+        }
+        let (store, path) = self.location_store(&relative).await?;
+        let mut objects: Vec<ObjectMeta> =
+            engine(store.list(Some(path.clone())).try_collect().await)?;
+        let directory = !objects.is_empty();
+        if !directory {
+            // A file, not a directory.
+            match store.inner.head(&path).await {
+                Ok(meta) => objects.push(meta),
+                Err(object_store::Error::NotFound { .. }) => {
+                    return Ok("nothing left to remove".into())
+                }
+                Err(e) => return Err(storage_failed(e)),
+            }
+        }
+        let newest = objects.iter().map(|m| m.last_modified).max();
+        let now = chrono::Utc::now();
+        if newest.is_some_and(|t| (now - t).num_milliseconds() < UNOWNED_MIN_AGE_MS) {
+            return Ok("left alone: written within the last hour".into());
+        }
+        let (mut n, mut bytes) = (0u64, 0u64);
+        for meta in &objects {
+            // The listing's own paths: under `relative` by construction.
+            match store.inner.delete(&meta.location).await {
+                Ok(()) => (n, bytes) = (n + 1, bytes + meta.size),
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(storage_failed(e)),
+            }
+        }
+        if directory {
+            // What the deletes left: empty directories on a local disk.
+            self.remove_location(&relative).await;
+        }
+        tracing::warn!(location = %relative, objects = n, bytes, "removed an unowned path (explicit repair)");
+        Ok(format!("removed {n} objects, {bytes} bytes"))
+    }
+}
+
+/// 503: the storage failed under a repair (the cause goes to the log).
+fn storage_failed(e: object_store::Error) -> crate::error::CatalogError {
+    crate::error::CatalogError::new(
+        crate::error::Code::SERVICE_UNAVAILABLE,
+        "cannot remove an unowned path: the storage failed (the server log has the cause)",
+    )
+    .with_cause(e)
 }
