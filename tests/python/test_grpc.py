@@ -10,7 +10,7 @@ import pytest
 
 import json
 
-from conftest import fresh, ipc, sample, serve_argv, serve_env
+from conftest import fresh, http_json, ipc, sample, serve_argv, serve_env
 
 PROTO_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "proto")
 
@@ -168,3 +168,31 @@ def test_orphan_scan_and_reclaim_over_grpc(stubs):
     finally:
         srv["proc"].terminate()
         srv["proc"].wait(timeout=30)
+
+
+def test_estate_reports_over_grpc(stubs, server):
+    """The project's sweep and index health and the reconciler answer over
+    gRPC's control service as over REST; a repair with no kinds is the
+    spec's InvalidInput."""
+    pb, pb_grpc = stubs
+    channel = grpc.insecure_channel(server["url"].removeprefix("http://"))
+    control = pb_grpc.CatalogControlServiceStub(channel)
+    try:
+        sweep = control.GetProjectMaintenanceSweep(pb.GetProjectReportRequest(project_id="default"))
+        assert [w.warehouse_id for w in sweep.warehouses] == ["default"]
+        health = control.GetProjectIndexHealth(pb.GetProjectReportRequest(project_id="default"))
+        assert [w.warehouse_id for w in health.warehouses] == ["default"]
+        s, rest = http_json("GET", f"{server['url']}/v1/projects/default/index_health")
+        assert s == 200 and len(rest["warehouses"][0]["tables"]) == len(health.warehouses[0].tables)
+        report = control.GetReconciliation(pb.GetReconciliationRequest())
+        kinds = {"binding_to_missing_warehouse", "table_without_data", "unowned_directory",
+                 "trash_without_bytes", "tasks_of_missing_table", "policy_of_missing_object"}
+        assert all(d.kind in kinds and d.repair for d in report.drifts), report
+        with pytest.raises(grpc.RpcError) as err:
+            control.RepairDrift(pb.RepairDriftRequest())
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        with pytest.raises(grpc.RpcError) as err:
+            control.GetProjectMaintenanceSweep(pb.GetProjectReportRequest(project_id="nope"))
+        assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    finally:
+        channel.close()
