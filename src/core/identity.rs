@@ -34,6 +34,21 @@ pub fn fresh_object_id() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
 
+/// A name for a writer of leases and intents: the host (a pod's name
+/// under Kubernetes), the process id and a random part, so a restarted
+/// replica (or a second worker pool in one process) never takes another's
+/// lease for its own.
+pub fn fresh_replica_name() -> String {
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "replica".into());
+    format!("{host}-{}-{}", std::process::id(), &fresh_object_id()[..8])
+}
+
+/// This process as the writer of create intents (one name for its life).
+pub fn replica_name() -> &'static str {
+    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NAME.get_or_init(fresh_replica_name)
+}
+
 /// Whether `id` has the shape of a real id (the catalog mints 32 hex
 /// digits; anything else in a context is ignored).
 fn well_formed(id: &str) -> bool {

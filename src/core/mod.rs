@@ -232,37 +232,43 @@ impl Catalog {
         engine(ObjectStore::from_uri_and_params(self.session.store_registry(), &uri, &params).await)
     }
 
-    /// Best-effort removal of a directory under the root (true: removed): a dropped table's,
-    /// or what a failed or lost write wrote. Callers have checked that the
-    /// directory is theirs to remove.
+    /// The store and path of `relative`, if it lies strictly below the
+    /// root and outside the catalog's own directories: the last line of
+    /// defence of every removal, whatever its caller checked.
+    pub(crate) async fn removable(
+        &self,
+        relative: &str,
+    ) -> CatalogResult<Option<(Arc<ObjectStore>, object_store::path::Path)>> {
+        let (store, path) = self.location_store(relative).await?;
+        let (_, root) = self.location_store("").await?;
+        let below_root = path
+            .prefix_match(&root)
+            .and_then(|mut rest| rest.next())
+            .is_some_and(|first| !table::locations::is_reserved(first.as_ref()));
+        if !below_root {
+            tracing::error!(location = %relative, path = %path, "refused to remove what is not a table's own");
+            return Ok(None);
+        }
+        Ok(Some((store, path)))
+    }
+
+    /// Best-effort removal of a directory under the root (true: removed):
+    /// a dropped table's, or what a failed or lost write wrote. Callers
+    /// have checked that the directory is theirs to remove.
     pub(crate) async fn remove_location(&self, relative: &str) -> bool {
-        match self.location_store(relative).await {
-            Ok((store, path)) => {
-                // Last line of defence: whatever the caller checked, only a
-                // directory strictly below the root, outside the catalog's
-                // own, is ever removed.
-                let below_root = match self.location_store("").await {
-                    Ok((_, root)) => path
-                        .prefix_match(&root)
-                        .and_then(|mut rest| rest.next())
-                        .is_some_and(|first| !table::locations::is_reserved(first.as_ref())),
-                    Err(_) => false,
-                };
-                if !below_root {
-                    tracing::error!(location = %relative, path = %path, "refused to remove a directory that is not a table's own");
-                    return false;
-                }
-                match store.remove_dir_all(path).await {
-                    // Nothing there (a local directory never made): nothing left.
-                    Ok(()) | Err(lance::Error::NotFound { .. }) => true,
-                    Err(e) => {
-                        tracing::warn!(location = %relative, error = %e, "could not remove a table directory; the reconciler will report it");
-                        false
-                    }
-                }
-            }
+        let (store, path) = match self.removable(relative).await {
+            Ok(Some(found)) => found,
+            Ok(None) => return false,
             Err(e) => {
                 tracing::warn!(location = %relative, error = %e.message, "could not reach a table directory to remove it");
+                return false;
+            }
+        };
+        match store.remove_dir_all(path).await {
+            // Nothing there (a local directory never made): nothing left.
+            Ok(()) | Err(lance::Error::NotFound { .. }) => true,
+            Err(e) => {
+                tracing::warn!(location = %relative, error = %e, "could not remove a table directory; the reconciler will report it");
                 false
             }
         }
@@ -386,6 +392,8 @@ mod tests {
             "../sibling",
         ] {
             catalog.remove_location(bad).await;
+            // The reconciler's explicit repair stops at the same line.
+            catalog.remove_unowned(bad).await.unwrap();
         }
         assert!(root.join("__manifest").is_dir());
         assert!(root.join("_catalog/keep/x").is_file());

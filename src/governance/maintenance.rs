@@ -74,15 +74,6 @@ const SUBMITS: [(&str, &str); 5] = [
     (op::SubmitLanceTableCleanupTask.action, "lance_cleanup"),
 ];
 
-/// This process's name as a lease holder: the host (a pod's name under
-/// Kubernetes), the process id and a random part, so a restarted replica
-/// never takes an old lease for its own.
-fn owner_name() -> String {
-    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "replica".into());
-    let random = uuid::Uuid::new_v4().simple().to_string();
-    format!("{host}-{}-{}", std::process::id(), &random[..8])
-}
-
 impl Governance {
     /// A submit, by its action (`submit_lance_table_<what>_task`).
     pub(super) async fn submit_task_governed(
@@ -159,7 +150,7 @@ impl Governance {
             return;
         }
         let settings = WorkerSettings {
-            owner: owner_name(),
+            owner: crate::core::identity::fresh_replica_name(),
             lease: config.lease,
             max_attempts: config.max_attempts,
         };

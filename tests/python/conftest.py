@@ -16,6 +16,7 @@ import re
 import subprocess
 import tempfile
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -145,16 +146,17 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-def start_server(root, *extra):
+def start_server(root, *extra, env=None):
     """Start the real server on a free port over `root` (with `extra`
-    flags); answer its url, root and process. Its output is drained so a
-    chatty server never blocks."""
+    flags, and `env` for its environment: default ours); answer its url,
+    root and process. Its output is drained so a chatty server never
+    blocks."""
     proc = subprocess.Popen(
         serve_argv(root, *extra),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env=serve_env(root, *extra),
+        env=serve_env(root, *extra, env=env),
     )
     url = None
     head = []
@@ -169,6 +171,16 @@ def start_server(root, *extra):
         raise RuntimeError("lance-catalog did not start:\n" + "".join(head[-40:]))
     threading.Thread(target=_drain, args=(proc, head), daemon=True).start()
     return {"url": url, "root": root, "proc": proc}
+
+
+def eventually(check, timeout=10.0):
+    """Poll `check` until it answers truthy; answer its last value."""
+    deadline = time.time() + timeout
+    while True:
+        got = check()
+        if got or time.time() > deadline:
+            return got
+        time.sleep(0.1)
 
 
 def _drain(proc, head):

@@ -17,7 +17,7 @@ import urllib.parse
 import pyarrow as pa
 import pyarrow.flight as flight
 
-from conftest import ON_S3, _drain, http_json, ipc, new_root, open_dataset, serve_argv, serve_env
+from conftest import ON_S3, eventually, http_json, ipc, new_root, open_dataset, serve_argv, serve_env, start_server
 
 # Intents expire fast and the sweep runs every second, so a dead create's
 # bytes go within seconds of a restart.
@@ -26,21 +26,9 @@ ARROW = "application/vnd.apache.arrow.stream"
 
 
 def _serve(root, fault=None):
-    env = dict(os.environ)
-    if fault:
-        env["LANCE_CATALOG_FAULT"] = fault
-    proc = subprocess.Popen(
-        serve_argv(root, *FAST), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, env=serve_env(root, *FAST, env=env),
-    )
-    head = []
-    for line in proc.stdout:
-        head.append(line)
-        if "listening on http://" in line:
-            threading.Thread(target=_drain, args=(proc, head), daemon=True).start()
-            return line.split("listening on ")[1].strip(), proc
-    proc.kill()
-    raise RuntimeError("lance-catalog did not start:\n" + "".join(head[-40:]))
+    env = dict(os.environ, LANCE_CATALOG_FAULT=fault) if fault else None
+    srv = start_server(root, *FAST, env=env)
+    return srv["url"], srv["proc"]
 
 
 def _cli(root, *args):
@@ -110,15 +98,6 @@ def _plant(root, relative):
         f.write(b"kept by someone")
 
 
-def _wait_for(what, check, seconds=60):
-    deadline = time.time() + seconds
-    while True:
-        got = check()
-        if got or time.time() > deadline:
-            return got
-        time.sleep(0.5)
-
-
 def _tables(url):
     s, body = http_json("GET", f"{url}/v1/table?delimiter=$")
     assert s == 200, body
@@ -171,7 +150,7 @@ def test_a_create_killed_after_writing_is_swept_away_and_only_it():
     # A restarted server's sweep removes exactly those.
     url, proc = _serve(root)
     try:
-        assert _wait_for("sweep", lambda: _orphans(root) == ["by_hand"], 60) is True, _orphans(root)
+        assert eventually(lambda: _orphans(root) == ["by_hand"], 60) is True, _orphans(root)
         s, events = http_json("GET", f"{url}/v1/events")
         assert s == 200, events
         removed = [e for e in events["events"] if e["action"] == "remove_create_leftover"]
@@ -224,7 +203,7 @@ def test_kill_9_at_random_points_of_creates_leaves_no_unowned_directory():
     url, proc = _serve(root)
     try:
         # After the sweep no directory is left that no table owns.
-        assert _wait_for("sweep", lambda: _orphans(root) == [], 60) is True, _orphans(root)
+        assert eventually(lambda: _orphans(root) == [], 60) is True, _orphans(root)
         # Each create either stands whole or left nothing.
         for t in _tables(url):
             assert t.split("$")[1] in attempted

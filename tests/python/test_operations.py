@@ -17,7 +17,7 @@ import grpc
 import pyarrow.flight as flight
 import pytest
 
-from conftest import _binary, fresh, ipc, sample, start_server
+from conftest import _binary, eventually, fresh, ipc, sample, start_server
 
 
 def call(url, method="GET", body=None, headers=None):
@@ -75,16 +75,6 @@ def grpc_health(url, service=""):
     answer = check(request, timeout=10)
     channel.close()
     return answer[1] if len(answer) >= 2 else 0
-
-
-def eventually(check, timeout=10.0):
-    """Poll `check` until it answers truthy; answer its last value."""
-    deadline = time.time() + timeout
-    while True:
-        got = check()
-        if got or time.time() > deadline:
-            return got
-        time.sleep(0.1)
 
 
 def test_healthz_readyz_and_grpc_health_agree():

@@ -11,7 +11,7 @@ use super::{TaskRecord, TASKS, TASK_TYPES};
 use crate::api::trash::TrashEntry;
 use crate::core::identity::id_property;
 use crate::core::manifest_tx::{row_properties, row_type, single_rows};
-use crate::core::table::locations::{canonical, find_overlap, is_reserved, overlaps};
+use crate::core::table::locations::{canonical, find_overlap, overlaps};
 use crate::core::{engine, Catalog};
 use crate::error::CatalogResult;
 
@@ -110,16 +110,13 @@ impl Catalog {
     }
 
     /// Remove an unowned path under the root (an operator's explicit
-    /// repair), checked again first: not the root or the catalog's own, no
+    /// repair), checked again first: strictly below the root and not the
+    /// catalog's own ([`Catalog::removable`]), no
     /// table or trash entry over it, no create's intent over it (the sweep
     /// decides those), nothing under it changed within the last hour.
     /// Deletes the objects the listing names; answers what it did.
     pub async fn remove_unowned(&self, relative: &str) -> CatalogResult<String> {
         let relative = canonical(relative);
-        let first = relative.split('/').next().unwrap_or_default();
-        if relative.is_empty() || is_reserved(first) {
-            return Ok("left alone: the catalog's own".into());
-        }
         let tables = self.placed_tables_near(&[&relative]).await?;
         if let Some(t) = find_overlap(&relative, &tables, None) {
             return Ok(format!("left alone: {} owns it now", t.key));
@@ -131,7 +128,9 @@ impl Catalog {
         {
             return Ok("left alone: a create's intent names it (the sweep decides)".into());
         }
-        let (store, path) = self.location_store(&relative).await?;
+        let Some((store, path)) = self.removable(&relative).await? else {
+            return Ok("left alone: not below the root, or the catalog's own".into());
+        };
         let mut objects: Vec<ObjectMeta> =
             engine(store.list(Some(path.clone())).try_collect().await)?;
         let directory = !objects.is_empty();

@@ -47,18 +47,6 @@ fn expiry() -> Duration {
     EXPIRY.get().copied().unwrap_or(DEFAULT_EXPIRY)
 }
 
-/// This process as the writer of intents: host (a pod's name under
-/// Kubernetes), process id and a random part, so a restarted replica is
-/// another writer.
-fn replica() -> &'static str {
-    static NAME: OnceLock<String> = OnceLock::new();
-    NAME.get_or_init(|| {
-        let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "replica".into());
-        let random = uuid::Uuid::new_v4().simple().to_string();
-        format!("{host}-{}-{}", std::process::id(), &random[..8])
-    })
-}
-
 /// Whether intent `i` has gone untouched for the expiry at `now`.
 fn stale(i: &CreateIntent, now: u64) -> bool {
     now.saturating_sub(i.touched_ms) >= expiry().as_millis() as u64
@@ -156,7 +144,7 @@ impl Catalog {
             location: location.to_string(),
             table: table.to_vec(),
             object_id,
-            replica: replica().to_string(),
+            replica: crate::core::identity::replica_name().to_string(),
             started_ms: now,
             touched_ms: now,
             taken_ms: None,
