@@ -311,6 +311,8 @@ service CatalogControlService {
   rpc ListLanceTasks(ListLanceTasksRequest) returns (ListLanceTasksResponse);
   // DELETE /lance/oss/v1/table/{id}/tasks/{task_id}
   rpc DeleteLanceTask(DeleteLanceTaskRequest) returns (DeleteLanceTaskResponse);
+  // POST /lance/oss/v1/table/{id}/tasks/{task_id}/cancel
+  rpc CancelLanceTask(CancelLanceTaskRequest) returns (GetLanceTaskStatusResponse);
 }
 
 // The maintenance-task API. `table_id` is the table's real id (REST: the
@@ -375,6 +377,12 @@ message DeleteLanceTaskRequest {
 
 message DeleteLanceTaskResponse {
   string table_id = 1;
+}
+
+// The task ends failed (TaskCancelled) and its job is stopped.
+message CancelLanceTaskRequest {
+  repeated string id = 1;
+  string task_id = 2;
 }
 
 message TrashEntry {

@@ -344,6 +344,10 @@ pub struct ServeArgs {
     /// with 408.
     #[arg(long, env = "LANCE_CATALOG_BODY_IDLE_TIMEOUT", default_value_t = 60.0)]
     pub body_idle_timeout: f64,
+
+    /// Where maintenance tasks run (`config_ray.rs`).
+    #[command(flatten)]
+    pub ray: crate::config_ray::RayArgs,
 }
 
 /// Every setting but the secrets: the JWT secret shows only whether it is
@@ -410,6 +414,7 @@ impl std::fmt::Debug for ServeArgs {
             .field("audit_sink_delay", &self.audit_sink_delay)
             .field("workers", &self.workers)
             .field("task_lease", &self.task_lease)
+            .field("ray", &self.ray)
             .field("task_poll", &self.task_poll)
             .field("task_quota", &self.task_quota)
             .field("config", &self.config)
@@ -494,6 +499,7 @@ impl ServeArgs {
                 quota: self.task_quota,
                 scheduled_cleanup: self.scheduler_cleanup == "on",
                 manifest: self.manifest_keeping()?,
+                executors: self.ray.executors()?,
                 ..Default::default()
             },
         })

@@ -118,7 +118,7 @@ fn file_flags(
 }
 
 /// Settings whose values are never logged.
-const SECRET_SETTINGS: [&str; 2] = ["jwt_secret", "audit_sink_secret"];
+const SECRET_SETTINGS: [&str; 3] = ["jwt_secret", "audit_sink_secret", "ray_token"];
 
 /// Every setting with its value and source (`flag`, `env`, `file`,
 /// `default`), secrets redacted.

@@ -12,6 +12,7 @@ pub mod audit_fill;
 pub mod auth;
 pub mod config;
 pub mod config_file;
+pub mod config_ray;
 pub mod core;
 pub mod error;
 pub mod fault;

@@ -45,6 +45,12 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     );
     // Also on stdout, unbuffered by the log filter, for scripts that wait on it.
     println!("lance-catalog listening on http://{addr}");
+    // Ray jobs call back here unless --ray-catalog-url says otherwise.
+    let host = match addr.ip().is_unspecified() {
+        true => std::net::SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), addr.port()),
+        false => addr,
+    };
+    gov.set_callback_url(format!("http://{host}{prefix}"));
     let gov = Arc::new(gov);
     if let Err(reason) = gov.check_ready().await {
         tracing::warn!(%reason, "starting not ready: /readyz answers 503 until storage answers");

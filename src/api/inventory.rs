@@ -178,6 +178,7 @@ macro_rules! for_each_control_op {
             GetLanceTaskStatus => get_lance_task_status(GetLanceTaskStatusRequest -> GetLanceTaskStatusResponse) oss, GET "/lance/oss/v1/table/{id}/tasks/{task_id}", body none, 200, query [], facts [read table read_metadata whole];
             ListLanceTasks => list_lance_tasks(ListLanceTasksRequest -> ListLanceTasksResponse) oss, GET "/lance/oss/v1/table/{id}/tasks", body none, 200, query [task_type: Str, max_results: Int, marker: Str, mode: Str, status: Str], facts [read table read_metadata whole];
             DeleteLanceTask => delete_lance_task(DeleteLanceTaskRequest -> DeleteLanceTaskResponse) oss, DELETE "/lance/oss/v1/table/{id}/tasks/{task_id}", body none, 204, query [], facts [write table write_data whole];
+            CancelLanceTask => cancel_lance_task(CancelLanceTaskRequest -> GetLanceTaskStatusResponse) oss, POST "/lance/oss/v1/table/{id}/tasks/{task_id}/cancel", body none, 200, query [], facts [write table write_data whole];
         }
     };
 }

@@ -61,6 +61,14 @@ pub struct DeleteLanceTaskRequest {
     pub task_id: String,
 }
 
+/// Cancel a submitted or running task: it ends `failed` with error
+/// `TaskCancelled`, and the job running it is stopped.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CancelLanceTaskRequest {
+    pub id: Vec<String>,
+    pub task_id: String,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeleteLanceTaskResponse {
     pub table_id: String,

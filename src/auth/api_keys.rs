@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::secrets::{cache_digest, digest, random_hex, same};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::{unauthenticated, Principal};
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -46,44 +46,26 @@ impl From<&Stored> for ApiKeyInfo {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn digest(salt: &str, secret: &str) -> String {
-    let mut h = Sha256::new();
-    h.update(salt.as_bytes());
-    h.update(b":");
-    h.update(secret.as_bytes());
-    hex(&h.finalize())
-}
-
-/// Equal without an early exit, so timing tells nothing of the hash.
-fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
-}
-
-fn random_hex() -> String {
-    uuid::Uuid::new_v4().simple().to_string()
-}
-
 /// The API-key registry.
 #[derive(Debug)]
 pub struct ApiKeys {
     records: Records,
+    tasks: super::task_keys::TaskKeys,
     trusted: Mutex<HashMap<String, (Principal, String, Instant)>>,
 }
 
 impl ApiKeys {
     pub fn new(records: Records) -> Self {
         Self {
+            tasks: super::task_keys::TaskKeys::new(records.clone()),
             records,
             trusted: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The task keys of maintenance jobs, kept beside the API keys.
+    pub fn tasks(&self) -> &super::task_keys::TaskKeys {
+        &self.tasks
     }
 
     /// Whether a string has the shape of one of our keys.
@@ -156,6 +138,7 @@ impl ApiKeys {
         let principal = Principal {
             id: stored.principal.clone(),
             groups: Vec::new(),
+            task: None,
         };
         if let Ok(mut trusted) = self.trusted.lock() {
             // Keyed by the whole key's digest: a wrong secret never hits.
@@ -217,9 +200,4 @@ impl ApiKeys {
             )),
         }
     }
-}
-
-/// The cache's digest of a whole key (unsalted: it never leaves memory).
-fn cache_digest(key: &str) -> String {
-    hex(&Sha256::digest(key.as_bytes()))
 }

@@ -214,6 +214,7 @@ impl JwtVerifier {
         Ok(Principal {
             id: id.to_string(),
             groups,
+            task: None,
         })
     }
 }

@@ -6,12 +6,15 @@
 mod api_keys;
 pub mod cedar;
 mod jwt;
+mod secrets;
+mod task_keys;
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::api::call::Credentials;
 pub use api_keys::{ApiKeyInfo, ApiKeys};
 pub use jwt::{JwtConfig, JwtVerifier};
+pub use task_keys::TaskKeys;
 
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -21,6 +24,20 @@ pub struct Principal {
     pub id: String,
     #[serde(default)]
     pub groups: Vec<String>,
+    /// A maintenance job's runner: it may touch this task's table only,
+    /// and only while the task runs (`task_keys.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskScope>,
+}
+
+/// What a task key is good for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskScope {
+    pub warehouse: String,
+    /// The table's real id.
+    pub table_id: String,
+    pub task_type: String,
+    pub task_id: String,
 }
 
 /// How requests are authenticated.
@@ -81,6 +98,9 @@ impl Authenticator {
             return Ok(None);
         }
         if let Some(key) = &credentials.api_key {
+            if TaskKeys::looks_like_key(key) {
+                return self.keys.tasks().verify(key).await.map(Some);
+            }
             return self.keys.verify(key).await.map(Some);
         }
         let Some(token) = &credentials.bearer else {
@@ -91,6 +111,9 @@ impl Authenticator {
         // Clients that only speak bearer tokens may carry an API key so.
         if ApiKeys::looks_like_key(token) {
             return self.keys.verify(token).await.map(Some);
+        }
+        if TaskKeys::looks_like_key(token) {
+            return self.keys.tasks().verify(token).await.map(Some);
         }
         match &self.jwt {
             Some(jwt) => jwt.verify(token).await.map(Some),

@@ -244,7 +244,9 @@ impl Governance {
     async fn decide(&self, access: &Access) -> (CatalogResult<()>, Option<String>) {
         let mut real = None;
         let mut facts = None;
-        let wanted = self.authorizers.iter().any(|a| a.needs_facts());
+        // A task key's scope is checked whatever the authorizers are.
+        let scoped = access.principal.as_ref().is_some_and(|p| p.task.is_some());
+        let wanted = scoped || self.authorizers.iter().any(|a| a.needs_facts());
         if let Some(p) = access.principal.as_ref().filter(|_| wanted) {
             let (chain, keys, head) = match self.chain(access).await {
                 Ok(found) => found,
@@ -255,7 +257,13 @@ impl Governance {
                 Ok(g) => g,
                 Err(e) => return (Err(e), real),
             };
-            let relations = relations(&grants, p, &keys);
+            let relations = match &p.task {
+                Some(scope) => match self.task_relations(scope, access, &keys).await {
+                    Ok(r) => r,
+                    Err(e) => return (Err(e), real),
+                },
+                None => relations(&grants, p, &keys),
+            };
             facts = Some(Facts { chain, relations });
         }
         for authorizer in &self.authorizers {

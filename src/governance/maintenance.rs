@@ -10,10 +10,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::Governance;
+use crate::core::maintenance::executor::ExecutorKind;
+use crate::core::maintenance::executors::Executors;
 use crate::core::maintenance::{
-    check_table_id, DeleteLanceTaskRequest, DeleteLanceTaskResponse, GetLanceTaskStatusRequest,
-    GetLanceTaskStatusResponse, ListLanceTasksRequest, ListLanceTasksResponse,
-    SubmitLanceTaskRequest, SubmitLanceTaskResponse, WorkerSettings,
+    check_table_id, CancelLanceTaskRequest, DeleteLanceTaskRequest, DeleteLanceTaskResponse,
+    GetLanceTaskStatusRequest, GetLanceTaskStatusResponse, ListLanceTasksRequest,
+    ListLanceTasksResponse, SubmitLanceTaskRequest, SubmitLanceTaskResponse, WorkerSettings,
 };
 use crate::core::ManifestKeeping;
 use crate::error::CatalogResult;
@@ -40,6 +42,8 @@ pub struct MaintenanceConfig {
     pub scheduled_cleanup: bool,
     /// How the scheduler keeps each warehouse's `__manifest`.
     pub manifest: ManifestKeeping,
+    /// Where tasks run (`--ray-*`, `--executor-rule`).
+    pub executors: Arc<Executors>,
 }
 
 impl Default for MaintenanceConfig {
@@ -52,6 +56,7 @@ impl Default for MaintenanceConfig {
             max_attempts: 3,
             scheduled_cleanup: true,
             manifest: ManifestKeeping::default(),
+            executors: Arc::default(),
         }
     }
 }
@@ -138,6 +143,38 @@ impl Governance {
         Ok(done)
     }
 
+    /// Cancel a task, and stop the job running it on an executor that
+    /// outlives a replica at once (a worker holding it stops it too, at its
+    /// next renewal; if none does, nothing else would).
+    pub(super) async fn cancel_task_governed(
+        &self,
+        call: &Call,
+        request: CancelLanceTaskRequest,
+    ) -> CatalogResult<GetLanceTaskStatusResponse> {
+        check_table_id(&request.id)?;
+        let (route, access) = self
+            .object_route(call, op::CancelLanceTask.action, &request.id)
+            .await?;
+        let by = access.principal.as_ref().map(|p| p.id.as_str());
+        let (answer, record) = route.catalog.cancel_task(request, by).await?;
+        self.succeeded(&access).await;
+        let placed = record.placement.as_ref();
+        if placed.is_some_and(|p| p.executor != ExecutorKind::InProcess) {
+            let kind = placed.map(|p| p.executor).unwrap_or_default();
+            match self.maintenance.executors.get(kind) {
+                Ok(x) => {
+                    if let Err(e) = x.cancel(&record).await {
+                        tracing::warn!(task = %record.info.task_id, error = %e.message, "could not stop a cancelled task's job; its worker stops it at its next renewal");
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(task = %record.info.task_id, error = %e.message, "a cancelled task's job runs where this replica cannot reach")
+                }
+            }
+        }
+        Ok(answer)
+    }
+
     /// Start this replica's workers (none when `workers` is 0): a loop that
     /// lists every warehouse's queue, oldest task first, and claims what it
     /// has room for. One task per table at a time in a replica: Lance's
@@ -145,6 +182,7 @@ impl Governance {
     pub fn start_workers(self: &Arc<Self>) {
         // A worker's cleanup pre-pass reads every warehouse's clones.
         self.estate.attach(self);
+        self.attach_executors();
         let config = self.maintenance.clone();
         if config.workers == 0 {
             return;
@@ -153,6 +191,7 @@ impl Governance {
             owner: crate::core::identity::fresh_replica_name(),
             lease: config.lease,
             max_attempts: config.max_attempts,
+            executors: config.executors.clone(),
         };
         tracing::info!(workers = config.workers, owner = %settings.owner, lease_s = config.lease.as_secs_f64(), "maintenance workers started");
         let gov = self.clone();
@@ -174,7 +213,7 @@ impl Governance {
         slots: &Arc<tokio::sync::Semaphore>,
         busy: &Arc<Mutex<HashSet<String>>>,
     ) -> CatalogResult<()> {
-        for (_, catalog) in self.every_catalog(None, None).await? {
+        for (warehouse, catalog) in self.every_catalog(None, None).await? {
             for (entry, age) in catalog.queued_tasks().await? {
                 let Ok(permit) = slots.clone().try_acquire_owned() else {
                     return Ok(());
@@ -189,8 +228,9 @@ impl Governance {
                     .expect("busy tables")
                     .insert(entry.table_id.clone());
                 let (catalog, settings, busy) = (catalog.clone(), settings.clone(), busy.clone());
+                let warehouse = warehouse.clone();
                 tokio::spawn(async move {
-                    catalog.run_task(task, &settings).await;
+                    catalog.run_task(&warehouse, task, &settings).await;
                     busy.lock().expect("busy tables").remove(&entry.table_id);
                     drop(permit);
                 });

@@ -23,6 +23,7 @@
 //! | sweep and index health of whole warehouses (projects, the CLI) | `estate_reports.rs` |
 //! | the estate reconciler: drift between registries, manifests, storage | `drift.rs` |
 //! | maintenance tasks: the governed API and the worker pool | `maintenance.rs` |
+//! | what a maintenance job's task key may do; issuing it | `task_access.rs` |
 //! | readiness; a view of one warehouse for any `Spec` | `health.rs`, `scoped.rs` |
 //! | credentials vended with the answers that hand a table | `vending.rs` |
 //! | durations (`7d`, `90m`) | `duration.rs` |
@@ -59,6 +60,7 @@ mod scoped;
 mod spec;
 mod streams;
 mod targets;
+mod task_access;
 pub mod trash;
 mod vending;
 mod visible;

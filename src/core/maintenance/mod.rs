@@ -25,6 +25,10 @@
 //! | claiming, leases, outcomes | `worker.rs` |
 //! | the scheduler's round records and what a table needs | `rounds.rs` |
 //! | running a task with Lance | `run.rs` |
+//! | where a task runs: the executor seam, in process by default | `executor.rs` |
+//! | a replica's executors | `executors.rs` |
+//! | the operator's rules choosing an executor | `placement.rs` |
+//! | the Ray executor (lance-ray through Ray's Jobs API), its client, its runner | `ray.rs`, `ray_jobs.rs`, `ray_runner.py` |
 //! | index health, a report | `index_health.rs` |
 //! | what manifests reference, through base paths too | `references.rs` |
 //! | the orphan scan and reclaim | `orphans.rs` |
@@ -36,9 +40,14 @@ pub use crate::api::maintenance::*;
 mod clone_pin;
 pub(crate) mod drift;
 pub(crate) mod estate;
+pub mod executor;
+pub mod executors;
 pub(crate) mod index_health;
 pub(crate) mod orphans;
 mod params;
+pub mod placement;
+pub mod ray;
+mod ray_jobs;
 pub(crate) mod reconcile;
 pub(crate) mod references;
 pub(crate) mod rounds;
@@ -66,6 +75,46 @@ pub const TASK_TYPES: [(&str, &str); 5] = [
     ("cleanup", "lance_cleanup"),
 ];
 
+/// The task types, typed, in [`TASK_TYPES`]' order (a task id's type
+/// digit is its index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TaskKind {
+    Compact,
+    ScalarIndex,
+    VectorIndex,
+    OptimizeIndices,
+    Cleanup,
+}
+
+impl TaskKind {
+    pub const ALL: [TaskKind; 5] = [
+        TaskKind::Compact,
+        TaskKind::ScalarIndex,
+        TaskKind::VectorIndex,
+        TaskKind::OptimizeIndices,
+        TaskKind::Cleanup,
+    ];
+
+    /// Its `task_type` (`lance_compact`, …).
+    pub fn name(self) -> &'static str {
+        TASK_TYPES[self as usize].1
+    }
+
+    pub fn parse(task_type: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == task_type)
+    }
+
+    /// Whether lance-ray runs it distributed: compaction and index builds.
+    /// Its `optimize_indices` runs on the job's driver and it has no
+    /// cleanup, so those stay in process.
+    pub fn runs_on_ray(self) -> bool {
+        matches!(
+            self,
+            TaskKind::Compact | TaskKind::ScalarIndex | TaskKind::VectorIndex
+        )
+    }
+}
+
 /// Task states; other values read from storage are passed through.
 pub const SUBMITTED: &str = "submitted";
 pub const RUNNING: &str = "running";
@@ -89,14 +138,14 @@ impl TaskError {
 
 /// A worker's hold on a running task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Lease {
+pub struct Lease {
     pub owner: String,
     pub expires_at_ms: u64,
 }
 
 /// A task as stored: what the API shows, and the bookkeeping it does not.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct TaskRecord {
+pub struct TaskRecord {
     #[serde(flatten)]
     pub info: TaskInfo,
     pub table_id: String,
@@ -109,6 +158,9 @@ pub(crate) struct TaskRecord {
     pub attempts: u32,
     #[serde(default)]
     pub submitted_by: Option<String>,
+    /// Where it runs, once a worker decided (`executor.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<placement::Placement>,
 }
 
 /// A time as the API writes it: RFC 3339, microseconds, `+00:00`.
@@ -300,6 +352,7 @@ impl Catalog {
             lease: None,
             attempts: 0,
             submitted_by,
+            placement: None,
         };
         self.put_marker(&QueueEntry {
             task_id: task_id.clone(),
@@ -364,8 +417,8 @@ impl Catalog {
                 other => Err(CatalogError::new(
                     Code::TASK_STATE_CONFLICT,
                     format!(
-                        "task {:?} is {other:?}; only completed or failed tasks can be deleted",
-                        req.task_id
+                        "task {:?} is {other:?}; only completed or failed tasks can be deleted (cancel it first: POST …/tasks/{}/cancel)",
+                        req.task_id, req.task_id
                     ),
                 )),
             })
@@ -379,6 +432,73 @@ impl Catalog {
         self.remove_marker(&req.task_id).await;
         crate::telemetry::metrics().task_event(&task_type, "deleted");
         Ok(DeleteLanceTaskResponse { table_id })
+    }
+
+    /// Whether task `task_id` of table `table_id` is running (a task key
+    /// is good only while it is).
+    pub async fn task_running(
+        &self,
+        table_id: &str,
+        task_type: &str,
+        task_id: &str,
+    ) -> CatalogResult<bool> {
+        let records = self.task_records(table_id)?;
+        Ok(records
+            .get::<TaskRecord>(task_type, task_id)
+            .await?
+            .is_some_and(|t| t.value.info.status == RUNNING))
+    }
+
+    /// Cancel a submitted or running task: it ends `failed` with error
+    /// `TaskCancelled` at once; the worker holding it stops its work at
+    /// its next lease renewal. Answers the task as it is now, and its
+    /// record (for the caller to stop a job on another executor at once).
+    pub async fn cancel_task(
+        &self,
+        req: CancelLanceTaskRequest,
+        by: Option<&str>,
+    ) -> CatalogResult<(GetLanceTaskStatusResponse, TaskRecord)> {
+        check_table_id(&req.id)?;
+        let (table_id, records, record) = self.find_task(&req.id, &req.task_id).await?;
+        let task_type = record.info.task_type.clone();
+        let detail = match by {
+            Some(p) => format!("cancelled by {p}"),
+            None => "cancelled".to_string(),
+        };
+        let changed = records
+            .update::<TaskRecord, _>(&task_type, &req.task_id, Code::TASK_NOT_FOUND, |mut t| {
+                match t.info.status.as_str() {
+                    SUBMITTED | RUNNING => {
+                        t.info.status = FAILED.to_string();
+                        t.info.completed_at = stamp(now_ms());
+                        t.info.error = Some(TaskError {
+                            error: "TaskCancelled".into(),
+                            code: Code::TASK_STATE_CONFLICT.0,
+                            detail: detail.clone(),
+                        });
+                        t.lease = None;
+                        Ok(t)
+                    }
+                    other => Err(CatalogError::new(
+                        Code::TASK_STATE_CONFLICT,
+                        format!(
+                            "task {:?} is {other:?}; only submitted or running tasks can be cancelled",
+                            req.task_id
+                        ),
+                    )),
+                }
+            })
+            .await?;
+        self.remove_marker(&req.task_id).await;
+        crate::telemetry::metrics().task_event(&task_type, "cancelled");
+        let record = changed.value;
+        Ok((
+            GetLanceTaskStatusResponse {
+                task_info: record.info.clone(),
+                table_id,
+            },
+            record,
+        ))
     }
 
     /// A page of one table's tasks of one type, newest first.

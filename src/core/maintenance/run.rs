@@ -19,6 +19,7 @@ use lance_index::IndexType;
 use lance_linalg::distance::MetricType;
 use serde_json::{json, Map, Value};
 
+use super::TaskKind;
 use crate::core::engine;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -53,22 +54,21 @@ pub(super) async fn execute(
 ) -> CatalogResult<Map<String, Value>> {
     let p = P(params);
     let read_version = ds.version().version;
-    let mut result = match task_type {
-        "lance_compact" => compact(&mut ds, &p).await?,
-        "lance_cleanup" => {
+    let Some(kind) = TaskKind::parse(task_type) else {
+        return Err(CatalogError::invalid(format!(
+            "task type {task_type:?} is not one this catalog runs"
+        )));
+    };
+    let mut result = match kind {
+        TaskKind::Compact => compact(&mut ds, &p).await?,
+        TaskKind::Cleanup => {
             // The pre-pass: versions a shallow clone's files need stay.
             let pin = catalog.clone_pin(id).await?;
             cleanup(&ds, &p, pin).await?
         }
-        "lance_scalar_index" | "lance_vector_index" => {
-            create_index(&mut ds, &p, task_type == "lance_vector_index").await?
-        }
-        "lance_optimize_indices" => optimize(&mut ds, &p).await?,
-        other => {
-            return Err(CatalogError::invalid(format!(
-                "task type {other:?} is not one this catalog runs"
-            )))
-        }
+        TaskKind::ScalarIndex => create_index(&mut ds, &p, false).await?,
+        TaskKind::VectorIndex => create_index(&mut ds, &p, true).await?,
+        TaskKind::OptimizeIndices => optimize(&mut ds, &p).await?,
     };
     result.insert("read_version".into(), json!(read_version));
     result.insert("version".into(), json!(ds.version().version));

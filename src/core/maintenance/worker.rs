@@ -13,6 +13,9 @@ use futures::TryStreamExt;
 use object_store::ObjectStoreExt;
 use serde_json::{json, Value};
 
+use super::executor::{ExecutorKind, Job, Placement, Progress};
+use super::executors::Executors;
+use super::placement::TableSize;
 use super::{
     stamp, type_of_task_id, Lease, TaskError, TaskRecord, COMPLETED, FAILED, QUEUE, RUNNING,
     SUBMITTED,
@@ -35,6 +38,8 @@ pub struct WorkerSettings {
     pub lease: Duration,
     /// Starts after which a task whose worker keeps dying fails.
     pub max_attempts: u32,
+    /// Where tasks run, and the rules that choose.
+    pub executors: std::sync::Arc<Executors>,
 }
 
 /// A task not yet finished, as its queue marker names it.
@@ -57,6 +62,15 @@ enum Decision {
 }
 
 fn decide(t: &TaskRecord, now: u64, s: &WorkerSettings) -> Decision {
+    // Placed on an executor this replica lacks: a replica that has it runs it.
+    if let Some(p) = &t.placement {
+        if s.executors.get(p.executor).is_err()
+            && t.info.status != COMPLETED
+            && t.info.status != FAILED
+        {
+            return Decision::Skip;
+        }
+    }
     match t.info.status.as_str() {
         COMPLETED | FAILED => Decision::Done,
         SUBMITTED => Decision::Claim,
@@ -228,9 +242,10 @@ impl Catalog {
         }
     }
 
-    /// Extend this worker's lease; false when it no longer holds the task.
-    async fn renew(&self, t: &TaskRecord, s: &WorkerSettings) -> CatalogResult<bool> {
+    /// Extend this worker's lease, and say whether it still holds the task.
+    async fn renew(&self, t: &TaskRecord, s: &WorkerSettings) -> CatalogResult<Hold> {
         let records = self.task_records(&t.table_id)?;
+        let mut ended = false;
         let renewed = records
             .update::<TaskRecord, _>(
                 &t.info.task_type,
@@ -238,6 +253,8 @@ impl Catalog {
                 Code::TASK_NOT_FOUND,
                 |mut cur| {
                     if !holds(&cur, &s.owner) {
+                        // Cancelled or finished: not another worker's to run.
+                        ended = cur.info.status != RUNNING;
                         return Err(taken());
                     }
                     if let Some(l) = cur.lease.as_mut() {
@@ -248,47 +265,34 @@ impl Catalog {
             )
             .await;
         match renewed {
-            Ok(_) => Ok(true),
-            Err(e) if matches!(e.code, Code::TASK_STATE_CONFLICT | Code::TASK_NOT_FOUND) => {
-                Ok(false)
-            }
+            Ok(_) => Ok(Hold::Held),
+            Err(e) if e.code == Code::TASK_NOT_FOUND => Ok(Hold::Ended),
+            Err(e) if e.code == Code::TASK_STATE_CONFLICT && ended => Ok(Hold::Ended),
+            Err(e) if e.code == Code::TASK_STATE_CONFLICT => Ok(Hold::Taken),
             Err(e) => Err(e),
         }
     }
 
-    /// Run a claimed task to its end, renewing the lease meanwhile. If the
-    /// lease is lost (this worker stalled past it and another took the
-    /// task over), the work is dropped and nothing is written.
-    pub(crate) async fn run_task(&self, task: TaskRecord, s: &WorkerSettings) {
-        let renew_every = (s.lease / 3).max(Duration::from_millis(100));
-        let work = async {
-            crate::fault::hold("maintenance.run").await;
-            crate::fault::point("maintenance.run");
-            self.execute_task(&task).await
-        };
-        let lost = async {
-            loop {
-                tokio::time::sleep(renew_every).await;
-                match self.renew(&task, s).await {
-                    Ok(true) => {}
-                    Ok(false) => return,
-                    Err(e) => {
-                        tracing::warn!(task = %task.info.task_id, error = %e.message, "could not renew a task's lease; retrying")
-                    }
-                }
-            }
-        };
+    /// Run a claimed task to its end on its executor, renewing the lease
+    /// meanwhile. A lost lease (this worker stalled past it and another
+    /// took the task over) lets go of the work and writes nothing; a task
+    /// cancelled or deleted meanwhile has its work stopped.
+    pub(crate) async fn run_task(&self, warehouse: &str, task: TaskRecord, s: &WorkerSettings) {
         let running = &crate::telemetry::metrics().tasks_running;
         running.inc();
-        let outcome = tokio::select! {
-            r = work => r,
-            () = lost => {
-                running.dec();
-                tracing::warn!(task = %task.info.task_id, "lost the lease of a running task; its new holder runs it");
+        let driven = self.drive(warehouse, task, s).await;
+        running.dec();
+        let (task, outcome) = match driven {
+            Driven::Finished(task, outcome) => (*task, outcome),
+            Driven::Lost(id) => {
+                tracing::warn!(task = %id, "lost the lease of a running task; its new holder runs it");
+                return;
+            }
+            Driven::Ended(id) => {
+                tracing::info!(task = %id, "the task was cancelled or deleted while it ran; its work was stopped");
                 return;
             }
         };
-        running.dec();
         let event = if outcome.is_ok() { COMPLETED } else { FAILED };
         crate::telemetry::metrics().task_event(&task.info.task_type, event);
         if let Err(e) = self.finish(&task, s, outcome).await {
@@ -296,61 +300,75 @@ impl Catalog {
         }
     }
 
-    /// Write a task's outcome, if this worker still holds it.
-    async fn finish(
-        &self,
-        task: &TaskRecord,
-        s: &WorkerSettings,
-        outcome: CatalogResult<serde_json::Map<String, Value>>,
-    ) -> CatalogResult<()> {
-        let records = self.task_records(&task.table_id)?;
-        let written = records
-            .update::<TaskRecord, _>(
-                &task.info.task_type,
-                &task.info.task_id,
-                Code::TASK_NOT_FOUND,
-                |mut cur| {
-                    if !holds(&cur, &s.owner) {
-                        return Err(taken());
-                    }
-                    let (status, mut result, error) = match &outcome {
-                        Ok(r) => (COMPLETED, r.clone(), None),
-                        Err(e) => (FAILED, Default::default(), Some(TaskError::of(e))),
-                    };
-                    result.insert("runner".into(), json!(s.owner));
-                    result.insert("attempt".into(), json!(cur.attempts));
-                    cur.info.status = status.to_string();
-                    cur.info.completed_at = stamp(now_ms());
-                    cur.info.result = result;
-                    cur.info.error = error;
-                    cur.lease = None;
-                    Ok(cur)
-                },
-            )
-            .await;
-        match written {
-            Ok(_) => {}
-            Err(e) if matches!(e.code, Code::TASK_STATE_CONFLICT | Code::TASK_NOT_FOUND) => {
-                tracing::warn!(task = %task.info.task_id, "a task's lease passed to another worker before its outcome was written");
-                return Ok(());
+    async fn drive(&self, warehouse: &str, task: TaskRecord, s: &WorkerSettings) -> Driven {
+        let renew_every = (s.lease / 3).max(Duration::from_millis(100));
+        let job = match self.prepare(warehouse, task.clone(), s).await {
+            Ok(job) => job,
+            Err(e) => return Driven::Finished(Box::new(task), Err(e)),
+        };
+        let placement = job.task.placement.clone().unwrap_or_default();
+        let executor = match s.executors.get(placement.executor) {
+            Ok(x) => x,
+            Err(e) => return Driven::Finished(Box::new(job.task), Err(e)),
+        };
+        let mut facts = match executor.start(&job, placement.started).await {
+            Ok(facts) => facts,
+            Err(e) => return Driven::Finished(Box::new(job.task), Err(e)),
+        };
+        if executor.kind() != ExecutorKind::InProcess && !placement.started {
+            // A worker taking the task over attaches from now on.
+            if let Err(e) = self.mark_started(&job.task, s).await {
+                tracing::warn!(task = %job.task_id(), error = %e.message, "could not record that the task's job started");
             }
-            Err(e) => return Err(e),
         }
-        self.drop_marker(&QueueEntry {
-            task_id: task.info.task_id.clone(),
-            table_id: task.table_id.clone(),
-            task_type: task.info.task_type.clone(),
-        })
-        .await;
-        Ok(())
+        placement.describe(&mut facts);
+        loop {
+            let progress = executor.wait(&job, renew_every).await;
+            let outcome = match progress {
+                Ok(Progress::Running) => None,
+                Ok(Progress::Done(mut result)) => {
+                    result.extend(facts.clone());
+                    Some(Ok(result))
+                }
+                Ok(Progress::Failed(e)) => Some(Err(e)),
+                Err(e) => Some(Err(e)),
+            };
+            if let Some(outcome) = outcome {
+                let mut task = job.task.clone();
+                if outcome.is_err() {
+                    // Where it ran shows on a failure too.
+                    task.info.result = facts.clone();
+                }
+                return Driven::Finished(Box::new(task), outcome);
+            }
+            match self.renew(&job.task, s).await {
+                Ok(Hold::Held) => {}
+                Ok(Hold::Taken) => {
+                    executor.detach(&job).await;
+                    return Driven::Lost(job.task.info.task_id.clone());
+                }
+                Ok(Hold::Ended) => {
+                    if let Err(e) = executor.cancel(&job.task).await {
+                        tracing::warn!(task = %job.task_id(), error = %e.message, "could not stop a cancelled task's job");
+                    }
+                    return Driven::Ended(job.task.info.task_id.clone());
+                }
+                Err(e) => {
+                    tracing::warn!(task = %job.task_id(), error = %e.message, "could not renew a task's lease; retrying")
+                }
+            }
+        }
     }
 
-    /// The task's work on its table as it stands now (found by its real
-    /// id, so a rename since the submit does not lose it).
-    async fn execute_task(
+    /// The task's table as it stands now (found by its real id, so a
+    /// rename since the submit does not lose it), and where the task runs:
+    /// decided now by the rules if no worker decided before, and recorded.
+    async fn prepare(
         &self,
-        task: &TaskRecord,
-    ) -> CatalogResult<serde_json::Map<String, Value>> {
+        warehouse: &str,
+        mut task: TaskRecord,
+        s: &WorkerSettings,
+    ) -> CatalogResult<Job> {
         let Some(name) = self.table_by_real_id(&task.table, &task.table_id).await? else {
             return Err(CatalogError::new(
                 Code::TABLE_NOT_FOUND,
@@ -362,12 +380,150 @@ impl Catalog {
             ));
         };
         let location = self.table_location(&name).await?;
-        let ds = self.open_at(&name, &location, None).await?;
-        let result =
-            super::run::execute(self, &name, ds, &task.info.task_type, &task.info.params).await?;
-        tracing::info!(task = %task.info.task_id, task_type = %task.info.task_type, table = ?name, "maintenance task completed");
-        Ok(result)
+        if task.placement.is_none() {
+            let kind = super::TaskKind::parse(&task.info.task_type).ok_or_else(|| {
+                CatalogError::invalid(format!(
+                    "task type {:?} is not one this catalog runs",
+                    task.info.task_type
+                ))
+            })?;
+            let rules = &s.executors.rules;
+            let size = match rules.iter().any(|r| r.weighs_size()) {
+                true => Some(self.table_size(&name, &location).await?),
+                false => None,
+            };
+            let placement = super::placement::place(rules, kind, size);
+            task = self.set_placement(&task, s, placement).await?;
+        }
+        Ok(Job {
+            catalog: self.clone(),
+            warehouse: warehouse.to_string(),
+            task,
+            table: name,
+            location,
+        })
     }
+
+    /// A table's rows and data bytes, from its manifest alone.
+    async fn table_size(&self, name: &[String], location: &str) -> CatalogResult<TableSize> {
+        let ds = self.open_at(name, location, None).await?;
+        let rows = crate::core::engine(ds.count_rows(None).await)? as u64;
+        let bytes = ds
+            .fragments()
+            .iter()
+            .flat_map(|f| f.files.iter())
+            .filter_map(|d| d.file_size_bytes.get())
+            .map(u64::from)
+            .sum();
+        Ok(TableSize { rows, bytes })
+    }
+
+    async fn set_placement(
+        &self,
+        task: &TaskRecord,
+        s: &WorkerSettings,
+        placement: Placement,
+    ) -> CatalogResult<TaskRecord> {
+        self.update_held(task, s, |cur| cur.placement = Some(placement.clone()))
+            .await
+    }
+
+    async fn mark_started(
+        &self,
+        task: &TaskRecord,
+        s: &WorkerSettings,
+    ) -> CatalogResult<TaskRecord> {
+        self.update_held(task, s, |cur| {
+            if let Some(p) = cur.placement.as_mut() {
+                p.started = true;
+            }
+        })
+        .await
+    }
+
+    /// Change a task this worker holds (409 when it no longer does).
+    async fn update_held(
+        &self,
+        task: &TaskRecord,
+        s: &WorkerSettings,
+        change: impl Fn(&mut TaskRecord),
+    ) -> CatalogResult<TaskRecord> {
+        let records = self.task_records(&task.table_id)?;
+        let v = records
+            .update::<TaskRecord, _>(
+                &task.info.task_type,
+                &task.info.task_id,
+                Code::TASK_NOT_FOUND,
+                |mut cur| {
+                    if !holds(&cur, &s.owner) {
+                        return Err(taken());
+                    }
+                    change(&mut cur);
+                    Ok(cur)
+                },
+            )
+            .await?;
+        Ok(v.value)
+    }
+
+    /// Write a task's outcome, if this worker still holds it.
+    async fn finish(
+        &self,
+        task: &TaskRecord,
+        s: &WorkerSettings,
+        outcome: CatalogResult<serde_json::Map<String, Value>>,
+    ) -> CatalogResult<()> {
+        let written = self
+            .update_held(task, s, |cur| {
+                let (status, mut result, error) = match &outcome {
+                    Ok(r) => (COMPLETED, r.clone(), None),
+                    Err(e) => (FAILED, task.info.result.clone(), Some(TaskError::of(e))),
+                };
+                result.insert("runner".into(), json!(s.owner));
+                result.insert("attempt".into(), json!(cur.attempts));
+                cur.info.status = status.to_string();
+                cur.info.completed_at = stamp(now_ms());
+                cur.info.result = result;
+                cur.info.error = error;
+                cur.lease = None;
+            })
+            .await;
+        match written {
+            Ok(_) => {}
+            Err(e) if matches!(e.code, Code::TASK_STATE_CONFLICT | Code::TASK_NOT_FOUND) => {
+                tracing::warn!(task = %task.info.task_id, "a task's lease passed to another worker before its outcome was written");
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        }
+        tracing::info!(task = %task.info.task_id, task_type = %task.info.task_type, table = ?task.table, "maintenance task ended");
+        self.drop_marker(&QueueEntry {
+            task_id: task.info.task_id.clone(),
+            table_id: task.table_id.clone(),
+            task_type: task.info.task_type.clone(),
+        })
+        .await;
+        Ok(())
+    }
+}
+
+/// Whether a worker still holds the task it runs.
+enum Hold {
+    Held,
+    /// Another worker took it over (this one stalled past its lease).
+    Taken,
+    /// Cancelled, finished or deleted: its work is to stop.
+    Ended,
+}
+
+/// How a worker's run of a task ended.
+enum Driven {
+    Finished(
+        Box<TaskRecord>,
+        CatalogResult<serde_json::Map<String, Value>>,
+    ),
+    Lost(String),
+    Ended(String),
 }
 
 impl Catalog {

@@ -89,4 +89,11 @@ impl Plane<'_> {
     ) -> CatalogResult<DeleteLanceTaskResponse> {
         self.delete_task_governed(self.call, request).await
     }
+
+    pub(super) async fn cancel_lance_task(
+        &self,
+        request: CancelLanceTaskRequest,
+    ) -> CatalogResult<GetLanceTaskStatusResponse> {
+        self.cancel_task_governed(self.call, request).await
+    }
 }

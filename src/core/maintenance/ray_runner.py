@@ -1,0 +1,149 @@
+# The runner of a lance-catalog maintenance task on a Ray cluster. The
+# catalog's Ray executor ships this file in the job's runtime env
+# (LANCE_CATALOG_RUNNER) with the task (LANCE_CATALOG_TASK, JSON) and a
+# credential good for that one table while the task runs
+# (LANCE_CATALOG_TOKEN); the job's entrypoint executes it. It calls
+# lance-ray against the catalog's REST API and ends with one line,
+#   LANCE_CATALOG_RESULT {json}   or   LANCE_CATALOG_ERROR {json},
+# which the executor reads from the job's log.
+import json
+import os
+import sys
+import traceback
+
+
+def _emit(tag, value):
+    sys.stdout.write(tag + " " + json.dumps(value, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def _fail(code, detail):
+    _emit("LANCE_CATALOG_ERROR", {"code": code, "detail": detail})
+    sys.exit(1)
+
+
+def _namespace(task):
+    props = {"uri": task["catalog_url"]}
+    token = os.environ.get("LANCE_CATALOG_TOKEN")
+    if token:
+        props["header.Authorization"] = "Bearer " + token
+    return props
+
+
+def _open(lance_ray_utils, lance, props, table):
+    uri, options = lance_ray_utils.resolve_namespace_table(None, None, "rest", props, table)
+    kwargs = lance_ray_utils.get_namespace_kwargs("rest", props, table)
+    return lance.LanceDataset(uri, storage_options=options, **kwargs)
+
+
+def _compact(task, props, common):
+    import lance
+    import lance_ray
+    from lance_ray import utils
+    from lance.optimize import CompactionOptions
+
+    p = task["params"]
+    options = CompactionOptions(
+        target_rows_per_fragment=int(p.get("target_rows_per_fragment", 1024 * 1024)),
+        max_rows_per_group=int(p.get("max_rows_per_group", 1024)),
+        materialize_deletions=bool(p.get("materialize_deletions", True)),
+        materialize_deletions_threshold=float(p.get("materialize_deletions_threshold", 0.1)),
+    )
+    if int(p.get("max_bytes_per_file") or 0) > 0:
+        options["max_bytes_per_file"] = int(p["max_bytes_per_file"])
+    before = _open(utils, lance, props, task["table"])
+    read_version = before.version
+    fragments_before = len(before.get_fragments())
+    metrics = lance_ray.compact_files(compaction_options=options, **common)
+    after = _open(utils, lance, props, task["table"])
+    out = {
+        "fragments_before": fragments_before,
+        "fragments_after": len(after.get_fragments()),
+        "read_version": read_version,
+        "version": after.version,
+    }
+    for name in ("fragments_removed", "fragments_added", "files_removed", "files_added"):
+        out[name] = getattr(metrics, name, 0) if metrics is not None else 0
+    return out
+
+
+def _index(task, props, common, vector):
+    import lance
+    import lance_ray
+    from lance_ray import utils
+
+    p = task["params"]
+    column = p.get("column") or ""
+    index_type = p.get("index_type") or ("IVF_PQ" if vector else "BTREE")
+    name = p.get("name") or None
+    replace = bool(p.get("replace", True))
+    if vector:
+        extra = {}
+        for key, arg in (("num_partitions", "num_partitions"), ("num_sub_vectors", "num_sub_vectors")):
+            if p.get(key) is not None:
+                extra[arg] = int(p[key])
+        if p.get("sample_rate") is not None:
+            extra["sample_rate"] = int(p["sample_rate"])
+        if p.get("max_iterations") is not None:
+            extra["max_iters"] = int(p["max_iterations"])
+        if p.get("num_bits") is not None and "PQ" in index_type:
+            extra["num_bits"] = int(p["num_bits"])
+        ds = lance_ray.create_index(
+            column=column,
+            index_type=index_type,
+            name=name,
+            replace=replace,
+            metric=p.get("distance_type") or "l2",
+            **extra,
+            **common,
+        )
+    else:
+        ds = lance_ray.create_scalar_index(
+            column=column, index_type=index_type, name=name, replace=replace, **common
+        )
+    ds = _open(utils, lance, props, task["table"])
+    found = None
+    for idx in ds.describe_indices():
+        fields = [str(f) for f in (getattr(idx, "field_names", None) or [])]
+        if (name and idx.name == name) or (not name and column in fields):
+            found = idx
+    out = {"column": column, "index_type": index_type, "dataset_version": ds.version}
+    if found is not None:
+        out["index_name"] = found.name
+    elif name:
+        out["index_name"] = name
+    return out
+
+
+def main():
+    task = json.loads(os.environ["LANCE_CATALOG_TASK"])
+    props = _namespace(task)
+    common = {
+        "table_id": task["table"],
+        "namespace_impl": "rest",
+        "namespace_properties": props,
+        "num_workers": int(task.get("num_workers") or 4),
+    }
+    kind = task["task_type"]
+    if kind == "lance_compact":
+        result = _compact(task, props, common)
+    elif kind == "lance_scalar_index":
+        result = _index(task, props, common, vector=False)
+    elif kind == "lance_vector_index":
+        result = _index(task, props, common, vector=True)
+    else:
+        _fail(13, "task type %r does not run on Ray" % kind)
+    result["ray_workers"] = common["num_workers"]
+    _emit("LANCE_CATALOG_RESULT", result)
+
+
+# Run at load: the entrypoint executes this text, it is not imported.
+try:
+    main()
+except SystemExit:
+    raise
+except BaseException as e:  # noqa: BLE001 - every failure is the task's
+    detail = "%s: %s" % (type(e).__name__, e)
+    code = 13 if isinstance(e, (ValueError, TypeError, KeyError)) else 18
+    traceback.print_exc()
+    _fail(code, detail[:2000])
