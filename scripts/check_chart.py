@@ -52,6 +52,8 @@ T_START = time.perf_counter()
 ROOT = Path(__file__).resolve().parent.parent
 CHART = ROOT / "chart"
 CONFIG_RS = ROOT / "src" / "config.rs"
+# Flag groups flattened into ServeArgs, each in its own file.
+FLATTENED = [(ROOT / "src" / "config_ray.rs", "RayArgs")]
 LOGGING_RS = ROOT / "src" / "telemetry" / "logging.rs"
 
 KUBE_VERSION = "1.30.0"
@@ -201,15 +203,18 @@ def server_settings() -> tuple[dict[str, str], dict[str, str]] | None:
     """({field: rust type}, {env var: field}) of `lance-catalog serve`."""
     if not CONFIG_RS.exists():
         return None
-    text = CONFIG_RS.read_text()
-    body = text.split("pub struct ServeArgs", 1)[1].split("\n}\n", 1)[0]
     fields: dict[str, str] = {}
     envs: dict[str, str] = {}
-    for attr, field, ty in re.findall(r"#\[arg\((.*?)\)\]\s*pub (\w+): ([^,\n]+),", body, re.S):
-        fields[field] = ty.strip()
-        m = re.search(r'env\s*=\s*"([A-Z0-9_]+)"', attr)
-        if m:
-            envs[m.group(1)] = field
+    for path, struct in [(CONFIG_RS, "ServeArgs"), *FLATTENED]:
+        if not path.exists():
+            continue
+        text = path.read_text()
+        body = text.split(f"pub struct {struct}", 1)[1].split("\n}\n", 1)[0]
+        for attr, field, ty in re.findall(r"#\[arg\((.*?)\)\]\s*pub (\w+): ([^,\n]+),", body, re.S):
+            fields[field] = ty.strip()
+            m = re.search(r'env\s*=\s*"([A-Z0-9_]+)"', attr)
+            if m:
+                envs[m.group(1)] = field
     if LOGGING_RS.exists() and "LANCE_CATALOG_LOG" in LOGGING_RS.read_text():
         envs["LANCE_CATALOG_LOG"] = ""
     return fields, envs

@@ -67,6 +67,18 @@ impl std::fmt::Debug for RayArgs {
     }
 }
 
+/// Whether a URL's host is this machine.
+fn loopback(address: &str) -> bool {
+    url::Url::parse(address)
+        .ok()
+        .is_some_and(|u| match u.host() {
+            Some(url::Host::Domain(d)) => d == "localhost",
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        })
+}
+
 impl RayArgs {
     /// The executors these flags describe; a rule naming Ray without a
     /// Ray address, or one that does not parse, is an error at start.
@@ -97,8 +109,15 @@ impl RayArgs {
                 if self.ray_workers == 0 {
                     return Err("--ray-workers must be at least 1".into());
                 }
-                if let Some(url) = self.ray_catalog_url.as_deref() {
-                    url::Url::parse(url).map_err(|e| format!("--ray-catalog-url {url:?}: {e}"))?;
+                match self.ray_catalog_url.as_deref() {
+                    Some(url) => {
+                        url::Url::parse(url)
+                            .map_err(|e| format!("--ray-catalog-url {url:?}: {e}"))?;
+                    }
+                    None if !loopback(address) => tracing::warn!(
+                        "--ray-address names another host and --ray-catalog-url is not set: jobs call this server back at its own listening address, which the cluster's nodes may not reach (set --ray-catalog-url to its Service or load balancer URL)"
+                    ),
+                    None => {}
                 }
                 Some(Arc::new(RayExecutor::new(RayConfig {
                     address: address.to_string(),

@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::Governance;
-use crate::core::maintenance::executor::ExecutorKind;
 use crate::core::maintenance::executors::Executors;
+use crate::core::maintenance::worker::outlives_replica;
 use crate::core::maintenance::{
     check_table_id, CancelLanceTaskRequest, DeleteLanceTaskRequest, DeleteLanceTaskResponse,
     GetLanceTaskStatusRequest, GetLanceTaskStatusResponse, ListLanceTasksRequest,
@@ -158,17 +158,21 @@ impl Governance {
         let by = access.principal.as_ref().map(|p| p.id.as_str());
         let (answer, record) = route.catalog.cancel_task(request, by).await?;
         self.succeeded(&access).await;
-        let placed = record.placement.as_ref();
-        if placed.is_some_and(|p| p.executor != ExecutorKind::InProcess) {
-            let kind = placed.map(|p| p.executor).unwrap_or_default();
+        if outlives_replica(&record) {
+            let kind = record
+                .placement
+                .as_ref()
+                .map(|p| p.executor)
+                .unwrap_or_default();
             match self.maintenance.executors.get(kind) {
-                Ok(x) => {
-                    if let Err(e) = x.cancel(&record).await {
-                        tracing::warn!(task = %record.info.task_id, error = %e.message, "could not stop a cancelled task's job; its worker stops it at its next renewal");
+                Ok(x) => match x.cancel(&record).await {
+                    Ok(()) => route.catalog.remove_marker(&record.info.task_id).await,
+                    Err(e) => {
+                        tracing::warn!(task = %record.info.task_id, error = %e.message, "could not stop a cancelled task's job; a worker stops it")
                     }
-                }
-                Err(e) => {
-                    tracing::warn!(task = %record.info.task_id, error = %e.message, "a cancelled task's job runs where this replica cannot reach")
+                },
+                Err(_) => {
+                    tracing::info!(task = %record.info.task_id, "a cancelled task's job runs where this replica cannot reach; a worker that can stops it")
                 }
             }
         }

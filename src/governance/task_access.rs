@@ -1,8 +1,8 @@
-//! What a maintenance job's runner may do with its task key: read and
-//! write the data of its task's table (found by real id in its warehouse,
-//! so a table renamed meanwhile is still its own and one created under
-//! the old name is not), while the task runs. Nothing else: no other
-//! table, no namespace, no drop, no grants.
+//! What a maintenance job's runner may do with its task key: what a
+//! runner calls ([`RUNNER_OPS`]) on its task's table (found by real id in
+//! its warehouse, so a table renamed meanwhile is still its own and one
+//! created under the old name is not), while the task runs. Nothing else:
+//! no other table, no namespace, no listing, no delete, no drop, no grants.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Weak};
@@ -10,36 +10,50 @@ use std::sync::{Arc, Weak};
 use super::grants::object_key;
 use super::guard::Access;
 use super::Governance;
-use crate::api::Group;
+use crate::api::{op, OpDef};
 use crate::auth::{unauthenticated, TaskScope};
 use crate::core::maintenance::executor::Job;
 use crate::core::maintenance::ray::TaskCredentials;
 use crate::error::{CatalogError, CatalogResult, Code};
 
+/// What a job's runner calls: lance-ray resolves the table and its
+/// storage options by describing it, and pylance reads versions and
+/// indices and, where the catalog manages versions, commits through it.
+/// Nothing that deletes rows, columns, versions or indices, and no task
+/// of its own.
+static RUNNER_OPS: [&OpDef; 7] = [
+    &op::DescribeTable,
+    &op::TableExists,
+    &op::ListTableVersions,
+    &op::DescribeTableVersion,
+    &op::CreateTableVersion,
+    &op::ListTableIndices,
+    &op::DescribeTableIndexStats,
+];
+
 impl Governance {
-    /// The relations a task key holds on `access`'s chain (`keys`).
+    /// The relations a task key holds on `access`'s chain (`keys`): a
+    /// writer's on its own table for what a runner calls, while its task
+    /// runs; anything else is refused here, whatever Cedar policies an
+    /// operator added.
     pub(super) async fn task_relations(
         &self,
         scope: &TaskScope,
         access: &Access,
         keys: &[String],
     ) -> CatalogResult<HashSet<String>> {
-        let group = crate::api::by_action(access.action).map(|op| op.group);
-        if !matches!(
-            group,
-            Some(Group::ReadMetadata | Group::ReadData | Group::WriteData)
-        ) {
-            return Err(CatalogError::new(
+        let denied = |why: &str| {
+            Err(CatalogError::new(
                 Code::PERMISSION_DENIED,
-                format!(
-                    "a task key may read and write its task's table only, not {}",
-                    access.action
-                ),
-            ));
+                format!("a task key {why}; {} is refused", access.action),
+            ))
+        };
+        if !RUNNER_OPS.iter().any(|o| o.action == access.action) {
+            return denied("may only describe its task's table, read its versions and indices, and commit to it");
         }
         let own = object_key("table", Some(&scope.warehouse), &scope.table_id);
         if access.kind != "table" || !keys.contains(&own) {
-            return Ok(HashSet::new());
+            return denied("reaches its task's table only");
         }
         let catalog = self.catalog(&scope.warehouse).await?;
         if !catalog

@@ -196,3 +196,35 @@ def test_estate_reports_over_grpc(stubs, server):
         assert err.value.code() == grpc.StatusCode.NOT_FOUND
     finally:
         channel.close()
+
+
+def test_cancel_a_task_over_grpc(stubs):
+    """A replica that only serves the task API (--workers 0) keeps a task
+    submitted; cancelled over gRPC it ends failed with TaskCancelled, a
+    second cancel is the task's state conflict, and then it deletes."""
+    from conftest import new_root, start_server
+
+    pb, pb_grpc = stubs
+    srv = start_server(new_root("lc-grpc-cancel-"), "--workers", "0")
+    try:
+        channel = grpc.insecure_channel(srv["url"].removeprefix("http://"))
+        s = pb_grpc.LanceNamespaceServiceStub(channel)
+        control = pb_grpc.CatalogControlServiceStub(channel)
+        s.CreateNamespace(pb.CreateNamespaceRequest(id=["c"]))
+        s.CreateTable(pb.CreateTableRequest(id=["c", "t"], data=ipc(sample(0, 5))))
+        task = control.SubmitLanceTableCompactTask(pb.SubmitLanceTaskRequest(id=["c", "t"]))
+        done = control.CancelLanceTask(pb.CancelLanceTaskRequest(id=["c", "t"], task_id=task.task_id))
+        assert done.task_info.status == "failed"
+        assert (done.task_info.error.error, done.task_info.error.code) == ("TaskCancelled", 10001)
+        assert done.table_id == task.table_id
+        with pytest.raises(grpc.RpcError) as err:
+            control.CancelLanceTask(pb.CancelLanceTaskRequest(id=["c", "t"], task_id=task.task_id))
+        assert err.value.code() in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ABORTED)
+        control.DeleteLanceTask(pb.DeleteLanceTaskRequest(id=["c", "t"], task_id=task.task_id))
+        with pytest.raises(grpc.RpcError) as err:
+            control.CancelLanceTask(pb.CancelLanceTaskRequest(id=["c", "t"], task_id=task.task_id))
+        assert err.value.code() == grpc.StatusCode.NOT_FOUND
+        channel.close()
+    finally:
+        srv["proc"].terminate()
+        srv["proc"].wait(timeout=30)

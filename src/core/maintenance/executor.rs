@@ -61,13 +61,23 @@ pub trait Executor: Send + Sync + std::fmt::Debug {
     /// ask (the one answering a cancel), so only the task is needed.
     async fn cancel(&self, task: &TaskRecord) -> CatalogResult<()>;
 
-    /// Let go of the job without stopping it: another worker holds the
-    /// task now and attaches to it where the executor outlives a replica.
-    async fn detach(&self, job: &Job);
+    /// Let go of the task's job without stopping it: another worker holds
+    /// the task now and attaches to it where the executor outlives a
+    /// replica (in process, the work is dropped).
+    async fn detach(&self, task: &TaskRecord);
 }
 
-/// A task's work running in this process.
-type Running = tokio::task::JoinHandle<CatalogResult<Map<String, Value>>>;
+/// A task's work running in this process, stopped when dropped: a
+/// worker that lets go of it (its wait cut short by a lost lease or a
+/// cancel) never leaves it running detached.
+#[derive(Debug)]
+struct Running(tokio::task::JoinHandle<CatalogResult<Map<String, Value>>>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
 
 /// Lance in this replica: today's code, the default.
 #[derive(Debug, Default)]
@@ -108,14 +118,11 @@ impl Executor for InProcess {
             )
             .await
         });
-        if let Some(old) = self
-            .running
+        // A run this replica had of the same task is dropped, so stopped.
+        self.running
             .lock()
             .expect("in-process jobs")
-            .insert(id, handle)
-        {
-            old.abort();
-        }
+            .insert(id, Running(handle));
         Ok(Map::new())
     }
 
@@ -125,7 +132,7 @@ impl Executor for InProcess {
                 "this replica is not running the task's work",
             )));
         };
-        match tokio::time::timeout(at_most, &mut handle).await {
+        match tokio::time::timeout(at_most, &mut handle.0).await {
             Err(_) => {
                 self.running
                     .lock()
@@ -142,17 +149,13 @@ impl Executor for InProcess {
     }
 
     async fn cancel(&self, task: &TaskRecord) -> CatalogResult<()> {
-        if let Some(h) = self.take(&task.info.task_id) {
-            h.abort();
-        }
+        drop(self.take(&task.info.task_id));
         Ok(())
     }
 
     /// Dropped: its commit, if any, is Lance's own and atomic; files it
     /// wrote are what the orphan scan finds.
-    async fn detach(&self, job: &Job) {
-        if let Some(h) = self.take(job.task_id()) {
-            h.abort();
-        }
+    async fn detach(&self, task: &TaskRecord) {
+        drop(self.take(&task.info.task_id));
     }
 }

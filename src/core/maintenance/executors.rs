@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::executor::{Executor, ExecutorKind, InProcess};
 use super::placement::Rule;
 use super::ray::RayExecutor;
+use super::TaskRecord;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// A replica's executors and the rules that choose between them.
@@ -43,6 +44,25 @@ impl Executors {
     /// The Ray executor, when configured (a cancel stops its job at once).
     pub fn ray(&self) -> Option<&dyn Executor> {
         self.ray.as_deref().map(|r| r as &dyn Executor)
+    }
+
+    /// Stop a task's work wherever it may run (it was cancelled, deleted
+    /// or abandoned): in this process, and on Ray unless it was placed in
+    /// process (a job unknown to the cluster is fine).
+    pub async fn stop(&self, task: &TaskRecord) {
+        let _ = self.in_process.cancel(task).await;
+        let placed = task.placement.as_ref().map(|p| p.executor);
+        if let (Some(ray), false) = (self.ray(), placed == Some(ExecutorKind::InProcess)) {
+            if let Err(e) = ray.cancel(task).await {
+                tracing::warn!(task = %task.info.task_id, error = %e.message, "could not stop a task's Ray job");
+            }
+        }
+    }
+
+    /// Let go of a task another worker took over: work in this process is
+    /// dropped, a Ray job runs on for its new holder.
+    pub async fn let_go(&self, task: &TaskRecord) {
+        self.in_process.detach(task).await;
     }
 
     /// The Ray executor itself (for installing what it needs from above).

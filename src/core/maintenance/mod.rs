@@ -52,7 +52,7 @@ pub(crate) mod reconcile;
 pub(crate) mod references;
 pub(crate) mod rounds;
 mod run;
-mod worker;
+pub(crate) mod worker;
 
 use serde::{Deserialize, Serialize};
 
@@ -489,9 +489,13 @@ impl Catalog {
                 }
             })
             .await?;
-        self.remove_marker(&req.task_id).await;
-        crate::telemetry::metrics().task_event(&task_type, "cancelled");
         let record = changed.value;
+        // A job outside the replica keeps its marker until a worker that
+        // can reach its executor has stopped it (the caller may, at once).
+        if !worker::outlives_replica(&record) {
+            self.remove_marker(&req.task_id).await;
+        }
+        crate::telemetry::metrics().task_event(&task_type, "cancelled");
         Ok((
             GetLanceTaskStatusResponse {
                 task_info: record.info.clone(),

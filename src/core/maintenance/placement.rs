@@ -144,12 +144,14 @@ impl Rule {
         Ok(rule)
     }
 
-    fn matches(&self, kind: TaskKind, size: TableSize) -> bool {
+    fn matches(&self, kind: TaskKind, params: &Map<String, Value>, size: TableSize) -> bool {
         let typed = match self.task_types.is_empty() {
-            true => self.executor != ExecutorKind::Ray || kind.runs_on_ray(),
+            true => true,
             false => self.task_types.contains(&kind),
         };
+        let runnable = self.executor != ExecutorKind::Ray || ray_runs(kind, params);
         typed
+            && runnable
             && self.min_rows.is_none_or(|n| size.rows >= n)
             && self.min_bytes.is_none_or(|n| size.bytes >= n)
     }
@@ -160,10 +162,34 @@ impl Rule {
     }
 }
 
-/// Where a task of `kind` on a table of `size` runs under `rules`.
-pub fn place(rules: &[Rule], kind: TaskKind, size: Option<TableSize>) -> Placement {
+/// The scalar indices lance-ray 0.5 builds distributed; the others
+/// (LABEL_LIST, NGRAM, BLOOMFILTER) are built in process.
+const RAY_SCALAR_INDICES: [&str; 5] = ["BTREE", "BITMAP", "INVERTED", "FTS", "ZONEMAP"];
+
+/// Whether lance-ray runs this task as asked.
+fn ray_runs(kind: TaskKind, params: &Map<String, Value>) -> bool {
+    match kind {
+        TaskKind::ScalarIndex => {
+            let t = params
+                .get("index_type")
+                .and_then(Value::as_str)
+                .unwrap_or("BTREE");
+            RAY_SCALAR_INDICES.contains(&t.to_ascii_uppercase().as_str())
+        }
+        other => other.runs_on_ray(),
+    }
+}
+
+/// Where a task of `kind` with `params` on a table of `size` runs under
+/// `rules`.
+pub fn place(
+    rules: &[Rule],
+    kind: TaskKind,
+    params: &Map<String, Value>,
+    size: Option<TableSize>,
+) -> Placement {
     let weighed = size.unwrap_or_default();
-    let rule = rules.iter().find(|r| r.matches(kind, weighed));
+    let rule = rules.iter().find(|r| r.matches(kind, params, weighed));
     Placement {
         executor: rule.map_or(ExecutorKind::InProcess, |r| r.executor),
         rule: rule.map(|r| r.text.clone()),
@@ -212,30 +238,30 @@ mod tests {
             rows: 10,
             bytes: 2 << 30,
         };
-        let p = place(&rules, TaskKind::Compact, Some(tall));
+        let none = Map::new();
+        let p = place(&rules, TaskKind::Compact, &none, Some(tall));
         assert_eq!(p.executor, ExecutorKind::Ray);
         assert_eq!(p.rule.as_deref(), Some(rules[0].text.as_str()));
+        let at = |kind, params: &Map<String, Value>, size| {
+            place(&rules, kind, params, Some(size)).executor
+        };
+        assert_eq!(at(TaskKind::Compact, &none, small), ExecutorKind::InProcess);
+        assert_eq!(at(TaskKind::ScalarIndex, &none, heavy), ExecutorKind::Ray);
+        // lance-ray builds no LABEL_LIST index distributed.
+        let label: Map<String, Value> =
+            serde_json::from_str(r#"{"index_type": "LABEL_LIST"}"#).unwrap();
         assert_eq!(
-            place(&rules, TaskKind::Compact, Some(small)).executor,
+            at(TaskKind::ScalarIndex, &label, heavy),
             ExecutorKind::InProcess
-        );
-        assert_eq!(
-            place(&rules, TaskKind::ScalarIndex, Some(heavy)).executor,
-            ExecutorKind::Ray
         );
         // A rule for every type still leaves cleanup in process.
-        assert_eq!(
-            place(&rules, TaskKind::Cleanup, Some(heavy)).executor,
-            ExecutorKind::InProcess
-        );
-        assert_eq!(place(&[], TaskKind::Compact, None).rule, None);
+        assert_eq!(at(TaskKind::Cleanup, &none, heavy), ExecutorKind::InProcess);
+        assert_eq!(place(&[], TaskKind::Compact, &none, None).rule, None);
         let all = [Rule::parse("ray").unwrap()];
+        let everything = |kind| place(&all, kind, &none, None).executor;
+        assert_eq!(everything(TaskKind::VectorIndex), ExecutorKind::Ray);
         assert_eq!(
-            place(&all, TaskKind::VectorIndex, None).executor,
-            ExecutorKind::Ray
-        );
-        assert_eq!(
-            place(&all, TaskKind::OptimizeIndices, None).executor,
+            everything(TaskKind::OptimizeIndices),
             ExecutorKind::InProcess
         );
     }

@@ -114,7 +114,14 @@ fn tagged<'a>(logs: &'a str, tag: &str) -> Option<&'a str> {
 
 /// A job's outcome, from its status and log.
 pub(crate) fn outcome(status: &str, message: Option<&str>, logs: &str) -> Progress {
-    let said = message.filter(|m| !m.is_empty()).unwrap_or("(no message)");
+    // Ray's message may carry the log's tail: its first line says enough,
+    // and the rest is not for every reader of the task.
+    let said: String = message
+        .and_then(|m| m.lines().map(str::trim).find(|l| !l.is_empty()))
+        .unwrap_or("(no message)")
+        .chars()
+        .take(300)
+        .collect();
     match status {
         "SUCCEEDED" => match tagged(logs, RESULT_TAG).map(serde_json::from_str::<Map<String, Value>>) {
             Some(Ok(result)) => Progress::Done(result),
@@ -246,11 +253,17 @@ impl RayExecutor {
                 "warehouse": job.warehouse,
             },
         });
-        let submitted = self.api.submit(&task.task_id, &body).await;
-        if submitted.is_err() {
-            self.revoke(&task.task_id).await;
+        match self.api.submit(&task.task_id, &body).await {
+            Ok(s) => Ok(s),
+            Err(e) => {
+                // The answer may have been lost after Ray took the job.
+                if let Ok(Some(_)) = self.api.get(&task.task_id).await {
+                    return Ok(Submitted::New);
+                }
+                self.revoke(&task.task_id).await;
+                Err(e)
+            }
         }
-        submitted
     }
 
     async fn revoke(&self, task_id: &str) {
@@ -296,6 +309,13 @@ impl Executor for RayExecutor {
             tracing::info!(task = %id, "attached to the task's running Ray job");
             return Ok(facts);
         }
+        // A job under the id already (its worker died before recording it
+        // started): follow it, with the key it was given.
+        if self.api.get(id).await?.is_some() {
+            facts.insert("ray_attached".into(), true.into());
+            tracing::info!(task = %id, "the task's Ray job was already there; following it");
+            return Ok(facts);
+        }
         if self.submit(job).await? == Submitted::Exists {
             facts.insert("ray_attached".into(), true.into());
             tracing::info!(task = %id, "the task's Ray job was already there; following it");
@@ -316,26 +336,35 @@ impl Executor for RayExecutor {
                     ),
                 )),
                 Ok(Some(d)) if matches!(d.status.as_str(), "SUCCEEDED" | "FAILED" | "STOPPED") => {
-                    let logs = self.api.logs(id).await.unwrap_or_default();
-                    outcome(&d.status, d.message.as_deref(), &logs)
-                }
-                Ok(Some(_)) if self.overdue(job) => {
-                    self.api.stop(id).await.ok();
-                    Progress::Failed(CatalogError::new(
-                        Code::SERVICE_UNAVAILABLE,
-                        format!(
-                            "the Ray job ran longer than --ray-job-timeout ({:?}) and was stopped",
-                            self.config.timeout
-                        ),
-                    ))
+                    match self.api.logs(id).await {
+                        Ok(logs) => outcome(&d.status, d.message.as_deref(), &logs),
+                        // The outcome is in the log: read it at the next look.
+                        Err(e) => {
+                            tracing::warn!(task = %id, error = %e.message, "could not read the Ray job's log; trying again");
+                            Progress::Running
+                        }
+                    }
                 }
                 Ok(Some(_)) => Progress::Running,
-                // The cluster may be back at the next look; the lease is
-                // renewed meanwhile, and the job timeout bounds the wait.
+                // The cluster may be back at the next look; the job
+                // timeout bounds the wait.
                 Err(e) => {
                     tracing::warn!(task = %id, error = %e.message, "could not read the Ray job's status; trying again");
                     Progress::Running
                 }
+            };
+            let progress = match progress {
+                Progress::Running if self.overdue(job) => {
+                    self.api.stop(id).await.ok();
+                    Progress::Failed(CatalogError::new(
+                        Code::SERVICE_UNAVAILABLE,
+                        format!(
+                            "the Ray job ran longer than --ray-job-timeout ({}s) and was stopped",
+                            self.config.timeout.as_secs()
+                        ),
+                    ))
+                }
+                other => other,
             };
             if !matches!(progress, Progress::Running) {
                 self.revoke(id).await;
@@ -355,7 +384,7 @@ impl Executor for RayExecutor {
     }
 
     /// The job runs on; the task's new holder attaches to it.
-    async fn detach(&self, _job: &Job) {}
+    async fn detach(&self, _task: &TaskRecord) {}
 }
 
 #[cfg(test)]
@@ -378,8 +407,11 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        match outcome("FAILED", Some("node died"), "") {
-            Progress::Failed(e) => assert!(e.message.contains("node died"), "{}", e.message),
+        match outcome("FAILED", Some("node died, last logs:\nsecret tail"), "") {
+            Progress::Failed(e) => {
+                assert!(e.message.contains("node died"), "{}", e.message);
+                assert!(!e.message.contains("secret tail"), "{}", e.message);
+            }
             other => panic!("{other:?}"),
         }
         match outcome("STOPPED", None, "") {

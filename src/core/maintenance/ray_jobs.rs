@@ -59,6 +59,12 @@ impl JobsApi {
     pub(super) fn new(base: &str, token: Option<String>) -> Result<Self, String> {
         let parsed = url::Url::parse(base)
             .map_err(|e| format!("--ray-address {base:?} is not a URL: {e}"))?;
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            return Err(
+                "--ray-address must not carry credentials (they would be shown in task results); use --ray-token"
+                    .to_string(),
+            );
+        }
         if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
             return Err(format!(
                 "--ray-address {base:?} must be the Ray dashboard's http(s)://host:port"
@@ -99,8 +105,9 @@ impl JobsApi {
     }
 
     fn refused(&self, what: &str, status: reqwest::StatusCode, body: &str) -> CatalogError {
+        // Ray's own trouble (an agent not up yet, its token): try later.
         let code = match status.as_u16() {
-            401 | 403 => Code::SERVICE_UNAVAILABLE,
+            401 | 403 | 500..=599 => Code::SERVICE_UNAVAILABLE,
             _ => Code::INTERNAL,
         };
         let hint = match status.as_u16() {

@@ -127,7 +127,12 @@ async fn a_wrong_token_or_no_cluster_says_so() {
     let e = gone.get("t").await.unwrap_err();
     assert_eq!(e.code, Code::SERVICE_UNAVAILABLE);
     assert!(e.message.contains("did not answer"), "{}", e.message);
-    for bad in ["ray-head:8265", "ftp://x", "not a url"] {
+    for bad in [
+        "ray-head:8265",
+        "ftp://x",
+        "not a url",
+        "http://u:p@ray:8265",
+    ] {
         assert!(JobsApi::new(bad, None).is_err(), "{bad}");
     }
 }

@@ -36,6 +36,11 @@ def _open(lance_ray_utils, lance, props, table):
     return lance.LanceDataset(uri, storage_options=options, **kwargs)
 
 
+def _conflict(e):
+    text = str(e).lower()
+    return "conflict" in text or "retryable" in text
+
+
 def _compact(task, props, common):
     import lance
     import lance_ray
@@ -51,10 +56,20 @@ def _compact(task, props, common):
     )
     if int(p.get("max_bytes_per_file") or 0) > 0:
         options["max_bytes_per_file"] = int(p["max_bytes_per_file"])
+    if p.get("compaction_mode"):
+        options["compaction_mode"] = p["compaction_mode"]
     before = _open(utils, lance, props, task["table"])
     read_version = before.version
     fragments_before = len(before.get_fragments())
-    metrics = lance_ray.compact_files(compaction_options=options, **common)
+    # Another writer committed meanwhile: plan again on its result, as the
+    # in-process compaction does.
+    for attempt in range(3):
+        try:
+            metrics = lance_ray.compact_files(compaction_options=options, **common)
+            break
+        except Exception as e:  # noqa: BLE001 - retried only on a conflict
+            if attempt == 2 or not _conflict(e):
+                raise
     after = _open(utils, lance, props, task["table"])
     out = {
         "fragments_before": fragments_before,
@@ -86,8 +101,12 @@ def _index(task, props, common, vector):
             extra["sample_rate"] = int(p["sample_rate"])
         if p.get("max_iterations") is not None:
             extra["max_iters"] = int(p["max_iterations"])
-        if p.get("num_bits") is not None and "PQ" in index_type:
+        if p.get("num_bits") is not None:
             extra["num_bits"] = int(p["num_bits"])
+        if "HNSW" in index_type:
+            for key in ("m", "ef_construction"):
+                if p.get(key) is not None:
+                    extra[key] = int(p[key])
         ds = lance_ray.create_index(
             column=column,
             index_type=index_type,
@@ -98,8 +117,14 @@ def _index(task, props, common, vector):
             **common,
         )
     else:
+        extra = {}
+        if index_type.upper() in ("INVERTED", "FTS"):
+            for key in ("with_position", "lower_case", "stem", "remove_stop_words", "ascii_folding",
+                        "base_tokenizer", "language", "max_token_length"):
+                if p.get(key) is not None:
+                    extra[key] = p[key]
         ds = lance_ray.create_scalar_index(
-            column=column, index_type=index_type, name=name, replace=replace, **common
+            column=column, index_type=index_type, name=name, replace=replace, **extra, **common
         )
     ds = _open(utils, lance, props, task["table"])
     found = None
@@ -110,6 +135,9 @@ def _index(task, props, common, vector):
     out = {"column": column, "index_type": index_type, "dataset_version": ds.version}
     if found is not None:
         out["index_name"] = found.name
+        for uuid in (getattr(seg, "uuid", None) for seg in (getattr(found, "segments", None) or [])):
+            if uuid:
+                out["index_uuid"] = str(uuid)
     elif name:
         out["index_name"] = name
     return out
@@ -144,6 +172,11 @@ except SystemExit:
     raise
 except BaseException as e:  # noqa: BLE001 - every failure is the task's
     detail = "%s: %s" % (type(e).__name__, e)
-    code = 13 if isinstance(e, (ValueError, TypeError, KeyError)) else 18
+    if _conflict(e):
+        code = 14
+    elif isinstance(e, (ValueError, TypeError)):
+        code = 13
+    else:
+        code = 18
     traceback.print_exc()
     _fail(code, detail[:2000])

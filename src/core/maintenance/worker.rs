@@ -24,6 +24,10 @@ use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 use crate::records::now_ms;
 
+/// How long a worker waits on its job at a time (the lease is renewed
+/// beside it).
+const WAIT_SLICE: Duration = Duration::from_secs(5);
+
 /// A marker older than this with no task beside it is a submit that died
 /// between writing the two, and is removed.
 const ORPHAN_MARKER: Duration = Duration::from_secs(60);
@@ -91,6 +95,14 @@ fn taken() -> CatalogError {
     )
 }
 
+/// Whether a task's job may run on after its worker is gone (it was
+/// started on an executor outside the replica).
+pub(crate) fn outlives_replica(t: &TaskRecord) -> bool {
+    t.placement
+        .as_ref()
+        .is_some_and(|p| p.started && p.executor != ExecutorKind::InProcess)
+}
+
 fn holds(t: &TaskRecord, owner: &str) -> bool {
     t.info.status == RUNNING && t.lease.as_ref().is_some_and(|l| l.owner == owner)
 }
@@ -120,7 +132,7 @@ impl Catalog {
 
     /// Remove a task's marker (best effort: a leftover one is found
     /// finished and removed by the next worker that lists it).
-    pub(super) async fn remove_marker(&self, task_id: &str) {
+    pub(crate) async fn remove_marker(&self, task_id: &str) {
         for (e, _) in self.queued_tasks().await.unwrap_or_default() {
             if e.task_id == task_id {
                 self.drop_marker(&e).await;
@@ -188,6 +200,11 @@ impl Catalog {
         match decide(&current.value, now_ms(), s) {
             Decision::Skip => return Ok(None),
             Decision::Done => {
+                // A task ended where no worker stopped its job (cancelled
+                // by a replica without its executor): stopped here first.
+                if outlives_replica(&current.value) {
+                    s.executors.stop(&current.value).await;
+                }
                 self.drop_marker(e).await;
                 return Ok(None);
             }
@@ -230,8 +247,11 @@ impl Catalog {
                 m.task_event(&e.task_type, "started");
                 Ok(Some(v.value))
             }
-            Ok(_) => {
+            Ok(v) => {
                 m.task_event(&e.task_type, "abandoned");
+                if outlives_replica(&v.value) {
+                    s.executors.stop(&v.value).await;
+                }
                 self.drop_marker(e).await;
                 Ok(None)
             }
@@ -274,46 +294,77 @@ impl Catalog {
     }
 
     /// Run a claimed task to its end on its executor, renewing the lease
-    /// meanwhile. A lost lease (this worker stalled past it and another
-    /// took the task over) lets go of the work and writes nothing; a task
-    /// cancelled or deleted meanwhile has its work stopped.
+    /// all along (beside the work, as a slow store or cluster must not
+    /// cost the lease). A lost lease (this worker stalled past it and
+    /// another took the task over) lets go of the work and writes nothing;
+    /// a task cancelled or deleted meanwhile has its work stopped.
     pub(crate) async fn run_task(&self, warehouse: &str, task: TaskRecord, s: &WorkerSettings) {
+        let renew_every = (s.lease / 3).max(Duration::from_millis(100));
         let running = &crate::telemetry::metrics().tasks_running;
         running.inc();
-        let driven = self.drive(warehouse, task, s).await;
-        running.dec();
-        let (task, outcome) = match driven {
-            Driven::Finished(task, outcome) => (*task, outcome),
-            Driven::Lost(id) => {
-                tracing::warn!(task = %id, "lost the lease of a running task; its new holder runs it");
-                return;
-            }
-            Driven::Ended(id) => {
-                tracing::info!(task = %id, "the task was cancelled or deleted while it ran; its work was stopped");
-                return;
+        let renewing = async {
+            loop {
+                tokio::time::sleep(renew_every).await;
+                match self.renew(&task, s).await {
+                    Ok(Hold::Held) => {}
+                    Ok(Hold::Taken) => return Hold::Taken,
+                    Ok(Hold::Ended) => return Hold::Ended,
+                    Err(e) => {
+                        tracing::warn!(task = %task.info.task_id, error = %e.message, "could not renew a task's lease; retrying")
+                    }
+                }
             }
         };
+        let driven = tokio::select! {
+            driven = self.drive(warehouse, task.clone(), s) => Some(driven),
+            hold = renewing => {
+                match hold {
+                    Hold::Ended => {
+                        s.executors.stop(&task).await;
+                        tracing::info!(task = %task.info.task_id, "the task was cancelled or deleted while it ran; its work was stopped");
+                    }
+                    _ => {
+                        s.executors.let_go(&task).await;
+                        tracing::warn!(task = %task.info.task_id, "lost the lease of a running task; its new holder runs it");
+                    }
+                }
+                None
+            }
+        };
+        running.dec();
+        let Some((task, outcome)) = driven else {
+            return;
+        };
         let event = if outcome.is_ok() { COMPLETED } else { FAILED };
-        crate::telemetry::metrics().task_event(&task.info.task_type, event);
-        if let Err(e) = self.finish(&task, s, outcome).await {
-            tracing::warn!(task = %task.info.task_id, error = %e.message, "could not record a task's outcome; its lease expires and it runs again");
+        match self.finish(&task, s, outcome).await {
+            Ok(true) => crate::telemetry::metrics().task_event(&task.info.task_type, event),
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(task = %task.info.task_id, error = %e.message, "could not record a task's outcome; its lease expires and it runs again")
+            }
         }
     }
 
-    async fn drive(&self, warehouse: &str, task: TaskRecord, s: &WorkerSettings) -> Driven {
-        let renew_every = (s.lease / 3).max(Duration::from_millis(100));
+    /// Prepare, start and wait for a task's job: the task as it ended and
+    /// its outcome.
+    async fn drive(
+        &self,
+        warehouse: &str,
+        task: TaskRecord,
+        s: &WorkerSettings,
+    ) -> (TaskRecord, CatalogResult<serde_json::Map<String, Value>>) {
         let job = match self.prepare(warehouse, task.clone(), s).await {
             Ok(job) => job,
-            Err(e) => return Driven::Finished(Box::new(task), Err(e)),
+            Err(e) => return (task, Err(e)),
         };
         let placement = job.task.placement.clone().unwrap_or_default();
         let executor = match s.executors.get(placement.executor) {
             Ok(x) => x,
-            Err(e) => return Driven::Finished(Box::new(job.task), Err(e)),
+            Err(e) => return (job.task, Err(e)),
         };
         let mut facts = match executor.start(&job, placement.started).await {
             Ok(facts) => facts,
-            Err(e) => return Driven::Finished(Box::new(job.task), Err(e)),
+            Err(e) => return (job.task, Err(e)),
         };
         if executor.kind() != ExecutorKind::InProcess && !placement.started {
             // A worker taking the task over attaches from now on.
@@ -322,40 +373,23 @@ impl Catalog {
             }
         }
         placement.describe(&mut facts);
-        loop {
-            let progress = executor.wait(&job, renew_every).await;
-            let outcome = match progress {
-                Ok(Progress::Running) => None,
-                Ok(Progress::Done(mut result)) => {
-                    result.extend(facts.clone());
-                    Some(Ok(result))
-                }
-                Ok(Progress::Failed(e)) => Some(Err(e)),
-                Err(e) => Some(Err(e)),
-            };
-            if let Some(outcome) = outcome {
-                let mut task = job.task.clone();
-                if outcome.is_err() {
-                    // Where it ran shows on a failure too.
-                    task.info.result = facts.clone();
-                }
-                return Driven::Finished(Box::new(task), outcome);
+        let outcome = loop {
+            match executor.wait(&job, WAIT_SLICE).await {
+                Ok(Progress::Running) => continue,
+                Ok(Progress::Done(result)) => break Ok(result),
+                Ok(Progress::Failed(e)) | Err(e) => break Err(e),
             }
-            match self.renew(&job.task, s).await {
-                Ok(Hold::Held) => {}
-                Ok(Hold::Taken) => {
-                    executor.detach(&job).await;
-                    return Driven::Lost(job.task.info.task_id.clone());
-                }
-                Ok(Hold::Ended) => {
-                    if let Err(e) = executor.cancel(&job.task).await {
-                        tracing::warn!(task = %job.task_id(), error = %e.message, "could not stop a cancelled task's job");
-                    }
-                    return Driven::Ended(job.task.info.task_id.clone());
-                }
-                Err(e) => {
-                    tracing::warn!(task = %job.task_id(), error = %e.message, "could not renew a task's lease; retrying")
-                }
+        };
+        let mut task = job.task;
+        match outcome {
+            Ok(mut result) => {
+                result.extend(facts);
+                (task, Ok(result))
+            }
+            Err(e) => {
+                // Where it ran shows on a failure too.
+                task.info.result = facts;
+                (task, Err(e))
             }
         }
     }
@@ -392,7 +426,7 @@ impl Catalog {
                 true => Some(self.table_size(&name, &location).await?),
                 false => None,
             };
-            let placement = super::placement::place(rules, kind, size);
+            let placement = super::placement::place(rules, kind, &task.info.params, size);
             task = self.set_placement(&task, s, placement).await?;
         }
         Ok(Job {
@@ -466,13 +500,14 @@ impl Catalog {
         Ok(v.value)
     }
 
-    /// Write a task's outcome, if this worker still holds it.
+    /// Write a task's outcome, if this worker still holds it (true: it
+    /// was written).
     async fn finish(
         &self,
         task: &TaskRecord,
         s: &WorkerSettings,
         outcome: CatalogResult<serde_json::Map<String, Value>>,
-    ) -> CatalogResult<()> {
+    ) -> CatalogResult<bool> {
         let written = self
             .update_held(task, s, |cur| {
                 let (status, mut result, error) = match &outcome {
@@ -491,8 +526,8 @@ impl Catalog {
         match written {
             Ok(_) => {}
             Err(e) if matches!(e.code, Code::TASK_STATE_CONFLICT | Code::TASK_NOT_FOUND) => {
-                tracing::warn!(task = %task.info.task_id, "a task's lease passed to another worker before its outcome was written");
-                return Ok(());
+                tracing::warn!(task = %task.info.task_id, "the task was taken over, cancelled or deleted before its outcome was written");
+                return Ok(false);
             }
             Err(e) => return Err(e),
         }
@@ -503,7 +538,7 @@ impl Catalog {
             task_type: task.info.task_type.clone(),
         })
         .await;
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -514,16 +549,6 @@ enum Hold {
     Taken,
     /// Cancelled, finished or deleted: its work is to stop.
     Ended,
-}
-
-/// How a worker's run of a task ended.
-enum Driven {
-    Finished(
-        Box<TaskRecord>,
-        CatalogResult<serde_json::Map<String, Value>>,
-    ),
-    Lost(String),
-    Ended(String),
 }
 
 impl Catalog {
