@@ -335,10 +335,13 @@ impl Catalog {
         let Some((task, outcome)) = driven else {
             return;
         };
+        // Counted before the outcome is written, so that whoever sees the
+        // task ended sees it counted (a rare outcome that then loses the
+        // lease is counted too).
         let event = if outcome.is_ok() { COMPLETED } else { FAILED };
+        crate::telemetry::metrics().task_event(&task.info.task_type, event);
         match self.finish(&task, s, outcome).await {
-            Ok(true) => crate::telemetry::metrics().task_event(&task.info.task_type, event),
-            Ok(false) => {}
+            Ok(_) => {}
             Err(e) => {
                 tracing::warn!(task = %task.info.task_id, error = %e.message, "could not record a task's outcome; its lease expires and it runs again")
             }
