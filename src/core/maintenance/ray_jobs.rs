@@ -124,6 +124,22 @@ impl JobsApi {
         )
     }
 
+    /// One call: its status and body (an unreachable cluster is 17).
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> CatalogResult<(reqwest::StatusCode, String)> {
+        let mut req = self.request(method, path);
+        if let Some(body) = body {
+            req = req.json(body);
+        }
+        let resp = req.send().await.map_err(|e| self.unreachable(e))?;
+        let status = resp.status();
+        Ok((status, resp.text().await.unwrap_or_default()))
+    }
+
     /// Submit `body` (`entrypoint`, `submission_id`, `runtime_env`, …). A
     /// refusal is "already exists" when the job is there on a second look,
     /// whatever Ray's wording: the id is the task's, so it is this task's job.
@@ -132,17 +148,12 @@ impl JobsApi {
         submission_id: &str,
         body: &Value,
     ) -> CatalogResult<Submitted> {
-        let resp = self
-            .request(reqwest::Method::POST, "/api/jobs/")
-            .json(body)
-            .send()
-            .await
-            .map_err(|e| self.unreachable(e))?;
-        let status = resp.status();
+        let (status, text) = self
+            .call(reqwest::Method::POST, "/api/jobs/", Some(body))
+            .await?;
         if status.is_success() {
             return Ok(Submitted::New);
         }
-        let text = resp.text().await.unwrap_or_default();
         if status == reqwest::StatusCode::BAD_REQUEST && self.get(submission_id).await?.is_some() {
             return Ok(Submitted::Exists);
         }
@@ -151,16 +162,11 @@ impl JobsApi {
 
     /// A job's details; `None` when the cluster has no job of that id.
     pub(super) async fn get(&self, submission_id: &str) -> CatalogResult<Option<JobDetails>> {
-        let resp = self
-            .request(reqwest::Method::GET, &format!("/api/jobs/{submission_id}"))
-            .send()
-            .await
-            .map_err(|e| self.unreachable(e))?;
-        let status = resp.status();
+        let path = format!("/api/jobs/{submission_id}");
+        let (status, text) = self.call(reqwest::Method::GET, &path, None).await?;
         if status == reqwest::StatusCode::NOT_FOUND {
             return Ok(None);
         }
-        let text = resp.text().await.unwrap_or_default();
         if !status.is_success() {
             return Err(self.refused("describe a job", status, &text));
         }
@@ -173,16 +179,8 @@ impl JobsApi {
 
     /// A job's driver log.
     pub(super) async fn logs(&self, submission_id: &str) -> CatalogResult<String> {
-        let resp = self
-            .request(
-                reqwest::Method::GET,
-                &format!("/api/jobs/{submission_id}/logs"),
-            )
-            .send()
-            .await
-            .map_err(|e| self.unreachable(e))?;
-        let status = resp.status();
-        let text = resp.text().await.unwrap_or_default();
+        let path = format!("/api/jobs/{submission_id}/logs");
+        let (status, text) = self.call(reqwest::Method::GET, &path, None).await?;
         if !status.is_success() {
             return Err(self.refused("read a job's logs", status, &text));
         }
@@ -198,19 +196,11 @@ impl JobsApi {
 
     /// Stop a job (a job already ended, or unknown, is fine).
     pub(super) async fn stop(&self, submission_id: &str) -> CatalogResult<()> {
-        let resp = self
-            .request(
-                reqwest::Method::POST,
-                &format!("/api/jobs/{submission_id}/stop"),
-            )
-            .send()
-            .await
-            .map_err(|e| self.unreachable(e))?;
-        let status = resp.status();
+        let path = format!("/api/jobs/{submission_id}/stop");
+        let (status, text) = self.call(reqwest::Method::POST, &path, None).await?;
         if status.is_success() || status == reqwest::StatusCode::NOT_FOUND {
             return Ok(());
         }
-        let text = resp.text().await.unwrap_or_default();
         Err(self.refused("stop a job", status, &text))
     }
 }

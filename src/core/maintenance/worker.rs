@@ -340,11 +340,8 @@ impl Catalog {
         // lease is counted too).
         let event = if outcome.is_ok() { COMPLETED } else { FAILED };
         crate::telemetry::metrics().task_event(&task.info.task_type, event);
-        match self.finish(&task, s, outcome).await {
-            Ok(_) => {}
-            Err(e) => {
-                tracing::warn!(task = %task.info.task_id, error = %e.message, "could not record a task's outcome; its lease expires and it runs again")
-            }
+        if let Err(e) = self.finish(&task, s, outcome).await {
+            tracing::warn!(task = %task.info.task_id, error = %e.message, "could not record a task's outcome; its lease expires and it runs again")
         }
     }
 
@@ -503,14 +500,13 @@ impl Catalog {
         Ok(v.value)
     }
 
-    /// Write a task's outcome, if this worker still holds it (true: it
-    /// was written).
+    /// Write a task's outcome, if this worker still holds it.
     async fn finish(
         &self,
         task: &TaskRecord,
         s: &WorkerSettings,
         outcome: CatalogResult<serde_json::Map<String, Value>>,
-    ) -> CatalogResult<bool> {
+    ) -> CatalogResult<()> {
         let written = self
             .update_held(task, s, |cur| {
                 let (status, mut result, error) = match &outcome {
@@ -530,7 +526,7 @@ impl Catalog {
             Ok(_) => {}
             Err(e) if matches!(e.code, Code::TASK_STATE_CONFLICT | Code::TASK_NOT_FOUND) => {
                 tracing::warn!(task = %task.info.task_id, "the task was taken over, cancelled or deleted before its outcome was written");
-                return Ok(false);
+                return Ok(());
             }
             Err(e) => return Err(e),
         }
@@ -541,7 +537,7 @@ impl Catalog {
             task_type: task.info.task_type.clone(),
         })
         .await;
-        Ok(true)
+        Ok(())
     }
 }
 
