@@ -44,9 +44,10 @@ pub struct RayArgs {
     #[arg(long, env = "LANCE_CATALOG_RAY_JOB_TIMEOUT", default_value = "24h")]
     pub ray_job_timeout: String,
 
-    /// Send tasks to an executor, first match wins (repeatable; in the
-    /// environment, space-separated): `EXECUTOR[:CONDITION,…]` with
-    /// conditions `task_types=T|T…`, `min_rows=N`, `min_bytes=N[KiB|MiB|GiB|TiB]`,
+    /// Send tasks and jobs to an executor, first match wins (repeatable;
+    /// in the environment, space-separated): `EXECUTOR[:CONDITION,…]` with
+    /// conditions `task_types=T|T…` (task types, `backfill`, `refresh`),
+    /// `min_rows=N`, `min_bytes=N[KiB|MiB|GiB|TiB]`,
     /// e.g. `ray:task_types=lance_compact|lance_vector_index,min_rows=10000000`.
     /// No rule matching: in process.
     #[arg(long, env = "LANCE_CATALOG_EXECUTOR_RULES", value_delimiter = ' ')]

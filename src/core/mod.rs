@@ -188,7 +188,17 @@ impl Catalog {
 
     /// A job's record (backfills, view refreshes).
     pub async fn job(&self, job_id: &str) -> CatalogResult<Job> {
-        self.jobs.get(job_id).await
+        self.jobs.get(self, job_id).await
+    }
+
+    /// Where this catalog's jobs run: the replica's executors, and the
+    /// warehouse this catalog is (the first call wins).
+    pub fn set_job_executors(
+        &self,
+        warehouse: &str,
+        executors: Arc<maintenance::executors::Executors>,
+    ) {
+        self.jobs.set_placer(warehouse, executors);
     }
 
     /// The full URI of a directory under the root, built as the engine

@@ -90,6 +90,7 @@ impl Governance {
             .await?,
         );
         opened.set_estate_refs(self.estate.clone());
+        opened.set_job_executors(&record.warehouse_id, self.maintenance.executors.clone());
         if record.status == ACTIVE {
             identify(&opened, &record.warehouse_id).await;
         }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Weak};
 
 use super::grants::object_key;
 use super::guard::Access;
-use super::Governance;
+use super::{Governance, DEFAULT_WAREHOUSE};
 use crate::api::{op, OpDef};
 use crate::auth::{unauthenticated, TaskScope};
 use crate::core::maintenance::executor::Job;
@@ -112,8 +112,13 @@ impl TaskCredentials for TaskKeyIssuer {
 }
 
 impl Governance {
-    /// Hand the Ray executor its credentials and this server's URL.
+    /// Hand the Ray executor its credentials and this server's URL, and
+    /// the home catalog its executors.
     pub(super) fn attach_executors(self: &Arc<Self>) {
+        // The home catalog's jobs (backfills, refreshes) run where the
+        // rules send them; warehouses' catalogs get theirs when opened.
+        self.home
+            .set_job_executors(DEFAULT_WAREHOUSE, self.maintenance.executors.clone());
         if let Some(ray) = self.maintenance.executors.ray_executor() {
             ray.set_credentials(Arc::new(TaskKeyIssuer {
                 gov: Arc::downgrade(self),

@@ -20,7 +20,11 @@ with a task key good for its one table while its task runs.
 - killing the replica that owns a running Ray task (two replicas behind
   a load balancer's stand-in): the other takes the lease over and
   attaches to the same job (one job, one completed task);
-- with no rule, the same task runs in process as before."""
+- a computed column's backfill runs on Ray fragment by fragment (a Ray
+  job whose submission id is the job id), fills the rows its `where`
+  keeps and no others, and its key is dead once the job ended; a
+  refresh stays in process;
+- with no rule, the same task and backfill run in process as before."""
 
 import json
 import os
@@ -37,6 +41,10 @@ import pyarrow as pa
 import pytest
 from conftest import fresh, ipc, new_root, sample, start_server
 from lance_namespace import (
+    AlterTableAddColumnsRequest,
+    AlterTableBackfillColumnsRequest,
+    CountTableRowsRequest,
+    CreateMaterializedViewRequest,
     CreateNamespaceRequest,
     CreateTableRequest,
     DescribeTableRequest,
@@ -52,7 +60,7 @@ if not RAY and os.environ.get("LANCE_CATALOG_TEST_RAY_REQUIRED") == "1":
 pytestmark = pytest.mark.skipif(not RAY, reason="LANCE_CATALOG_TEST_RAY is not set (no Ray head)")
 
 ROOT = {"authorization": f"Bearer {jwt('root')}"}
-RULE = "ray:task_types=lance_compact|lance_scalar_index|lance_vector_index"
+RULE = "ray:task_types=lance_compact|lance_scalar_index|lance_vector_index|backfill"
 
 
 def ray_argv(*rules):
@@ -331,6 +339,82 @@ def test_a_replica_taking_over_attaches_to_the_running_job():
         second["proc"].wait(timeout=30)
 
 
+def job_state(url, job_id):
+    status, body, _ = call(f"{url}/v1/job/{job_id}/describe", "POST", {}, ROOT)
+    assert status == 200, body
+    return body
+
+
+def wait_job(url, job_id, timeout=300):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        job = job_state(url, job_id)
+        if job["state"] in ("succeeded", "failed"):
+            return job
+        time.sleep(0.3)
+    raise AssertionError(f"job {job_id} never finished")
+
+
+def backfilled(url, prefix, fragments):
+    """A `fragments`-fragment table with a computed column, backfilled where
+    id % 3 = 0: its namespace client, id, the job id and the job as it ended."""
+    team = fresh(prefix)
+    ns = fragmented_table(url, team, "events", fragments)
+    tid = [team, "events"]
+    ns.alter_table_add_columns(AlterTableAddColumnsRequest(
+        id=tid, new_columns=[{"name": "ten_x", "computed": "x * 10 + id"}]))
+    job = ns.alter_table_backfill_columns(AlterTableBackfillColumnsRequest(
+        id=tid, column="ten_x", where="id % 3 = 0"))
+    done = wait_job(url, job.job_id)
+    assert done["state"] == "succeeded", done
+    return ns, tid, job.job_id, done
+
+
+def count(ns, tid, predicate):
+    return ns.count_table_rows(CountTableRowsRequest(id=tid, predicate=predicate)).count
+
+
+def test_a_backfill_runs_on_ray_fragment_by_fragment(ray_server):
+    url = ray_server["url"]
+    ns, tid, job_id, done = backfilled(url, "raybf", 6)
+    assert done["details"]["executor"] == "ray", done
+    assert done["details"]["executor_rule"] == RULE, done
+    assert done["details"]["ray_submission_id"] == job_id, done
+    assert done["details"]["fragments"] == "6", done
+    # Ray ran it, under the job's id.
+    job = ray_job(job_id)
+    assert job is not None and job["status"] == "SUCCEEDED", job
+    # Every row the filter keeps holds the expression, no other row changed.
+    kept = len([i for i in range(60) if i % 3 == 0])
+    assert done["rows_written"] == kept, done
+    assert count(ns, tid, "ten_x = x * 10 + id") == kept
+    assert count(ns, tid, "ten_x IS NULL") == 60 - kept
+    # pylance reads every row through the catalog.
+    table = read_all(url, *tid)
+    assert table.num_rows == 60
+    by_id = dict(zip(table.column("id").to_pylist(), table.column("ten_x").to_pylist()))
+    assert by_id[9] == 9 * 0.5 * 10 + 9 and by_id[10] is None
+    # The runner's key ended with the job.
+    key = job["runtime_env"]["env_vars"]["LANCE_CATALOG_TOKEN"]
+    assert key.startswith(f"lct_{job_id}_")
+    status, body, _ = call(f"{url}/v1/table/{'$'.join(tid)}/describe", "POST", {}, {"authorization": f"Bearer {key}"})
+    assert status == 401, body
+
+
+def test_a_refresh_stays_in_process_under_a_ray_rule(ray_server):
+    url = ray_server["url"]
+    team = fresh("rayview")
+    ns = fragmented_table(url, team, "orders", 3)
+    created = ns.create_materialized_view(CreateMaterializedViewRequest(
+        id=[team, "thirds"], kind="query", source_query=f'SELECT id FROM "{team}$orders" WHERE id % 3 = 0',
+        output_schema="", with_no_data=False))
+    done = wait_job(url, created.job_id)
+    assert done["state"] == "succeeded", done
+    assert done["details"]["executor"] == "in_process", done
+    assert done["rows_written"] == 10
+    assert ray_job(created.job_id) is None
+
+
 def test_without_a_rule_tasks_run_in_process():
     started = start_server(new_root("lance-catalog-ray-off-"), *ray_argv())
     try:
@@ -338,6 +422,10 @@ def test_without_a_rule_tasks_run_in_process():
         assert info["result"]["executor"] == "in_process" and "executor_rule" not in info["result"], info
         assert (info["result"]["fragments_before"], info["result"]["fragments_after"]) == (5, 1)
         assert ray_job(task_id) is None
+        ns, tid, job_id, done = backfilled(started["url"], "raybfoff", 3)
+        assert done["details"]["executor"] == "in_process", done
+        assert done["rows_written"] == 10 and count(ns, tid, "ten_x = x * 10 + id") == 10
+        assert ray_job(job_id) is None
     finally:
         started["proc"].terminate()
         started["proc"].wait(timeout=30)

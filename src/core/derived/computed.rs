@@ -13,16 +13,18 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema};
 use lance::dataset::NewColumnTransform;
-use lance::dataset::UpdateBuilder;
 use lance::Dataset;
 use lance_namespace::models::{
     AlterTableAddColumnsRequest, AlterTableAddColumnsResponse, AlterTableBackfillColumnsRequest,
     AlterTableBackfillColumnsResponse, JsonArrowDataType,
 };
+use serde_json::{json, Map};
 
 use crate::core::branch::open::branch_of;
 use crate::core::checks::{display_id, table_id};
-use crate::core::derived::jobs::JobOutcome;
+use crate::core::derived::jobs::JobSpec;
+use crate::core::derived::run::backfill_update;
+use crate::core::maintenance::TaskKind;
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -138,30 +140,37 @@ impl Catalog {
                 "column {column:?} has no computed binding to backfill; add it with `computed`"
             ))
         })?;
-        if let Some(v) = req.read_version.flatten() {
+        let read_version = req.read_version.flatten();
+        if let Some(v) = read_version {
             ds = self.checkout(ds, v as u64, &id).await?;
         }
-        // Everything that can be wrong with the request is checked here,
-        // before a job exists.
-        let mut builder = UpdateBuilder::new(Arc::new(ds)).set(&column, &sql)?;
-        if let Some(w) = req
+        let filter = req
             .r#where
             .clone()
             .flatten()
-            .filter(|w| !w.trim().is_empty())
-        {
-            builder = builder.update_where(&w)?;
+            .filter(|w| !w.trim().is_empty());
+        // Everything that can be wrong with the request is checked here,
+        // with the builder the job runs, before a job exists.
+        backfill_update(ds, &column, &sql, filter.as_deref())?;
+        let mut params = Map::new();
+        params.insert("column".into(), json!(column));
+        params.insert("expression".into(), json!(sql));
+        if let Some(w) = filter {
+            params.insert("where".into(), json!(w));
         }
-        let update = builder.build()?;
-        let work = async move {
-            let result = update.execute().await?;
-            Ok(JobOutcome {
-                rows_written: result.rows_updated,
-                version: result.new_dataset.version().version as i64,
-                ..Default::default()
-            })
+        if let Some(v) = read_version {
+            params.insert("read_version".into(), json!(v));
+        }
+        if let Some(b) = branch_of(&req.branch) {
+            params.insert("branch".into(), json!(b));
+        }
+        let spec = JobSpec {
+            kind: TaskKind::Backfill,
+            table: id,
+            column: Some(column),
+            params,
         };
-        let job_id = self.jobs.spawn("backfill", id, Some(column), work).await;
+        let job_id = self.jobs.start(self, spec).await?;
         Ok(AlterTableBackfillColumnsResponse {
             job_id,
             ..Default::default()

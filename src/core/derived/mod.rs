@@ -3,4 +3,6 @@
 
 pub(crate) mod computed;
 pub(crate) mod jobs;
+pub(crate) mod plan;
+pub(crate) mod run;
 pub(crate) mod views;

@@ -14,9 +14,6 @@ use std::sync::Arc;
 
 use arrow_schema::Schema;
 use base64::Engine;
-use datafusion::prelude::SessionContext;
-use lance::datafusion::LanceTableProvider;
-use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
 use lance_namespace::models::create_materialized_view_request::Kind;
 use lance_namespace::models::{
     CreateMaterializedViewRequest, CreateMaterializedViewResponse, CreateTableRequest,
@@ -26,13 +23,13 @@ use lance_namespace::LanceNamespace;
 
 use crate::core::checks::{display_id, table_id};
 use crate::core::data::body::{encode_stream, Stream};
-use crate::core::derived::jobs::JobOutcome;
+use crate::core::derived::jobs::JobSpec;
+use crate::core::maintenance::TaskKind;
 use crate::core::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 use crate::core::reserved::{
-    MV_KIND as KIND, MV_LAST_REFRESH as LAST_REFRESH, MV_SOURCE_QUERY as SOURCE_QUERY,
-    MV_SOURCE_VERSIONS as SOURCE_VERSIONS, MV_UDTF_SPEC as UDTF_SPEC,
+    MV_KIND as KIND, MV_SOURCE_QUERY as SOURCE_QUERY, MV_UDTF_SPEC as UDTF_SPEC,
 };
 
 fn kind_name(kind: Kind) -> &'static str {
@@ -43,62 +40,7 @@ fn kind_name(kind: Kind) -> &'static str {
     }
 }
 
-/// A planned view query: a DataFusion context with the referenced catalog
-/// tables registered, and the versions it read them at.
-struct Planned {
-    ctx: SessionContext,
-    schema: Schema,
-    source_versions: HashMap<String, u64>,
-}
-
 impl Catalog {
-    /// Resolve the query's tables to catalog tables and plan it.
-    async fn plan_view_query(&self, sql: &str) -> CatalogResult<Planned> {
-        let ctx = SessionContext::new();
-        let state = ctx.state();
-        let dialect = state.config().options().sql_parser.dialect;
-        let statement = state
-            .sql_to_statement(sql, &dialect)
-            .map_err(|e| CatalogError::invalid(format!("source_query is not valid SQL: {e}")))?;
-        let references = state
-            .resolve_table_references(&statement)
-            .map_err(|e| CatalogError::invalid(format!("source_query: {e}")))?;
-        let mut source_versions = HashMap::new();
-        for reference in references {
-            let name = reference.table().to_string();
-            let id = crate::core::checks::table_id(&Some(crate::core::checks::manifest_id(&name)))
-                .map_err(|e| {
-                    CatalogError::invalid(format!("source_query names {name:?}: {}", e.message))
-                })?;
-            let ds = self.open_table(&id, None).await.map_err(|e| {
-                if e.code == Code::TABLE_NOT_FOUND {
-                    CatalogError::new(
-                        Code::TABLE_NOT_FOUND,
-                        format!(
-                            "source_query reads {name:?}, which is not a table of this catalog"
-                        ),
-                    )
-                } else {
-                    e
-                }
-            })?;
-            source_versions.insert(name.clone(), ds.version().version);
-            let provider = LanceTableProvider::new(Arc::new(ds), false, false);
-            ctx.register_table(reference, Arc::new(provider))
-                .map_err(|e| CatalogError::internal(format!("cannot register {name}: {e}")))?;
-        }
-        let df = ctx
-            .sql(sql)
-            .await
-            .map_err(|e| CatalogError::invalid(format!("source_query cannot run: {e}")))?;
-        let schema = df.schema().as_arrow().clone();
-        Ok(Planned {
-            ctx,
-            schema,
-            source_versions,
-        })
-    }
-
     pub(crate) async fn create_view_op(
         &self,
         req: CreateMaterializedViewRequest,
@@ -206,57 +148,14 @@ impl Catalog {
 
     /// Plan now (so a broken query fails the request), run as a job.
     async fn start_refresh(&self, id: &[String], sql: &str) -> CatalogResult<String> {
-        let planned = self.plan_view_query(sql).await?;
-        let view = Arc::new(self.open_table(id, None).await?);
-        let catalog = self.clone();
-        let (view_id, sql) = (id.to_vec(), sql.to_string());
-        let work = async move {
-            let df = planned
-                .ctx
-                .sql(&sql)
-                .await
-                .map_err(|e| CatalogError::invalid(format!("source_query cannot run: {e}")))?;
-            let stream = df
-                .execute_stream()
-                .await
-                .map_err(|e| CatalogError::invalid(format!("source_query failed: {e}")))?;
-            let params = WriteParams {
-                mode: WriteMode::Overwrite,
-                session: Some(catalog.session.clone()),
-                ..Default::default()
-            };
-            let written = InsertBuilder::new(view)
-                .with_params(&params)
-                .execute_stream(stream)
-                .await?;
-            let rows = written.count_rows(None).await? as u64;
-            let version = written.version().version as i64;
-            let versions = serde_json::to_string(&planned.source_versions).unwrap_or_default();
-            let last = serde_json::json!({
-                "version": version,
-                "rows": rows,
-                "at_ms": std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_millis() as u64)
-                    .unwrap_or(0),
-            })
-            .to_string();
-            catalog
-                .update_table_properties(
-                    &view_id,
-                    HashMap::from([
-                        (SOURCE_VERSIONS.to_string(), versions.clone()),
-                        (LAST_REFRESH.to_string(), last),
-                    ]),
-                )
-                .await?;
-            Ok(JobOutcome {
-                rows_written: rows,
-                version,
-                details: HashMap::from([(SOURCE_VERSIONS.to_string(), versions)]),
-            })
+        self.plan_view_query(sql).await?;
+        let spec = JobSpec {
+            kind: TaskKind::Refresh,
+            table: id.to_vec(),
+            column: None,
+            params: serde_json::Map::from_iter([("source_query".into(), sql.into())]),
         };
-        Ok(self.jobs.spawn("refresh", id.to_vec(), None, work).await)
+        self.jobs.start(self, spec).await
     }
 }
 

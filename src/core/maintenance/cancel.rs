@@ -10,14 +10,17 @@ use crate::error::{CatalogError, CatalogResult, Code};
 use crate::records::now_ms;
 
 impl Catalog {
-    /// Whether task `task_id` of table `table_id` is running (a task key
-    /// is good only while it is).
+    /// Whether task (or job) `task_id` of table `table_id` is running (a
+    /// task key is good only while it is).
     pub async fn task_running(
         &self,
         table_id: &str,
         task_type: &str,
         task_id: &str,
     ) -> CatalogResult<bool> {
+        if super::TaskKind::parse(task_type).is_some_and(super::TaskKind::is_job) {
+            return Ok(self.jobs.running(self, task_id, table_id).await);
+        }
         let records = self.task_records(table_id)?;
         Ok(records
             .get::<TaskRecord>(task_type, task_id)

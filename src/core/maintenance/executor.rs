@@ -108,6 +108,14 @@ impl Executor for InProcess {
             // A crash test's window: the task is running, its lease renewed.
             crate::fault::hold("maintenance.run").await;
             crate::fault::point("maintenance.run");
+            let kind = super::TaskKind::parse(&job.task.info.task_type);
+            if let Some(kind) = kind.filter(|k| k.is_job()) {
+                let params = &job.task.info.params;
+                return job
+                    .catalog
+                    .run_job(&job.table, &job.location, kind, params)
+                    .await;
+            }
             let ds = job.catalog.open_at(&job.table, &job.location, None).await?;
             super::run::execute(
                 &job.catalog,

@@ -77,8 +77,10 @@ pub const TASK_TYPES: [(&str, &str); 5] = [
     ("cleanup", "lance_cleanup"),
 ];
 
-/// The task types, typed, in [`TASK_TYPES`]' order (a task id's type
-/// digit is its index).
+/// The work an executor runs, typed: the task types, in [`TASK_TYPES`]'
+/// order (a task id's type digit is its index), then the jobs (a column
+/// backfill, a view refresh), which the job API starts and which reach an
+/// executor the same way but are never queued as tasks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TaskKind {
     Compact,
@@ -86,9 +88,12 @@ pub enum TaskKind {
     VectorIndex,
     OptimizeIndices,
     Cleanup,
+    Backfill,
+    Refresh,
 }
 
 impl TaskKind {
+    /// The task API's types.
     pub const ALL: [TaskKind; 5] = [
         TaskKind::Compact,
         TaskKind::ScalarIndex,
@@ -97,22 +102,41 @@ impl TaskKind {
         TaskKind::Cleanup,
     ];
 
-    /// Its `task_type` (`lance_compact`, …).
+    /// The jobs' kinds.
+    pub const JOBS: [TaskKind; 2] = [TaskKind::Backfill, TaskKind::Refresh];
+
+    /// Its `task_type` (`lance_compact`, …) or job kind (`backfill`,
+    /// `refresh`).
     pub fn name(self) -> &'static str {
-        TASK_TYPES[self as usize].1
+        match self {
+            TaskKind::Backfill => "backfill",
+            TaskKind::Refresh => "refresh",
+            task => TASK_TYPES[task as usize].1,
+        }
     }
 
-    pub fn parse(task_type: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.name() == task_type)
+    /// A task type or a job kind.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .chain(Self::JOBS)
+            .find(|k| k.name() == name)
     }
 
-    /// Whether lance-ray runs it distributed: compaction and index builds.
-    /// Its `optimize_indices` runs on the job's driver and it has no
-    /// cleanup, so those stay in process.
+    /// Whether it is a job (started by the job API, not queued).
+    pub fn is_job(self) -> bool {
+        Self::JOBS.contains(&self)
+    }
+
+    /// Whether it can run on Ray: compaction and index builds through
+    /// lance-ray, and a backfill fragment by fragment. lance-ray's
+    /// `optimize_indices` runs on the job's driver and it has no cleanup;
+    /// a refresh runs a DataFusion query over other tables, which lance-ray
+    /// has no engine for: those stay in process.
     pub fn runs_on_ray(self) -> bool {
         matches!(
             self,
-            TaskKind::Compact | TaskKind::ScalarIndex | TaskKind::VectorIndex
+            TaskKind::Compact | TaskKind::ScalarIndex | TaskKind::VectorIndex | TaskKind::Backfill
         )
     }
 }
@@ -238,6 +262,12 @@ impl Catalog {
     /// it has none (submits only: a read never writes).
     pub async fn real_table_id(&self, id: &[String]) -> CatalogResult<String> {
         check_table_id(id)?;
+        self.table_real_id(id).await
+    }
+
+    /// The real id of table `id` at any depth (which must exist), given
+    /// to it now when it has none.
+    pub(crate) async fn table_real_id(&self, id: &[String]) -> CatalogResult<String> {
         match self.stored_table_id(&manifest_key(id)).await? {
             Some(existing) => Ok(existing),
             None => self.assign_object_id("table", id).await,

@@ -1,6 +1,7 @@
-//! The operator's rules that send a task to an executor: by task type and
-//! the table's size (rows, data bytes) when the task is first claimed.
-//! The first rule that matches wins; none matching runs it in process.
+//! The operator's rules that send a task or a job to an executor: by its
+//! type (a task type, `backfill` or `refresh`) and the table's size (rows,
+//! data bytes) when the task is first claimed or the job starts. The first
+//! rule that matches wins; none matching runs it in process.
 //!
 //! A rule is written `EXECUTOR[:CONDITION,CONDITION…]`, each condition one
 //! of `task_types=T|T…`, `min_rows=N`, `min_bytes=N` (with an optional
@@ -119,12 +120,21 @@ impl Rule {
                         let kind = TaskKind::parse(t).ok_or_else(|| {
                             bad(&format!(
                                 "names {t:?}, which is not a task type ({})",
-                                TaskKind::ALL.map(TaskKind::name).join(", ")
+                                TaskKind::ALL
+                                    .into_iter()
+                                    .chain(TaskKind::JOBS)
+                                    .map(TaskKind::name)
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
                             ))
                         })?;
                         if executor == ExecutorKind::Ray && !kind.runs_on_ray() {
+                            let why = match kind {
+                                TaskKind::Refresh => "a refresh runs its view's query in DataFusion, which a Ray job has no engine for",
+                                _ => "lance-ray does not run it distributed",
+                            };
                             return Err(bad(&format!(
-                                "sends {t} to Ray, and lance-ray does not run it distributed: it stays in process"
+                                "sends {t} to Ray, and {why}: it stays in process"
                             )));
                         }
                         rule.task_types.push(kind);
@@ -176,6 +186,8 @@ fn ray_runs(kind: TaskKind, params: &Map<String, Value>) -> bool {
                 .unwrap_or("BTREE");
             RAY_SCALAR_INDICES.contains(&t.to_ascii_uppercase().as_str())
         }
+        // The runner reaches the table's main line only.
+        TaskKind::Backfill => params.get("branch").is_none_or(Value::is_null) && kind.runs_on_ray(),
         other => other.runs_on_ray(),
     }
 }
@@ -264,6 +276,24 @@ mod tests {
             everything(TaskKind::OptimizeIndices),
             ExecutorKind::InProcess
         );
+        // Jobs: a backfill goes where a rule sends it, unless it writes a
+        // branch; a refresh stays in process.
+        assert_eq!(everything(TaskKind::Backfill), ExecutorKind::Ray);
+        assert_eq!(everything(TaskKind::Refresh), ExecutorKind::InProcess);
+        let branch: Map<String, Value> = serde_json::from_str(r#"{"branch": "dev"}"#).unwrap();
+        assert_eq!(
+            place(&all, TaskKind::Backfill, &branch, None).executor,
+            ExecutorKind::InProcess
+        );
+        let jobs = [Rule::parse("ray:task_types=backfill,min_rows=1000").unwrap()];
+        assert_eq!(
+            place(&jobs, TaskKind::Backfill, &none, Some(tall)).executor,
+            ExecutorKind::Ray
+        );
+        assert_eq!(
+            place(&jobs, TaskKind::Compact, &none, Some(tall)).executor,
+            ExecutorKind::InProcess
+        );
     }
 
     #[test]
@@ -271,6 +301,7 @@ mod tests {
         for (text, says) in [
             ("spark", "must be ray or in_process"),
             ("ray:task_types=lance_cleanup", "stays in process"),
+            ("ray:task_types=refresh", "DataFusion"),
             ("ray:task_types=compact", "not a task type"),
             ("ray:min_rows=lots", "whole number"),
             ("ray:min_bytes=1GB", "bytes"),

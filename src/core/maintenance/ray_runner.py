@@ -1,6 +1,6 @@
-# The runner of a lance-catalog maintenance task on a Ray cluster. The
-# catalog's Ray executor ships this file in the job's runtime env
-# (LANCE_CATALOG_RUNNER) with the task (LANCE_CATALOG_TASK, JSON) and a
+# The runner of a lance-catalog maintenance task or backfill job on a Ray
+# cluster. The catalog's Ray executor ships this file in the job's runtime
+# env (LANCE_CATALOG_RUNNER) with the task (LANCE_CATALOG_TASK, JSON) and a
 # credential good for that one table while the task runs
 # (LANCE_CATALOG_TOKEN); the job's entrypoint executes it. It calls
 # lance-ray against the catalog's REST API and ends with one line,
@@ -143,6 +143,86 @@ def _index(task, props, common, vector):
     return out
 
 
+def _backfill(task, props, common):
+    """Fill an existing computed column fragment by fragment, one Ray task
+    each (pylance evaluates the expression and rewrites the column's data
+    for the rows `where` keeps), then one Update commit. lance-ray's
+    add_columns only adds new columns, and a computed column exists from
+    the start, all null, holding its binding."""
+    import pickle
+
+    import lance
+    import pyarrow as pa
+    import ray
+    from lance import LanceOperation
+    from lance_ray import utils
+
+    p = task["params"]
+    column, expression = p["column"], p["expression"]
+    where = p.get("where") or None
+    pinned = p.get("read_version")
+    table = task["table"]
+    uri, options = utils.resolve_namespace_table(None, None, "rest", props, table)
+    ns_kwargs = utils.get_namespace_kwargs("rest", props, table)
+    workers = max(1, int(common["num_workers"]))
+    ray.init(ignore_reinit_error=True)
+
+    @ray.remote
+    def fill(version, fragment_id, target):
+        # Each task opens the table through the catalog, as lance-ray's do.
+        kwargs = utils.get_namespace_kwargs("rest", props, table)
+        ds = lance.LanceDataset(uri, storage_options=options, version=version, **kwargs)
+        fragment = ds.get_fragment(fragment_id)
+        values = fragment.to_table(columns={column: expression}, filter=where, with_row_id=True)
+        if values.num_rows == 0:
+            return None
+        schema = pa.schema([pa.field(column, target), pa.field("_rowid", pa.uint64())])
+        meta, fields, offsets = fragment.update_columns(
+            values.cast(schema), left_on="_rowid", with_offsets=True
+        )
+        return pickle.dumps(meta), list(fields), offsets, values.num_rows, fragment_id
+
+    # Another writer committed meanwhile: fill again from its result,
+    # unless the request pinned the version to read.
+    for attempt in range(3):
+        ds = lance.LanceDataset(uri, storage_options=options, version=pinned, **ns_kwargs)
+        version = ds.version
+        field = ds.schema.field(column)
+        if field is None:
+            _fail(12, "the table has no column %r" % column)
+        pending, filled = [], []
+        for f in ds.get_fragments():
+            if len(pending) >= workers:
+                done, pending = ray.wait(pending, num_returns=1)
+                filled += ray.get(done)
+            pending.append(fill.remote(version, f.fragment_id, field.type))
+        filled += ray.get(pending)
+        filled = [r for r in filled if r is not None]
+        rows = sum(r[3] for r in filled)
+        if not filled:
+            return {"rows_written": 0, "version": version, "read_version": version, "fragments": 0}
+        op = LanceOperation.Update(
+            updated_fragments=[pickle.loads(r[0]) for r in filled],
+            fields_modified=sorted({f for r in filled for f in r[1]}),
+            update_mode="rewrite_columns",
+            updated_fragment_offsets={r[4]: r[2] for r in filled},
+        )
+        try:
+            after = lance.LanceDataset.commit(
+                uri, op, read_version=version, storage_options=options, **ns_kwargs
+            )
+            break
+        except Exception as e:  # noqa: BLE001 - retried only on a conflict
+            if attempt == 2 or pinned is not None or not _conflict(e):
+                raise
+    return {
+        "rows_written": rows,
+        "version": after.version,
+        "read_version": version,
+        "fragments": len(filled),
+    }
+
+
 def main():
     task = json.loads(os.environ["LANCE_CATALOG_TASK"])
     props = _namespace(task)
@@ -159,6 +239,8 @@ def main():
         result = _index(task, props, common, vector=False)
     elif kind == "lance_vector_index":
         result = _index(task, props, common, vector=True)
+    elif kind == "backfill":
+        result = _backfill(task, props, common)
     else:
         _fail(13, "task type %r does not run on Ray" % kind)
     result["ray_workers"] = common["num_workers"]

@@ -69,6 +69,11 @@ pub(super) async fn execute(
         TaskKind::ScalarIndex => create_index(&mut ds, &p, false).await?,
         TaskKind::VectorIndex => create_index(&mut ds, &p, true).await?,
         TaskKind::OptimizeIndices => optimize(&mut ds, &p).await?,
+        TaskKind::Backfill | TaskKind::Refresh => {
+            return Err(CatalogError::internal(format!(
+                "{task_type} is a job, run by the job API, not a queued task"
+            )))
+        }
     };
     result.insert("read_version".into(), json!(read_version));
     result.insert("version".into(), json!(ds.version().version));

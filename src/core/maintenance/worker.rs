@@ -415,12 +415,14 @@ impl Catalog {
         };
         let location = self.table_location(&name).await?;
         if task.placement.is_none() {
-            let kind = super::TaskKind::parse(&task.info.task_type).ok_or_else(|| {
-                CatalogError::invalid(format!(
-                    "task type {:?} is not one this catalog runs",
-                    task.info.task_type
-                ))
-            })?;
+            let kind = super::TaskKind::parse(&task.info.task_type)
+                .filter(|k| !k.is_job())
+                .ok_or_else(|| {
+                    CatalogError::invalid(format!(
+                        "task type {:?} is not one this catalog runs",
+                        task.info.task_type
+                    ))
+                })?;
             let rules = &s.executors.rules;
             let size = match rules.iter().any(|r| r.weighs_size()) {
                 true => Some(self.table_size(&name, &location).await?),
@@ -439,7 +441,11 @@ impl Catalog {
     }
 
     /// A table's rows and data bytes, from its manifest alone.
-    async fn table_size(&self, name: &[String], location: &str) -> CatalogResult<TableSize> {
+    pub(in crate::core) async fn table_size(
+        &self,
+        name: &[String],
+        location: &str,
+    ) -> CatalogResult<TableSize> {
         let ds = self.open_at(name, location, None).await?;
         let rows = crate::core::engine(ds.count_rows(None).await)? as u64;
         let bytes = ds
