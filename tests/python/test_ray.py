@@ -22,8 +22,9 @@ with a task key good for its one table while its task runs.
   attaches to the same job (one job, one completed task);
 - a computed column's backfill runs on Ray fragment by fragment (a Ray
   job whose submission id is the job id), fills the rows its `where`
-  keeps and no others, and its key is dead once the job ended; a
-  refresh stays in process;
+  keeps and no others, and its key is dead once the job ended; when the
+  replica following it dies, the job commits through the other, which
+  finishes its record from Ray; a refresh stays in process;
 - with no rule, the same task and backfill run in process as before."""
 
 import json
@@ -309,6 +310,20 @@ class Balancer:
                     pass
 
 
+def hand_over(lb, root, argv, first, submission_id):
+    """Once Ray has the job, a second replica joins behind the balancer and
+    the first is killed; answers the second."""
+    deadline = time.time() + 120
+    while time.time() < deadline and ray_job(submission_id) is None:
+        time.sleep(0.2)
+    assert ray_job(submission_id) is not None
+    second = start_server(root, *argv)
+    lb.backends.append(second["url"])
+    first["proc"].send_signal(signal.SIGKILL)
+    first["proc"].wait(timeout=30)
+    return second
+
+
 def test_a_replica_taking_over_attaches_to_the_running_job():
     root = new_root("lance-catalog-ray-ha-")
     lb = Balancer()
@@ -319,14 +334,7 @@ def test_a_replica_taking_over_attaches_to_the_running_job():
     fragmented_table(url, team, "events", 30)
     table = f"{team}$events"
     task_id = submit(url, table, "compact")
-    deadline = time.time() + 120
-    while time.time() < deadline and ray_job(task_id) is None:
-        time.sleep(0.2)
-    assert ray_job(task_id) is not None
-    second = start_server(root, *argv)
-    lb.backends.append(second["url"])
-    first["proc"].send_signal(signal.SIGKILL)
-    first["proc"].wait(timeout=30)
+    second = hand_over(lb, root, argv, first, task_id)
     try:
         info = wait_task(second["url"], table, task_id)
         assert info["status"] == "completed", info
@@ -399,6 +407,36 @@ def test_a_backfill_runs_on_ray_fragment_by_fragment(ray_server):
     assert key.startswith(f"lct_{job_id}_")
     status, body, _ = call(f"{url}/v1/table/{'$'.join(tid)}/describe", "POST", {}, {"authorization": f"Bearer {key}"})
     assert status == 401, body
+
+
+def test_a_backfill_on_ray_outlives_its_replica():
+    """The replica following a Ray backfill dies: the job runs on and
+    commits through the other replica with its key, and that replica,
+    finding the record silent, finishes it from Ray's outcome."""
+    root = new_root("lance-catalog-ray-bf-ha-")
+    lb = Balancer()
+    argv = ray_argv(RULE) + ["--ray-catalog-url", lb.url]
+    first = start_server(root, *argv)
+    lb.backends.append(first["url"])
+    team = fresh("raybfha")
+    ns = fragmented_table(first["url"], team, "events", 6)
+    tid = [team, "events"]
+    ns.alter_table_add_columns(AlterTableAddColumnsRequest(
+        id=tid, new_columns=[{"name": "ten_x", "computed": "x * 10 + id"}]))
+    job_id = ns.alter_table_backfill_columns(AlterTableBackfillColumnsRequest(id=tid, column="ten_x")).job_id
+    second = hand_over(lb, root, argv, first, job_id)
+    try:
+        # Its record is fresh a while yet: running, not failed.
+        assert job_state(second["url"], job_id)["state"] == "running"
+        done = wait_job(second["url"], job_id, timeout=240)
+        assert done["state"] == "succeeded", done
+        assert (done["details"]["executor"], done["details"]["ray_submission_id"]) == ("ray", job_id), done
+        assert done["rows_written"] == 60, done
+        assert [j["submission_id"] for j in ray_jobs()].count(job_id) == 1
+        assert count(admin(second["url"]), tid, "ten_x = x * 10 + id") == 60
+    finally:
+        second["proc"].terminate()
+        second["proc"].wait(timeout=30)
 
 
 def test_a_refresh_stays_in_process_under_a_ray_rule(ray_server):

@@ -121,7 +121,11 @@ impl Catalog {
     ) -> CatalogResult<AlterTableBackfillColumnsResponse> {
         let id = table_id(&req.id)?;
         let column = req.column.trim().to_string();
-        let mut ds = self.open_table(&id, branch_of(&req.branch)).await?;
+        // The table is resolved once: the job writes the very table
+        // checked here, wherever its name points meanwhile.
+        let location = self.table_location(&id).await?;
+        let mut ds = self.open_at(&id, &location, branch_of(&req.branch)).await?;
+        let table_id = self.table_real_id(&id).await?;
         let field = ds.schema().field(&column).ok_or_else(|| {
             CatalogError::new(
                 Code::TABLE_COLUMN_NOT_FOUND,
@@ -167,6 +171,8 @@ impl Catalog {
         let spec = JobSpec {
             kind: TaskKind::Backfill,
             table: id,
+            table_id,
+            location,
             column: Some(column),
             params,
         };

@@ -3,11 +3,12 @@
 //! `_catalog/jobs/`, so any replica can answer for it and it outlives the
 //! process that ran it. A job runs on an executor, as a maintenance task
 //! does (`maintenance/executor.rs`): in process by default, on Ray where
-//! the operator's rules send it. The process following it refreshes its
-//! record's `updated_at` every [`HEARTBEAT`]; a queued or running record
-//! not refreshed for [`STALE_AFTER`] belonged to a process that stopped:
-//! a job on Ray is then answered from Ray (it outlives the process), any
-//! other as `failed`.
+//! the operator's rules send it (`job_follow.rs` follows it). The process
+//! following it refreshes its record's `updated_at` every [`HEARTBEAT`]; a
+//! queued or running record not refreshed for [`STALE_AFTER`] belonged to
+//! a process that stopped: a job on Ray outlives it, so the replica that
+//! notices asks Ray and follows the job from then on; any other is
+//! answered `failed`.
 
 pub use crate::api::jobs::{Job, JobState};
 use std::collections::HashMap;
@@ -16,10 +17,11 @@ use std::time::Duration;
 
 use lance::io::ObjectStore;
 use object_store::path::Path;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::api::maintenance::TaskInfo;
-use crate::core::maintenance::executor::{self, Executor, ExecutorKind, Progress};
+use crate::core::maintenance::executor::{self, ExecutorKind, Placement};
 use crate::core::maintenance::executors::Executors;
 use crate::core::maintenance::placement::place;
 use crate::core::maintenance::{stamp, TaskKind, TaskRecord, RUNNING};
@@ -41,35 +43,62 @@ pub(in crate::core) const STALE_AFTER: Duration = Duration::from_secs(60);
 /// Where job records live, under the storage root.
 const JOBS_DIR: &str = "_catalog/jobs";
 
-/// A job to start: its kind, the table it writes and what it needs.
+/// A job to start: its kind, the table it writes (its name, real id and
+/// location, resolved once by the request that checked it) and what it
+/// needs.
 pub(in crate::core) struct JobSpec {
     pub kind: TaskKind,
     pub table: Vec<String>,
+    pub table_id: String,
+    pub location: String,
     /// The column a backfill fills.
     pub column: Option<String>,
     pub params: Map<String, Value>,
 }
 
+/// A job as stored: what the API shows, and what only the catalog reads
+/// (never taken from the user-visible `details`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct Stored {
+    #[serde(flatten)]
+    pub job: Job,
+    /// The real id of the table it writes: its key is good for that one.
+    #[serde(default)]
+    pub table_id: String,
+    #[serde(default)]
+    pub placement: Option<Placement>,
+}
+
+impl Stored {
+    /// Where it runs.
+    pub(super) fn executor(&self) -> ExecutorKind {
+        self.placement
+            .as_ref()
+            .map(|p| p.executor)
+            .unwrap_or_default()
+    }
+}
+
 /// Where a catalog's jobs run: the replica's executors, installed from
 /// above with the warehouse the catalog is (a job's credential names it).
 #[derive(Debug, Clone)]
-struct Placer {
-    warehouse: String,
-    executors: Arc<Executors>,
+pub(super) struct Placer {
+    pub warehouse: String,
+    pub executors: Arc<Executors>,
 }
 
 /// The job registry.
 #[derive(Debug, Clone)]
 pub(in crate::core) struct Jobs {
-    live: Arc<Mutex<HashMap<String, Job>>>,
+    live: Arc<Mutex<HashMap<String, Stored>>>,
     store: Arc<ObjectStore>,
     base: Path,
     placer: Arc<OnceLock<Placer>>,
 }
 
-/// A result's facts as a job record keeps them: text as is, the rest as
+/// A result's facts as a job record shows them: text as is, the rest as
 /// JSON.
-fn facts(into: &mut HashMap<String, String>, from: Map<String, Value>) {
+pub(super) fn facts(into: &mut HashMap<String, String>, from: Map<String, Value>) {
     for (k, v) in from {
         let text = match v {
             Value::String(s) => s,
@@ -98,7 +127,7 @@ impl Jobs {
         });
     }
 
-    fn placer(&self) -> Placer {
+    pub(super) fn placer(&self) -> Placer {
         self.placer.get().cloned().unwrap_or_else(|| Placer {
             warehouse: String::new(),
             executors: Arc::default(),
@@ -112,20 +141,20 @@ impl Jobs {
             .join(format!("{job_id}.json").as_str())
     }
 
-    async fn save(&self, job: &Job) {
+    pub(super) async fn save(&self, stored: &Stored) {
         {
             let mut live = self.live.lock().expect("jobs lock");
-            live.insert(job.job_id.clone(), job.clone());
+            live.insert(stored.job.job_id.clone(), stored.clone());
             // Finished jobs are on storage; keep the in-memory view bounded.
             if live.len() > MAX_LIVE {
-                live.retain(|_, j| matches!(j.state, JobState::Queued | JobState::Running));
+                live.retain(|_, s| matches!(s.job.state, JobState::Queued | JobState::Running));
             }
         }
-        let Ok(bytes) = serde_json::to_vec(job) else {
+        let Ok(bytes) = serde_json::to_vec(stored) else {
             return;
         };
-        if let Err(e) = self.store.put(&self.path(&job.job_id), &bytes).await {
-            tracing::warn!(job = %job.job_id, error = %e, "could not persist job record to {JOBS_DIR}");
+        if let Err(e) = self.store.put(&self.path(&stored.job.job_id), &bytes).await {
+            tracing::warn!(job = %stored.job.job_id, error = %e, "could not persist job record to {JOBS_DIR}");
         }
     }
 
@@ -137,12 +166,10 @@ impl Jobs {
         catalog: &Catalog,
         spec: JobSpec,
     ) -> CatalogResult<String> {
-        let table_id = catalog.table_real_id(&spec.table).await?;
-        let location = catalog.table_location(&spec.table).await?;
         let placer = self.placer();
         let rules = &placer.executors.rules;
         let size = match rules.iter().any(|r| r.weighs_size()) {
-            true => Some(catalog.table_size(&spec.table, &location).await?),
+            true => Some(catalog.table_size(&spec.table, &spec.location).await?),
             false => None,
         };
         let mut placement = place(rules, spec.kind, &spec.params, size);
@@ -151,21 +178,25 @@ impl Jobs {
         let t = now_ms();
         let mut described = Map::new();
         placement.describe(&mut described);
-        let mut details = HashMap::from([(TABLE_ID_FACT.to_string(), table_id.clone())]);
+        let mut details = HashMap::new();
         facts(&mut details, described);
-        let mut job = Job {
-            job_id: job_id.clone(),
-            kind: spec.kind.name().to_string(),
-            table: spec.table.clone(),
-            column: spec.column,
-            state: JobState::Queued,
-            error: None,
-            error_code: None,
-            rows_written: None,
-            version: None,
-            details,
-            created_at_ms: t,
-            updated_at_ms: t,
+        let stored = Stored {
+            job: Job {
+                job_id: job_id.clone(),
+                kind: spec.kind.name().to_string(),
+                table: spec.table.clone(),
+                column: spec.column,
+                state: JobState::Queued,
+                error: None,
+                error_code: None,
+                rows_written: None,
+                version: None,
+                details,
+                created_at_ms: t,
+                updated_at_ms: t,
+            },
+            table_id: spec.table_id.clone(),
+            placement: Some(placement.clone()),
         };
         let work = executor::Job {
             catalog: catalog.clone(),
@@ -180,64 +211,32 @@ impl Jobs {
                     started_at: stamp(t),
                     ..Default::default()
                 },
-                table_id,
+                table_id: spec.table_id,
                 table: spec.table.clone(),
                 lease: None,
                 attempts: 1,
                 submitted_by: None,
-                placement: Some(placement.clone()),
+                placement: Some(placement),
             },
             table: spec.table,
-            location,
+            location: spec.location,
         };
-        self.save(&job).await;
-        let jobs = self.clone();
-        tokio::spawn(async move {
-            job.state = JobState::Running;
-            job.updated_at_ms = now_ms();
-            jobs.save(&job).await;
-            let result = match placer.executors.get(placement.executor) {
-                Ok(executor) => jobs.drive(executor, &work, &mut job).await,
-                Err(e) => Err(e),
-            };
-            finish(&mut job, result);
-            jobs.save(&job).await;
-        });
+        self.save(&stored).await;
+        self.run(placer.executors, work, stored);
         Ok(job_id)
-    }
-
-    /// Start the job on its executor and wait for it, refreshing the
-    /// record every [`HEARTBEAT`].
-    async fn drive(
-        &self,
-        executor: &dyn Executor,
-        work: &executor::Job,
-        job: &mut Job,
-    ) -> CatalogResult<Map<String, Value>> {
-        let started = executor.start(work, false).await?;
-        if !started.is_empty() {
-            facts(&mut job.details, started);
-            self.save(job).await;
-        }
-        loop {
-            match executor.wait(work, HEARTBEAT).await? {
-                Progress::Running => {
-                    job.updated_at_ms = now_ms();
-                    self.save(job).await;
-                }
-                Progress::Done(result) => return Ok(result),
-                Progress::Failed(e) => return Err(e),
-            }
-        }
     }
 
     /// A job's record, from this process or from storage. A record whose
     /// process stopped answers `failed`, unless its work runs on Ray,
-    /// which outlives the process: then Ray's status answers, and the
-    /// record is finished from it.
+    /// which outlives the process: then Ray's status answers, and this
+    /// replica follows the job from now on.
     pub(in crate::core) async fn get(&self, catalog: &Catalog, job_id: &str) -> CatalogResult<Job> {
-        if let Some(job) = self.live.lock().expect("jobs lock").get(job_id) {
-            return Ok(job.clone());
+        Ok(self.stored(catalog, job_id).await?.job)
+    }
+
+    async fn stored(&self, catalog: &Catalog, job_id: &str) -> CatalogResult<Stored> {
+        if let Some(stored) = self.live.lock().expect("jobs lock").get(job_id) {
+            return Ok(stored.clone());
         }
         let not_found =
             || CatalogError::new(Code::TASK_NOT_FOUND, format!("no job with id {job_id:?}"));
@@ -249,37 +248,16 @@ impl Jobs {
             .read_one_all(&self.path(job_id))
             .await
             .map_err(|_| not_found())?;
-        let job: Job = serde_json::from_slice(&bytes).map_err(|e| {
+        let stored: Stored = serde_json::from_slice(&bytes).map_err(|e| {
             CatalogError::internal(format!("job record {job_id} is unreadable: {e}"))
         })?;
         let now = now_ms();
-        if !silent(&job, now) {
-            return Ok(job);
+        if !silent(&stored.job, now) {
+            return Ok(stored);
         }
-        match self.placer().executors.ray() {
-            Some(ray) if placed_on(&job) == Some(ExecutorKind::Ray) => {
-                Ok(self.followed(catalog, ray, job).await)
-            }
-            _ => Ok(abandoned(job, now)),
-        }
-    }
-
-    /// A Ray job whose follower stopped, as Ray tells it now.
-    async fn followed(&self, catalog: &Catalog, ray: &dyn Executor, mut job: Job) -> Job {
-        let work = ray_view(catalog, &job);
-        match ray.wait(&work, Duration::ZERO).await {
-            Ok(Progress::Running) => job,
-            Ok(Progress::Done(result)) => {
-                finish(&mut job, Ok(result));
-                self.save(&job).await;
-                job
-            }
-            Ok(Progress::Failed(e)) => {
-                finish(&mut job, Err(e));
-                self.save(&job).await;
-                job
-            }
-            Err(_) => abandoned(job, now_ms()),
+        match stored.executor() {
+            ExecutorKind::Ray => Ok(self.adopt(catalog, stored).await),
+            ExecutorKind::InProcess => Ok(abandoned(stored, now)),
         }
     }
 
@@ -291,52 +269,14 @@ impl Jobs {
         job_id: &str,
         table_id: &str,
     ) -> bool {
-        self.get(catalog, job_id).await.is_ok_and(|j| {
-            j.state == JobState::Running
-                && j.details.get(TABLE_ID_FACT).map(String::as_str) == Some(table_id)
-        })
-    }
-}
-
-/// The detail naming the real id of the table a job writes.
-const TABLE_ID_FACT: &str = "table_id";
-
-/// Where a record says its job runs.
-fn placed_on(job: &Job) -> Option<ExecutorKind> {
-    job.details
-        .get("executor")
-        .and_then(|e| ExecutorKind::parse(e))
-}
-
-/// What the Ray executor needs of a job to read its status: its id, and
-/// when it started (for the job timeout).
-fn ray_view(catalog: &Catalog, job: &Job) -> executor::Job {
-    let task = TaskRecord {
-        info: TaskInfo {
-            task_id: job.job_id.clone(),
-            task_type: job.kind.clone(),
-            status: RUNNING.to_string(),
-            started_at: stamp(job.created_at_ms),
-            ..Default::default()
-        },
-        table_id: job.details.get(TABLE_ID_FACT).cloned().unwrap_or_default(),
-        table: job.table.clone(),
-        lease: None,
-        attempts: 1,
-        submitted_by: None,
-        placement: None,
-    };
-    executor::Job {
-        catalog: catalog.clone(),
-        warehouse: String::new(),
-        table: job.table.clone(),
-        location: String::new(),
-        task,
+        self.stored(catalog, job_id)
+            .await
+            .is_ok_and(|s| s.job.state == JobState::Running && s.table_id == table_id)
     }
 }
 
 /// A job's end, from its executor's answer.
-fn finish(job: &mut Job, result: CatalogResult<Map<String, Value>>) {
+pub(super) fn finish(job: &mut Job, result: CatalogResult<Map<String, Value>>) {
     match result {
         Ok(mut result) => {
             job.state = JobState::Succeeded;
@@ -362,9 +302,10 @@ fn silent(job: &Job, now: u64) -> bool {
 
 /// A stored record as of `now`: unfinished and not refreshed for
 /// [`STALE_AFTER`] means the process running it stopped.
-fn abandoned(mut job: Job, now: u64) -> Job {
+pub(super) fn abandoned(mut stored: Stored, now: u64) -> Stored {
+    let job = &mut stored.job;
     let silent_ms = now.saturating_sub(job.updated_at_ms);
-    if silent(&job, now) {
+    if silent(job, now) {
         job.state = JobState::Failed;
         job.error_code = Some(Code::INTERNAL.0);
         job.error = Some(format!(
@@ -373,7 +314,7 @@ fn abandoned(mut job: Job, now: u64) -> Job {
             silent_ms / 1000
         ));
     }
-    job
+    stored
 }
 
 #[cfg(test)]
@@ -397,11 +338,17 @@ mod tests {
         }
     }
 
+    fn stored(job: Job) -> Stored {
+        Stored {
+            job,
+            table_id: String::new(),
+            placement: None,
+        }
+    }
+
     #[test]
     fn an_executor_answer_becomes_the_record() {
         let mut job = record(JobState::Running, 0);
-        job.details.insert("executor".into(), "ray".into());
-        assert_eq!(placed_on(&job), Some(ExecutorKind::Ray));
         let result = serde_json::from_str(
             r#"{"rows_written": 5, "version": 7, "fragments": 2, "source": "a"}"#,
         )
@@ -426,7 +373,16 @@ mod tests {
         );
         assert_eq!(failed.state, JobState::Failed);
         assert_eq!(failed.error_code, Some(Code::TABLE_COLUMN_NOT_FOUND.0));
-        assert_eq!(placed_on(&record(JobState::Queued, 0)), None);
+        let mut placed = stored(record(JobState::Queued, 0));
+        assert_eq!(placed.executor(), ExecutorKind::InProcess);
+        placed.placement = Some(Placement {
+            executor: ExecutorKind::Ray,
+            ..Default::default()
+        });
+        assert_eq!(placed.executor(), ExecutorKind::Ray);
+        // What the API shows has none of what only the catalog reads.
+        let shown = serde_json::to_value(&placed.job).unwrap();
+        assert!(shown.get("table_id").is_none() && shown.get("placement").is_none());
     }
 
     #[test]
@@ -435,18 +391,24 @@ mod tests {
         let stale = now - STALE_AFTER.as_millis() as u64 - 1;
         let fresh = now - HEARTBEAT.as_millis() as u64;
         assert_eq!(
-            abandoned(record(JobState::Running, stale), now).state,
+            abandoned(stored(record(JobState::Running, stale)), now)
+                .job
+                .state,
             JobState::Failed
         );
         assert_eq!(
-            abandoned(record(JobState::Queued, stale), now).state,
+            abandoned(stored(record(JobState::Queued, stale)), now)
+                .job
+                .state,
             JobState::Failed
         );
         assert_eq!(
-            abandoned(record(JobState::Running, fresh), now).state,
+            abandoned(stored(record(JobState::Running, fresh)), now)
+                .job
+                .state,
             JobState::Running
         );
-        let done = abandoned(record(JobState::Succeeded, stale), now);
+        let done = abandoned(stored(record(JobState::Succeeded, stale)), now).job;
         assert_eq!(done.state, JobState::Succeeded);
         assert!(done.error.is_none());
     }

@@ -151,6 +151,8 @@ impl Catalog {
         self.plan_view_query(sql).await?;
         let spec = JobSpec {
             kind: TaskKind::Refresh,
+            table_id: self.table_real_id(id).await?,
+            location: self.table_location(id).await?,
             table: id.to_vec(),
             column: None,
             params: serde_json::Map::from_iter([("source_query".into(), sql.into())]),

@@ -155,8 +155,11 @@ impl Rule {
     }
 
     fn matches(&self, kind: TaskKind, params: &Map<String, Value>, size: TableSize) -> bool {
+        // A rule naming no type covers the task types; a job goes only
+        // where a rule names it (rules written before jobs had executors
+        // keep jobs where they ran).
         let typed = match self.task_types.is_empty() {
-            true => true,
+            true => !kind.is_job(),
             false => self.task_types.contains(&kind),
         };
         let runnable = self.executor != ExecutorKind::Ray || ray_runs(kind, params);
@@ -276,13 +279,18 @@ mod tests {
             everything(TaskKind::OptimizeIndices),
             ExecutorKind::InProcess
         );
-        // Jobs: a backfill goes where a rule sends it, unless it writes a
-        // branch; a refresh stays in process.
-        assert_eq!(everything(TaskKind::Backfill), ExecutorKind::Ray);
+        // Jobs go only where a rule names them; a backfill of a branch
+        // and a refresh stay in process.
+        assert_eq!(everything(TaskKind::Backfill), ExecutorKind::InProcess);
         assert_eq!(everything(TaskKind::Refresh), ExecutorKind::InProcess);
+        let named = [Rule::parse("ray:task_types=backfill").unwrap()];
+        assert_eq!(
+            place(&named, TaskKind::Backfill, &none, None).executor,
+            ExecutorKind::Ray
+        );
         let branch: Map<String, Value> = serde_json::from_str(r#"{"branch": "dev"}"#).unwrap();
         assert_eq!(
-            place(&all, TaskKind::Backfill, &branch, None).executor,
+            place(&named, TaskKind::Backfill, &branch, None).executor,
             ExecutorKind::InProcess
         );
         let jobs = [Rule::parse("ray:task_types=backfill,min_rows=1000").unwrap()];

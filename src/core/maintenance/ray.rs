@@ -229,6 +229,7 @@ impl RayExecutor {
             "task_type": task.task_type,
             "params": task.params,
             "table": job.table,
+            "location": job.location,
             "catalog_url": self.catalog_url()?,
             "num_workers": self.config.workers,
         });
@@ -270,6 +271,47 @@ impl RayExecutor {
         if let Some(c) = self.credentials.get() {
             c.revoke(task_id).await;
         }
+    }
+
+    /// One look at the job: its progress, an error when the cluster does
+    /// not answer. A job past `--ray-job-timeout` is stopped, and a job's
+    /// key ends with it.
+    pub async fn look(&self, job: &Job) -> CatalogResult<Progress> {
+        let id = job.task_id();
+        let progress = match self.api.get(id).await? {
+            None => Progress::Failed(CatalogError::new(
+                Code::SERVICE_UNAVAILABLE,
+                format!(
+                    "the Ray cluster at {} lost job {id} (was it restarted?)",
+                    self.api.base()
+                ),
+            )),
+            Some(d) if matches!(d.status.as_str(), "SUCCEEDED" | "FAILED" | "STOPPED") => {
+                match self.api.logs(id).await {
+                    Ok(logs) => outcome(&d.status, d.message.as_deref(), &logs),
+                    // The outcome is in the log: read it at the next look.
+                    Err(e) => {
+                        tracing::warn!(task = %id, error = %e.message, "could not read the Ray job's log; trying again");
+                        Progress::Running
+                    }
+                }
+            }
+            Some(_) if self.overdue(job) => {
+                self.api.stop(id).await.ok();
+                Progress::Failed(CatalogError::new(
+                    Code::SERVICE_UNAVAILABLE,
+                    format!(
+                        "the Ray job ran longer than --ray-job-timeout ({}s) and was stopped",
+                        self.config.timeout.as_secs()
+                    ),
+                ))
+            }
+            Some(_) => Progress::Running,
+        };
+        if !matches!(progress, Progress::Running) {
+            self.revoke(id).await;
+        }
+        Ok(progress)
     }
 
     fn overdue(&self, job: &Job) -> bool {
@@ -327,47 +369,27 @@ impl Executor for RayExecutor {
         let id = job.task_id();
         let until = tokio::time::Instant::now() + at_most;
         loop {
-            let progress = match self.api.get(id).await {
-                Ok(None) => Progress::Failed(CatalogError::new(
-                    Code::SERVICE_UNAVAILABLE,
-                    format!(
-                        "the Ray cluster at {} lost job {id} (was it restarted?)",
-                        self.api.base()
-                    ),
-                )),
-                Ok(Some(d)) if matches!(d.status.as_str(), "SUCCEEDED" | "FAILED" | "STOPPED") => {
-                    match self.api.logs(id).await {
-                        Ok(logs) => outcome(&d.status, d.message.as_deref(), &logs),
-                        // The outcome is in the log: read it at the next look.
-                        Err(e) => {
-                            tracing::warn!(task = %id, error = %e.message, "could not read the Ray job's log; trying again");
-                            Progress::Running
-                        }
-                    }
-                }
-                Ok(Some(_)) => Progress::Running,
+            let progress = match self.look(job).await {
+                Ok(progress) => progress,
                 // The cluster may be back at the next look; the job
                 // timeout bounds the wait.
-                Err(e) => {
+                Err(e) if !self.overdue(job) => {
                     tracing::warn!(task = %id, error = %e.message, "could not read the Ray job's status; trying again");
                     Progress::Running
                 }
-            };
-            let progress = match progress {
-                Progress::Running if self.overdue(job) => {
-                    self.api.stop(id).await.ok();
+                Err(e) => {
+                    self.revoke(id).await;
                     Progress::Failed(CatalogError::new(
                         Code::SERVICE_UNAVAILABLE,
                         format!(
-                            "the Ray job ran longer than --ray-job-timeout ({}s) and was stopped",
-                            self.config.timeout.as_secs()
+                            "the Ray cluster did not answer for job {id} until --ray-job-timeout ({}s) passed: {}",
+                            self.config.timeout.as_secs(),
+                            e.message
                         ),
                     ))
                 }
-                other => other,
             };
             if !matches!(progress, Progress::Running) {
-                self.revoke(id).await;
                 return Ok(progress);
             }
             let now = tokio::time::Instant::now();

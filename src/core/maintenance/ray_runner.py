@@ -162,8 +162,20 @@ def _backfill(task, props, common):
     where = p.get("where") or None
     pinned = p.get("read_version")
     table = task["table"]
-    uri, options = utils.resolve_namespace_table(None, None, "rest", props, table)
-    ns_kwargs = utils.get_namespace_kwargs("rest", props, table)
+    from lance_namespace import DescribeTableRequest
+
+    described = utils.get_or_create_namespace("rest", props).describe_table(
+        DescribeTableRequest(id=table)
+    )
+    uri, options = described.location, described.storage_options
+    # The job fills the table its request checked, not whatever took the
+    # name since.
+    if (uri or "").rstrip("/") != (task.get("location") or "").rstrip("/"):
+        _fail(4, "table %s is no longer the table this backfill was started for" % "$".join(table))
+    # Commits go through the catalog where it keeps the versions.
+    managed = getattr(described, "managed_versioning", None) is True
+    ns_kwargs = dict(utils.get_namespace_kwargs("rest", props, table))
+    ns_kwargs["namespace_client_managed_versioning"] = managed
     workers = max(1, int(common["num_workers"]))
     ray.init(ignore_reinit_error=True)
 
@@ -187,9 +199,9 @@ def _backfill(task, props, common):
     for attempt in range(3):
         ds = lance.LanceDataset(uri, storage_options=options, version=pinned, **ns_kwargs)
         version = ds.version
-        field = ds.schema.field(column)
-        if field is None:
+        if ds.schema.get_field_index(column) < 0:
             _fail(12, "the table has no column %r" % column)
+        field = ds.schema.field(column)
         pending, filled = [], []
         for f in ds.get_fragments():
             if len(pending) >= workers:
@@ -253,7 +265,10 @@ try:
 except SystemExit:
     raise
 except BaseException as e:  # noqa: BLE001 - every failure is the task's
-    detail = "%s: %s" % (type(e).__name__, e)
+    # The last line says what failed; a remote task's traceback (hosts,
+    # paths) goes to the job's log only.
+    said = str(e).strip().splitlines()
+    detail = "%s: %s" % (type(e).__name__, said[-1] if said else "")
     if _conflict(e):
         code = 14
     elif isinstance(e, (ValueError, TypeError)):
