@@ -30,6 +30,7 @@ WORKDIR /src
 # Only what the build reads (.dockerignore keeps everything else out).
 COPY Cargo.toml Cargo.lock build.rs ./
 COPY proto ./proto
+COPY console ./console
 COPY src ./src
 
 # The registry and target/ live in BuildKit caches across builds, so a

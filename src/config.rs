@@ -258,6 +258,11 @@ pub struct ServeArgs {
     #[arg(long, env = "LANCE_CATALOG_PREFIX")]
     pub prefix: Option<String>,
 
+    /// `on` (the default): serve the web console at /console/; it calls
+    /// the REST routes with the user's own credential. `off`: not served.
+    #[arg(long, env = "LANCE_CATALOG_CONSOLE", default_value = "on", value_parser = ["on", "off"])]
+    pub console: String,
+
     /// Object-store option for the root, KEY=VALUE (repeatable), e.g.
     /// aws_endpoint=http://127.0.0.1:9000. The environment variable takes a
     /// comma-separated list.
@@ -422,6 +427,7 @@ impl std::fmt::Debug for ServeArgs {
             .field("listen", &self.listen)
             .field("grpc_listen", &self.grpc_listen)
             .field("prefix", &self.prefix)
+            .field("console", &self.console)
             .field("forward_storage_secrets", &self.forward_storage_secrets)
             .field("vend_role_arn", &self.vend_role_arn)
             .field(
@@ -624,6 +630,7 @@ impl ServeArgs {
             max_json_body: self.max_json_body,
             body_idle_timeout: seconds(self.body_idle_timeout),
             header_read_timeout: seconds(self.header_read_timeout),
+            console: self.console == "on",
         }
     }
 }

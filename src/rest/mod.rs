@@ -2,6 +2,7 @@
 //! It parses requests into spec models and renders answers; it decides
 //! nothing about what an operation means.
 
+mod console;
 mod dispatch;
 pub mod limits;
 pub mod openapi;
@@ -51,6 +52,8 @@ pub struct RestConfig {
     /// An HTTP/1.1 client that takes longer than this to send a request's
     /// headers is disconnected.
     pub header_read_timeout: std::time::Duration,
+    /// Serve the web console at `/console/` (`console.rs`).
+    pub console: bool,
 }
 
 impl Default for RestConfig {
@@ -61,6 +64,7 @@ impl Default for RestConfig {
             max_json_body: 16 * 1024 * 1024,
             body_idle_timeout: std::time::Duration::from_secs(60),
             header_read_timeout: std::time::Duration::from_secs(30),
+            console: true,
         }
     }
 }
@@ -91,9 +95,12 @@ pub fn router(ns: Arc<dyn Spec>, config: RestConfig) -> Router {
 /// top-level namespaces are created in it.
 pub fn catalog_router(gov: Arc<Governance>, config: RestConfig) -> Router {
     let scoped = routes(gov.clone(), None, Some(gov.clone()), &config).fallback(not_found);
-    let api = routes(gov.clone(), Some(gov.clone()), Some(gov.clone()), &config)
+    let mut api = routes(gov.clone(), Some(gov.clone()), Some(gov.clone()), &config)
         .nest("/warehouses/{warehouse}", scoped)
         .merge(probes::routes(gov));
+    if config.console {
+        api = api.merge(console::routes());
+    }
     finish(api, &config)
 }
 

@@ -1,7 +1,8 @@
 //! Each transport's own wire, beyond the conformance cases: REST as a
 //! plain HTTP client sees it (`wire`) and as a hostile one does
-//! (`hostile`), gRPC, and Arrow Flight.
+//! (`hostile`), gRPC, Arrow Flight, and the web console's files.
 
+mod console;
 pub(crate) mod flight;
 pub(crate) mod flight_namespace;
 mod grpc;

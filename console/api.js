@@ -1,0 +1,62 @@
+// Calls to the catalog's own REST routes, same origin, with the signed-in
+// user's credential: every grant, policy and audit event applies as it
+// does to any client. The credential lives in sessionStorage only (this
+// tab), and is dropped on sign-out and on any 401.
+
+// The console is served at <prefix>/console/; the API at <prefix>/.
+const BASE = new URL("../", location.href);
+const KEY = "lance-catalog.credential";
+
+export const session = {
+  get: () => sessionStorage.getItem(KEY),
+  set: (value) => sessionStorage.setItem(KEY, value),
+  clear: () => sessionStorage.removeItem(KEY),
+};
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    const detail = body && typeof body === "object" ? body.detail || body.title || body.message : body;
+    super(detail ? `${status}: ${detail}` : `the server answered ${status}`);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+function url(path, query) {
+  const u = new URL(path.replace(/^\//, ""), BASE);
+  for (const [k, v] of Object.entries(query || {})) {
+    if (v === undefined || v === null || v === "") continue;
+    for (const one of Array.isArray(v) ? v : [v]) u.searchParams.append(k, String(one));
+  }
+  return u;
+}
+
+export async function api(method, path, { query, body } = {}) {
+  const headers = { accept: "application/json" };
+  const credential = session.get();
+  if (credential) headers.authorization = `Bearer ${credential}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const answer = await fetch(url(path, query), {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: "omit",
+    cache: "no-store",
+  });
+  const text = await answer.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = text;
+  }
+  if (answer.status === 401 && credential) {
+    session.clear();
+    window.dispatchEvent(new Event("lance-catalog:signed-out"));
+  }
+  if (!answer.ok) throw new ApiError(answer.status, data);
+  return data;
+}
+
+// An object id as the API's paths take it: its parts joined by `$`.
+export const idPath = (parts) => parts.map(encodeURIComponent).join("$");
