@@ -60,3 +60,11 @@ export async function api(method, path, { query, body } = {}) {
 
 // An object id as the API's paths take it: its parts joined by `$`.
 export const idPath = (parts) => parts.map(encodeURIComponent).join("$");
+
+// One page of a list the API pages with `page_token` and `limit`: the
+// items under `key` and the next page's token.
+export const pages = (path, key, query, limit = 50) => (token) =>
+  api("GET", path, { query: { ...query, page_token: token, limit } }).then((a) => ({
+    items: a[key] || [],
+    next: a.page_token,
+  }));

@@ -3,22 +3,37 @@
 // are hash routes (#/table/ns$t), so the server serves one document.
 import { html, render, useEffect, useState } from "./vendor/preact-htm-standalone.module.js";
 import { api, session } from "./api.js";
-import { Estate, Project, Warehouse, Namespace } from "./pages/estate.js";
+import { Estate } from "./pages/estate.js";
+import { Project } from "./pages/project.js";
+import { Warehouse } from "./pages/warehouse.js";
+import { Namespace } from "./pages/namespace.js";
 import { TablePage } from "./pages/table.js";
 import { Trash } from "./pages/trash.js";
 import { Tasks } from "./pages/tasks.js";
 import { Policy } from "./pages/policy.js";
-import { Grants, Audit } from "./pages/access.js";
+import { Grants } from "./pages/grants.js";
+import { Audit } from "./pages/audit.js";
 import { Announcer } from "./announce.js";
+import { NotFound } from "./ui.js";
 
 const VERSION = document.querySelector('meta[name="lance-catalog-version"]')?.content || "";
 
-// `#/kind/arg?k=v` → {kind, arg, query}
+// `#/kind/arg?k=v` → {kind, arg, query}; an address that does not decode
+// names no page.
 function parse(hash) {
   const [path, qs] = hash.replace(/^#\/?/, "").split("?");
   const [kind = "", ...rest] = path.split("/");
-  return { kind, arg: rest.map(decodeURIComponent), query: Object.fromEntries(new URLSearchParams(qs || "")) };
+  try {
+    return { kind, arg: rest.map(decodeURIComponent), query: Object.fromEntries(new URLSearchParams(qs || "")) };
+  } catch {
+    return { kind: "unknown", arg: [], query: {} };
+  }
 }
+
+// The levels a policy page and the kinds a grants page take (anything
+// else would put an address's text into an API path).
+const POLICY_LEVELS = ["table", "namespace", "project"];
+const GRANT_KINDS = ["table", "namespace"];
 
 function useRoute() {
   const [route, setRoute] = useState(parse(location.hash));
@@ -32,8 +47,12 @@ function useRoute() {
   return route;
 }
 
-function Page({ route, info }) {
+function Page({ route }) {
   const { kind, arg, query } = route;
+  const given = (n) => arg.length >= n && arg.slice(0, n).every((a) => a);
+  if (kind && kind !== "trash" && kind !== "audit" && !given(kind === "policy" || kind === "grants" ? 2 : 1)) {
+    return html`<${NotFound} />`;
+  }
   switch (kind) {
     case "project":
       return html`<${Project} project=${arg[0]} />`;
@@ -48,13 +67,15 @@ function Page({ route, info }) {
     case "trash":
       return html`<${Trash} />`;
     case "policy":
-      return html`<${Policy} level=${arg[0]} id=${arg[1]} query=${query} />`;
+      return POLICY_LEVELS.includes(arg[0]) ? html`<${Policy} level=${arg[0]} id=${arg[1]} query=${query} />` : html`<${NotFound} />`;
     case "grants":
-      return html`<${Grants} kind=${arg[0]} id=${arg[1]} query=${query} />`;
+      return GRANT_KINDS.includes(arg[0]) ? html`<${Grants} kind=${arg[0]} id=${arg[1]} query=${query} />` : html`<${NotFound} />`;
     case "audit":
       return html`<${Audit} />`;
+    case "":
+      return html`<${Estate} />`;
     default:
-      return html`<${Estate} info=${info} />`;
+      return html`<${NotFound} />`;
   }
 }
 
@@ -106,7 +127,7 @@ function Shell({ info, onSignOut }) {
       </nav>
       ${signs && html`<button type="button" class="signout" onClick=${onSignOut}>Sign out</button>`}
     </header>
-    <main id="main"><${Page} route=${route} info=${info} /></main>
+    <main id="main"><${Page} route=${route} /></main>
     <${Announcer} />
     <footer>lance-catalog ${VERSION || info.version}</footer>`;
 }

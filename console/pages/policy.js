@@ -21,7 +21,7 @@ export function Policy({ level, id, query }) {
       const sources = p.sources || {};
       const fields = Object.entries(p.policy || {});
       return html`
-        <p>The record that won: <strong>${w.level || "server"} ${Array.isArray(w.id) ? w.id.join(".") : w.id || "defaults"}</strong>
+        <p>The record that won: <strong>${!w.level || w.level === "server" ? "the server's defaults" : `${w.level} ${Array.isArray(w.id) ? w.id.join(".") : w.id}`}</strong>
           ${w.updated_by && html`, set by ${w.updated_by} on <${Time} ms=${w.updated_at_ms} />`}.</p>
         <${Table} caption="Policy fields" columns=${["Field", "Value", "Set", "From"]}
           rows=${fields.map(([name, value]) => {

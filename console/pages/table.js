@@ -9,6 +9,10 @@ import { Loaded, Table, Time, bytes, useLoad } from "../ui.js";
 
 function typeName(t) {
   if (!t) return "";
+  // A decimal's precision and scale travel as precision × 1000 + scale.
+  if (/^decimal/i.test(t.type) && typeof t.length === "number") {
+    return `${t.type}(${Math.floor(t.length / 1000)}, ${t.length % 1000})`;
+  }
   const child = t.fields && t.fields.length && /list/i.test(t.type) ? `<${typeName(t.fields[0].type)}>` : "";
   return `${t.type}${t.length !== undefined && t.length !== null ? `[${t.length}]` : ""}${child}`;
 }
@@ -37,7 +41,7 @@ function Schema({ schema }) {
     meta(field.metadata),
   ]);
   return html`<${Table} caption="Schema" columns=${["Field", "Type", "Nullable", "Metadata"]} rows=${rows} />
-    ${schema.metadata && Object.keys(schema.metadata).length ? html`<h3>Schema metadata</h3>${meta(schema.metadata)}` : null}`;
+    ${schema.metadata && Object.keys(schema.metadata).length ? html`<h4>Schema metadata</h4>${meta(schema.metadata)}` : null}`;
 }
 
 function Section({ title, load, deps, children }) {
@@ -65,7 +69,11 @@ export function TablePage({ id, query }) {
       const [described, rows, stats] = await Promise.all([
         api("POST", `${path}/describe`, { body: { load_detailed_metadata: true, vend_credentials: false } }),
         api("POST", `${path}/count_rows`, { body: {} }),
-        api("POST", `${path}/stats`, { body: {} }).catch(() => ({})),
+        // Sizes need a right some readers lack: the rest still shows.
+        api("POST", `${path}/stats`, { body: {} }).catch((e) => {
+          if (e.status === 403) return {};
+          throw e;
+        }),
       ]);
       return { described, rows, stats };
     }}>${({ described, rows, stats }) => {
@@ -80,9 +88,9 @@ export function TablePage({ id, query }) {
           <dt>Deletion protection</dt><dd>${props["lance-catalog.protected"] === "true" ? "on" : "off"}</dd>
           <dt>Location</dt><dd><code>${described.location || "—"}</code></dd>
         </dl>
-        <h2>Schema</h2>
+        <h3>Schema</h3>
         <${Schema} schema=${described.schema || { fields: [] }} />
-        <h2>Properties</h2>
+        <h3>Properties</h3>
         <${Table} caption="Properties" columns=${["Key", "Value"]} rows=${own.map(([k, v]) => [k, v])} />`;
     }}<//>
     <${Section} title="Versions" deps=${[id]} load=${() =>
@@ -94,7 +102,7 @@ export function TablePage({ id, query }) {
         rows=${Object.entries(a.tags || {}).map(([name, t]) => [name, t.version, t.branch || "main"])} />`}<//>
     <${Section} title="Branches" deps=${[id]} load=${() => api("POST", `${path}/branches/list`, { body: {} })}>${(a) =>
       html`<${Table} caption="Branches" columns=${["Branch", "From", "At version", "Created"]}
-        rows=${Object.entries(a.branches || {}).map(([name, b]) => [name, b.parent_branch || "main", b.parent_version, html`<${Time} ms=${b.create_at} />`])} />`}<//>
+        rows=${Object.entries(a.branches || {}).map(([name, b]) => [name, b.parentBranch || "main", b.parentVersion, html`<${Time} ms=${b.createAt * 1000} />`])} />`}<//>
     <${Section} title="Indices" deps=${[id]} load=${() => api("POST", `${path}/index/list`, { body: {} })}>${(a) =>
       html`<${Table} caption="Indices" columns=${["Index", "Columns", "Type", "Indexed rows", "Unindexed rows", "Size"]}
         rows=${(a.indexes || []).map((i) => [i.index_name, (i.columns || []).join(", "), i.index_type, i.num_indexed_rows, i.num_unindexed_rows, bytes(i.size_bytes)])} />`}<//>`;

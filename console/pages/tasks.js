@@ -23,6 +23,7 @@ export function Tasks({ id, query }) {
   const [tasks, error, reload] = useLoad(() => allTasks(path), [id]);
   const [busy, setBusy] = useState(false);
   const [said, setSaid] = useState("");
+  const [refused, setRefused] = useState("");
   const unfinished = (tasks || []).some((t) => t.status === "submitted" || t.status === "running");
   useEffect(() => {
     if (!unfinished) return undefined;
@@ -39,13 +40,14 @@ export function Tasks({ id, query }) {
   }, [tasks]);
   const compact = async () => {
     setBusy(true);
+    setRefused("");
     try {
       const { task_id } = await api("POST", `${path}/compact`, { body: {} });
       setSaid(task_id);
       announce("Compaction submitted.");
       reload();
     } catch (e) {
-      announce(e.status === 403 ? "You may not submit a compaction on this table." : `The compaction was not submitted: ${e.message}`);
+      setRefused(e.status === 403 ? "You may not submit a compaction on this table." : `The compaction was not submitted: ${e.message}`);
     } finally {
       setBusy(false);
     }
@@ -66,13 +68,13 @@ export function Tasks({ id, query }) {
       ])} />`;
   return html`<${Crumbs} query=${query} parts=${parts} table=${true} tail="Tasks" />
     <h1 id="page-title" tabindex="-1">Tasks of ${parts.join(".")}</h1>
-    <p><button type="button" onClick=${compact} disabled=${busy}>Submit a compaction</button></p>
+    <p><button type="button" onClick=${compact} disabled=${busy}>Submit a compaction</button>
+      ${refused && html` <span class="error" role="alert">${refused}</span>`}</p>
     ${body}`;
 }
 
-function outcome(result) {
-  if (!result) return "";
-  const r = result;
+function outcome(r) {
+  if (!r) return "";
   if (r.fragments_before !== undefined) return `fragments ${r.fragments_before} → ${r.fragments_after} (${r.executor || "in_process"})`;
   if (r.index_name) return `index ${r.index_name}`;
   return r.executor ? `ran ${r.executor}` : "";

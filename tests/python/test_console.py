@@ -9,7 +9,9 @@ playwright (never `playwright install`), accessibility checked by axe-core
   deadline; undropped by keyboard alone, it is back in the tree and in
   pylance;
 - a compaction submitted from the tasks page is seen to finish;
-- the policy, grants and audit pages show what the API answers.
+- the policy, grants and audit pages show what the API answers;
+- with --auth none there is no sign-in, and with warehouses the tree runs
+  project > warehouse > namespace > table.
 Every page: no serious or critical axe finding, and a screenshot kept under
 the test's temp dir. Without Chromium these tests skip, except under
 CI=true or LANCE_CATALOG_TEST_CONSOLE_REQUIRED=1 (.ci/run), where that is
@@ -18,6 +20,7 @@ an error."""
 import os
 import re
 import shutil
+import tempfile
 from datetime import datetime, timezone
 
 import lance
@@ -111,6 +114,9 @@ def table_with_tag(url, team):
     ns.insert_into_table(InsertIntoTableRequest(id=[team, "orders"]), ipc(sample(10, 5)))
     ds = lance.dataset(namespace_client=ns, table_id=[team, "orders"])
     ds.tags.create("release-1", 1)
+    status, body, _ = call(f"{url}/v1/table/{team}$orders/branches/create", "POST",
+                           {"name": "dev", "from_version": 1}, ROOT)
+    assert status == 200, body
     return ns
 
 
@@ -135,6 +141,8 @@ def test_sign_in_and_browse_to_a_table(server, page):
     expect(versions.locator("time").first).to_have_attribute("datetime", re.compile(r"^\d{4}-\d\d-\d\dT"))
     tags = page.get_by_role("table", name="Tags")
     expect(tags.get_by_role("cell", name="release-1")).to_be_visible()
+    dev = page.get_by_role("table", name="Branches").get_by_role("row").filter(has_text="dev")
+    expect(dev.get_by_role("cell")).to_have_text(["dev", "main", "1", re.compile(r"\d")])
     breadcrumb = page.get_by_role("navigation", name="Breadcrumb")
     expect(breadcrumb.get_by_role("link", name="orders")).to_have_attribute("aria-current", "page")
     checked(page, "table")
@@ -233,3 +241,39 @@ def test_policy_grants_and_audit_pages(server, page):
     page.get_by_role("link", name="Audit").click()
     expect(page.get_by_role("table", name="Events (oldest first)")).to_be_visible()
     checked(page, "audit")
+
+
+def test_without_auth_the_tree_runs_from_projects_to_a_table(page):
+    """With --auth none there is no sign-in; with warehouses, the tree
+    runs project > warehouse > namespace > table."""
+    east = tempfile.mkdtemp(prefix="lance-catalog-console-east-")
+    started = start_server(new_root("lance-catalog-console-open-"), "--warehouses", "on")
+    url = started["url"]
+    try:
+        for path, body in (("/v1/projects", {"project_id": "acme"}),
+                           ("/v1/warehouses", {"warehouse_id": "east", "project_id": "acme", "root": east})):
+            status, made, _ = call(f"{url}{path}", "POST", body)
+            assert status == 200, made
+        team = fresh("conw")
+        ns = lance_namespace.connect("rest", {"uri": f"{url}/warehouses/east"})
+        ns.create_namespace(CreateNamespaceRequest(id=[team]))
+        ns.create_table(CreateTableRequest(id=[team, "events"]), ipc(sample(0, 4)))
+        page.goto(f"{url}/console/")
+        expect(page.get_by_role("heading", level=1, name="Estate")).to_be_visible()
+        expect(page.get_by_role("button", name="Sign out")).to_have_count(0)
+        page.get_by_role("link", name="acme", exact=True).click()
+        expect(page.get_by_role("heading", level=1, name="Project acme")).to_be_visible()
+        checked(page, "project")
+        page.get_by_role("link", name="east", exact=True).click()
+        expect(page.get_by_role("heading", level=1, name="Warehouse east")).to_be_visible()
+        checked(page, "warehouse")
+        page.get_by_role("link", name=team, exact=True).click()
+        page.get_by_role("link", name="events", exact=True).click()
+        expect(page.get_by_role("heading", level=1, name=f"Table {team}.events")).to_be_visible()
+        crumbs = page.get_by_role("navigation", name="Breadcrumb")
+        for step in ("Estate", "Project acme", "Warehouse east", team, "events"):
+            expect(crumbs.get_by_role("link", name=step, exact=True)).to_be_visible()
+        expect(page.get_by_role("table", name="Schema").get_by_role("cell", name="id", exact=True)).to_be_visible()
+    finally:
+        started["proc"].terminate()
+        started["proc"].wait(timeout=30)
