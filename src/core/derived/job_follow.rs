@@ -9,10 +9,8 @@ use serde_json::{Map, Value};
 
 use super::jobs::{abandoned, facts, finish, Jobs, Stored, HEARTBEAT};
 use crate::api::jobs::JobState;
-use crate::api::maintenance::TaskInfo;
 use crate::core::maintenance::executor::{self, Executor, ExecutorKind, Progress};
 use crate::core::maintenance::executors::Executors;
-use crate::core::maintenance::{stamp, TaskRecord, RUNNING};
 use crate::core::Catalog;
 use crate::error::CatalogResult;
 use crate::records::now_ms;
@@ -112,26 +110,11 @@ impl Jobs {
 /// What the Ray executor needs of a stored job to follow it: its id, and
 /// when it started (for the job timeout).
 fn ray_view(catalog: &Catalog, stored: &Stored) -> executor::Job {
-    let job = &stored.job;
     executor::Job {
         catalog: catalog.clone(),
         warehouse: String::new(),
-        task: TaskRecord {
-            info: TaskInfo {
-                task_id: job.job_id.clone(),
-                task_type: job.kind.clone(),
-                status: RUNNING.to_string(),
-                started_at: stamp(job.created_at_ms),
-                ..Default::default()
-            },
-            table_id: stored.table_id.clone(),
-            table: job.table.clone(),
-            lease: None,
-            attempts: 1,
-            submitted_by: None,
-            placement: stored.placement.clone(),
-        },
-        table: job.table.clone(),
+        task: stored.as_task(Map::new()),
+        table: stored.job.table.clone(),
         location: String::new(),
     }
 }

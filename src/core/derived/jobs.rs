@@ -70,6 +70,30 @@ pub(super) struct Stored {
 }
 
 impl Stored {
+    /// The job as an executor is given it: a running task under the job's
+    /// id (its Ray `submission_id` and its key's id), started when the job
+    /// was created.
+    pub(super) fn as_task(&self, params: Map<String, Value>) -> TaskRecord {
+        let job = &self.job;
+        TaskRecord {
+            info: TaskInfo {
+                task_id: job.job_id.clone(),
+                task_type: job.kind.clone(),
+                params,
+                status: RUNNING.to_string(),
+                created_at: stamp(job.created_at_ms),
+                started_at: stamp(job.created_at_ms),
+                ..Default::default()
+            },
+            table_id: self.table_id.clone(),
+            table: job.table.clone(),
+            lease: None,
+            attempts: 1,
+            submitted_by: None,
+            placement: self.placement.clone(),
+        }
+    }
+
     /// Where it runs.
     pub(super) fn executor(&self) -> ExecutorKind {
         self.placement
@@ -196,28 +220,12 @@ impl Jobs {
                 updated_at_ms: t,
             },
             table_id: spec.table_id.clone(),
-            placement: Some(placement.clone()),
+            placement: Some(placement),
         };
         let work = executor::Job {
             catalog: catalog.clone(),
             warehouse: placer.warehouse.clone(),
-            task: TaskRecord {
-                info: TaskInfo {
-                    task_id: job_id.clone(),
-                    task_type: spec.kind.name().to_string(),
-                    params: spec.params,
-                    status: RUNNING.to_string(),
-                    created_at: stamp(t),
-                    started_at: stamp(t),
-                    ..Default::default()
-                },
-                table_id: spec.table_id,
-                table: spec.table.clone(),
-                lease: None,
-                attempts: 1,
-                submitted_by: None,
-                placement: Some(placement),
-            },
+            task: stored.as_task(spec.params),
             table: spec.table,
             location: spec.location,
         };

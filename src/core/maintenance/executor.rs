@@ -34,6 +34,11 @@ impl Job {
     pub fn task_id(&self) -> &str {
         &self.task.info.task_id
     }
+
+    /// What it runs (`None`: a type this catalog does not run).
+    pub fn kind(&self) -> Option<super::TaskKind> {
+        super::TaskKind::parse(&self.task.info.task_type)
+    }
 }
 
 /// What a job is doing.
@@ -108,7 +113,7 @@ impl Executor for InProcess {
             // A crash test's window: the task is running, its lease renewed.
             crate::fault::hold("maintenance.run").await;
             crate::fault::point("maintenance.run");
-            let kind = super::TaskKind::parse(&job.task.info.task_type);
+            let kind = job.kind();
             if let Some(kind) = kind.filter(|k| k.is_job()) {
                 let params = &job.task.info.params;
                 return job

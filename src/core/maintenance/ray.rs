@@ -194,7 +194,7 @@ impl RayExecutor {
     /// An index build on a column the table lacks fails here, with the
     /// code the in-process build answers, before a job is started.
     async fn check_column(&self, job: &Job) -> CatalogResult<()> {
-        let kind = TaskKind::parse(&job.task.info.task_type);
+        let kind = job.kind();
         if !matches!(kind, Some(TaskKind::ScalarIndex | TaskKind::VectorIndex)) {
             return Ok(());
         }
@@ -217,7 +217,7 @@ impl RayExecutor {
 
     async fn submit(&self, job: &Job) -> CatalogResult<Submitted> {
         let task = &job.task.info;
-        if !TaskKind::parse(&task.task_type).is_some_and(TaskKind::runs_on_ray) {
+        if !job.kind().is_some_and(TaskKind::runs_on_ray) {
             return Err(CatalogError::invalid(format!(
                 "{} does not run on Ray",
                 task.task_type
