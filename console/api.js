@@ -31,30 +31,52 @@ function url(path, query) {
   return u;
 }
 
-export async function api(method, path, { query, body } = {}) {
+// An answer's body: its JSON, or its text when it is not JSON.
+async function body(answer) {
+  const text = await answer.text();
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return text;
+  }
+}
+
+export async function api(method, path, { query, body: sent } = {}) {
   const headers = { accept: "application/json" };
   const credential = session.get();
   if (credential) headers.authorization = `Bearer ${credential}`;
-  if (body !== undefined) headers["content-type"] = "application/json";
+  if (sent !== undefined) headers["content-type"] = "application/json";
   const answer = await fetch(url(path, query), {
     method,
     headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: sent === undefined ? undefined : JSON.stringify(sent),
     credentials: "omit",
     cache: "no-store",
   });
-  const text = await answer.text();
-  let data = null;
-  try {
-    data = text ? JSON.parse(text) : null;
-  } catch {
-    data = text;
-  }
+  const data = await body(answer);
   if (answer.status === 401 && credential) {
     session.clear();
     window.dispatchEvent(new Event("lance-catalog:signed-out"));
   }
   if (!answer.ok) throw new ApiError(answer.status, data);
+  return data;
+}
+
+// Sign in as a local user: the name and password go once, as HTTP Basic,
+// to POST /v1/sessions, and only the session token it answers is kept.
+export async function signInWithPassword(username, password) {
+  const bytes = new TextEncoder().encode(`${username}:${password}`);
+  const basic = btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(""));
+  const answer = await fetch(url("/v1/sessions"), {
+    method: "POST",
+    headers: { accept: "application/json", "content-type": "application/json", authorization: `Basic ${basic}` },
+    body: "{}",
+    credentials: "omit",
+    cache: "no-store",
+  });
+  const data = await body(answer);
+  if (!answer.ok) throw new ApiError(answer.status, data);
+  session.set(data.token);
   return data;
 }
 

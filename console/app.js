@@ -2,7 +2,7 @@
 // for the location's hash, and a footer with the server's version. Pages
 // are hash routes (#/table/ns$t), so the server serves one document.
 import { html, render, useEffect, useState } from "./vendor/preact-htm-standalone.module.js";
-import { api, session } from "./api.js";
+import { api, session, signInWithPassword } from "./api.js";
 import { Estate } from "./pages/estate.js";
 import { Project } from "./pages/project.js";
 import { Warehouse } from "./pages/warehouse.js";
@@ -81,28 +81,57 @@ function Page({ route }) {
 
 function SignIn({ onSignedIn, reason }) {
   const [value, setValue] = useState("");
+  const [username, setUsername] = useState("");
+  const [password, setPassword] = useState("");
   const [error, setError] = useState(reason || "");
   useEffect(() => document.getElementById("page-title")?.focus(), []);
-  const submit = async (e) => {
+  const refused = (err) => {
+    session.clear();
+    if (err.status === 401) return "That was not accepted.";
+    if (err.status === 429) return "Too many failed sign-ins for that user name: try again later.";
+    return err.message;
+  };
+  const withKey = async (e) => {
     e.preventDefault();
     session.set(value.trim());
     try {
       onSignedIn(await api("GET", "/v1/server/info"));
     } catch (err) {
-      session.clear();
-      setError(err.status === 401 ? "That credential was not accepted." : err.message);
+      setError(refused(err));
+    }
+  };
+  const withPassword = async (e) => {
+    e.preventDefault();
+    try {
+      await signInWithPassword(username.trim(), password);
+      setPassword("");
+      onSignedIn(await api("GET", "/v1/server/info"));
+    } catch (err) {
+      setPassword("");
+      setError(refused(err));
     }
   };
   return html`<main id="main">
     <h1 id="page-title" tabindex="-1">Sign in</h1>
-    <form class="signin" onSubmit=${submit}>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+    <form class="signin" onSubmit=${withPassword} aria-labelledby="with-password">
+      <h2 id="with-password">With a user name and password</h2>
+      <label for="username">User name</label>
+      <input id="username" type="text" autocomplete="username" required value=${username}
+        onInput=${(e) => setUsername(e.target.value)} />
+      <label for="password">Password</label>
+      <input id="password" type="password" autocomplete="current-password" required value=${password}
+        onInput=${(e) => setPassword(e.target.value)} />
+      <button type="submit">Sign in</button>
+    </form>
+    <form class="signin" onSubmit=${withKey} aria-labelledby="with-key">
+      <h2 id="with-key">With an API key or bearer token</h2>
       <label for="credential">API key or bearer token</label>
       <input id="credential" type="password" autocomplete="off" required value=${value}
         onInput=${(e) => setValue(e.target.value)} />
       <button type="submit">Sign in</button>
-      ${error && html`<p class="error" role="alert">${error}</p>`}
     </form>
-    <p class="muted">The credential is kept in this tab only, until you sign out.</p>
+    <p class="muted">Only a key, a token or the session a password opens is kept, in this tab, until you sign out; a password never is.</p>
   </main>`;
 }
 

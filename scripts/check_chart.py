@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHART = ROOT / "chart"
 CONFIG_RS = ROOT / "src" / "config.rs"
 # Flag groups flattened into ServeArgs, each in its own file.
-FLATTENED = [(ROOT / "src" / "config_ray.rs", "RayArgs")]
+FLATTENED = [(ROOT / "src" / "config_ray.rs", "RayArgs"), (ROOT / "src" / "config_users.rs", "UsersArgs")]
 LOGGING_RS = ROOT / "src" / "telemetry" / "logging.rs"
 
 KUBE_VERSION = "1.30.0"
@@ -106,6 +106,8 @@ EDGE_CASES: dict[str, dict[str, Any]] = {
         "auth": {
             "mode": "required",
             "bootstrapAdmin": "root",
+            "bootstrapAdminPassword": {"existingSecret": "lance-catalog-admin"},
+            "localUsers": "on",
             "jwt": {"secret": {"existingSecret": "lance-catalog-jwt"}, "issuer": "https://issuer.example"},
             "existingPoliciesConfigMap": "catalog-policies",
         },
@@ -325,6 +327,14 @@ def check_secrets(r: Report, case: str, objs: list[dict[str, Any]], manifests: d
                 if "valueFrom" in e:
                     if "secretKeyRef" in e["valueFrom"]:
                         refs["secretKeyRef"] += 1
+                    continue
+                if name.endswith("_FILE") and SECRET_NAME.search(name):
+                    # A path, not a secret: it must lie in a mounted Secret.
+                    secret_volumes = {v["name"] for v in spec.get("volumes") or [] if "secret" in v}
+                    mounts = [m["mountPath"] for m in c.get("volumeMounts") or [] if m["name"] in secret_volumes]
+                    path = str(e.get("value", ""))
+                    r.check(case, any(path.startswith(m.rstrip("/") + "/") for m in mounts),
+                            f"{where} {c['name']}: env {name} = {path!r} is not a file of a mounted Secret")
                     continue
                 r.check(case, not SECRET_NAME.search(name),
                         f"{where} {c['name']}: env {name} is a literal value; credentials only via secretKeyRef / secretRef")

@@ -9,7 +9,7 @@ inline, such as `crate::core::is_secret(…)` or `super::checks::table_id`)
 is resolved to the file that defines it. The layers, lowest first:
 
     api, error < fault, telemetry < records < core < auth < governance
-        < identity, rest, grpc, flight < server, reports, config, config_ray, config_file,
+        < identity, rest, grpc, flight < server, reports, config, config_ray, config_users, config_file,
         audit_fill
 
 A file may import its own layer or lower ones. `lib.rs`, `main.rs` and a
@@ -32,7 +32,7 @@ LAYERS = [
     ["auth"],
     ["governance"],
     ["identity", "rest", "grpc", "flight"],
-    ["server", "reports", "config", "config_ray", "config_file", "audit_fill"],
+    ["server", "reports", "config", "config_ray", "config_users", "config_file", "audit_fill"],
 ]
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
 

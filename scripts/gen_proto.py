@@ -227,6 +227,20 @@ service CatalogControlService {
   rpc ListApiKeys(ListApiKeysRequest) returns (ListApiKeysResponse);
   // DELETE /v1/api-keys/{key_id}
   rpc RevokeApiKey(RevokeApiKeyRequest) returns (RevokeApiKeyResponse);
+  // POST /v1/users
+  rpc CreateUser(CreateUserRequest) returns (UserInfo);
+  // GET /v1/users
+  rpc ListUsers(ListUsersRequest) returns (ListUsersResponse);
+  // GET /v1/users/{username}
+  rpc GetUser(GetUserRequest) returns (UserInfo);
+  // POST /v1/users/{username}
+  rpc UpdateUser(UpdateUserRequest) returns (UserInfo);
+  // DELETE /v1/users/{username}
+  rpc DeleteUser(DeleteUserRequest) returns (DeleteUserResponse);
+  // POST /v1/users/{username}/password
+  rpc SetUserPassword(SetUserPasswordRequest) returns (UserInfo);
+  // POST /v1/sessions
+  rpc CreateSession(CreateSessionRequest) returns (Session);
   // POST /v1/grants
   rpc CreateGrant(CreateGrantRequest) returns (Grant);
   // GET /v1/grants
@@ -754,6 +768,75 @@ message RevokeApiKeyRequest {
 
 message RevokeApiKeyResponse {
   string key_id = 1;
+}
+
+// A local user as it may be shown: never its password or hash.
+message UserInfo {
+  string username = 1;
+  repeated string groups = 2;
+  optional string description = 3;
+  bool disabled = 4;
+  uint64 created_at_ms = 5;
+  optional string created_by = 6;
+  uint64 password_changed_at_ms = 7;
+}
+
+message CreateUserRequest {
+  string username = 1;
+  string password = 2;
+  repeated string groups = 3;
+  optional string description = 4;
+  optional bool disabled = 5;
+}
+
+message ListUsersRequest {
+  optional string page_token = 1;
+  optional int32 limit = 2;
+}
+
+message ListUsersResponse {
+  repeated UserInfo users = 1;
+  optional string page_token = 2;
+}
+
+message GetUserRequest {
+  string username = 1;
+}
+
+// Fields left out stay as they are (an empty groups list too: proto3
+// cannot tell it from an absent one; REST's [] clears them).
+message UpdateUserRequest {
+  string username = 1;
+  optional bool disabled = 2;
+  repeated string groups = 3;
+  optional string description = 4;
+}
+
+message DeleteUserRequest {
+  string username = 1;
+}
+
+message DeleteUserResponse {
+  string username = 1;
+  // The grants that named the user, ended with it.
+  uint64 grants_revoked = 2;
+}
+
+// Sign in with the call's own Basic credentials; the body is empty.
+message CreateSessionRequest {}
+
+// A local user's session token (Authorization: Bearer on later calls).
+message Session {
+  string username = 1;
+  string token = 2;
+  uint64 expires_at_ms = 3;
+}
+
+// A user changing its own password sends current_password.
+message SetUserPasswordRequest {
+  string username = 1;
+  string password = 2;
+  optional string current_password = 3;
 }
 
 message CreateWarehouseNamespaceRequest {

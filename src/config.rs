@@ -353,6 +353,10 @@ pub struct ServeArgs {
     /// Where maintenance tasks run (`config_ray.rs`).
     #[command(flatten)]
     pub ray: crate::config_ray::RayArgs,
+
+    /// Local users' sign-in (`config_users.rs`).
+    #[command(flatten)]
+    pub users: crate::config_users::UsersArgs,
 }
 
 /// Every setting but the secrets: the JWT secret shows only whether it is
@@ -420,6 +424,7 @@ impl std::fmt::Debug for ServeArgs {
             .field("workers", &self.workers)
             .field("task_lease", &self.task_lease)
             .field("ray", &self.ray)
+            .field("users", &self.users)
             .field("task_poll", &self.task_poll)
             .field("task_quota", &self.task_quota)
             .field("config", &self.config)
@@ -491,7 +496,7 @@ impl ServeArgs {
             storage: self.storage()?,
             control_root: self.control_root.clone(),
             warehouses: self.warehouses == "on",
-            auth: self.auth_config(),
+            auth: self.auth_config()?,
             trash: crate::governance::TrashConfig {
                 grace_s: crate::governance::parse_duration(&self.trash_grace)
                     .map_err(|e| format!("--trash-grace: {e}"))?,
@@ -592,7 +597,7 @@ impl ServeArgs {
         }
     }
 
-    fn auth_config(&self) -> AuthConfig {
+    fn auth_config(&self) -> Result<AuthConfig, String> {
         let jwt = (self.jwt_secret.is_some()
             || self.jwks_file.is_some()
             || self.jwks_url.is_some()
@@ -607,12 +612,14 @@ impl ServeArgs {
             principal_claim: self.jwt_principal_claim.clone(),
             groups_claim: self.jwt_groups_claim.clone(),
         });
-        AuthConfig {
+        Ok(AuthConfig {
             required: self.auth == "required",
             jwt,
             bootstrap_admin: self.bootstrap_admin.clone(),
             policy_dir: self.policy_dir.clone(),
-        }
+            users: self.users.config()?,
+            bootstrap_admin_password_file: self.users.bootstrap_admin_password_file.clone(),
+        })
     }
 
     /// Whether `--auth required` is set.

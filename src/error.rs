@@ -63,6 +63,8 @@ pub const CONTROL_TABLE: &[(u32, &str, u16, i32)] = &[
     (10011, "ApiKeyNotFound", 404, 5),
     (10012, "GrantNotFound", 404, 5),
     (10013, "TrashEntryNotFound", 404, 5),
+    (10014, "UserNotFound", 404, 5),
+    (10015, "UserAlreadyExists", 409, 6),
 ];
 
 impl Code {
@@ -104,6 +106,8 @@ impl Code {
     pub const API_KEY_NOT_FOUND: Code = Code(10011);
     pub const GRANT_NOT_FOUND: Code = Code(10012);
     pub const TRASH_ENTRY_NOT_FOUND: Code = Code(10013);
+    pub const USER_NOT_FOUND: Code = Code(10014);
+    pub const USER_ALREADY_EXISTS: Code = Code(10015);
 
     fn row(self) -> Option<&'static (u32, &'static str, u16, i32)> {
         STATUS_TABLE

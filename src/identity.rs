@@ -1,6 +1,6 @@
 //! Identity and context from transport headers, the same for every
-//! transport: `x-api-key` and `Authorization: Bearer` become the request's
-//! identity; other headers (REST) or metadata entries (gRPC) become context
+//! transport: `x-api-key` and `Authorization` (a bearer token's value, or
+//! `Basic …` whole, for a local user) become the request's identity; other headers (REST) or metadata entries (gRPC) become context
 //! entries `header.<name>`, as the spec's Context schema says.
 
 use std::collections::HashMap;

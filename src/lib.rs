@@ -13,6 +13,7 @@ pub mod auth;
 pub mod config;
 pub mod config_file;
 pub mod config_ray;
+pub mod config_users;
 pub mod core;
 pub mod error;
 pub mod fault;

@@ -19,6 +19,7 @@ pub use super::protection::*;
 pub use super::reconcile::*;
 pub use super::sweep::*;
 pub use super::trash::*;
+pub use super::users::*;
 use crate::error::CatalogResult;
 
 /// What this build serves.

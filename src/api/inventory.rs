@@ -136,6 +136,13 @@ macro_rules! for_each_control_op {
             CreateApiKey => create_api_key(CreateApiKeyRequest -> CreateApiKeyResponse) json, POST "/v1/api-keys", body json, 200, query [], facts [write api_key administer whole];
             ListApiKeys => list_api_keys(ListApiKeysRequest -> ListApiKeysResponse) json, GET "/v1/api-keys", body none, 200, query [principal: Str, page_token: Str, limit: Int], facts [read api_key administer whole];
             RevokeApiKey => revoke_api_key(RevokeApiKeyRequest -> RevokeApiKeyResponse) json, DELETE "/v1/api-keys/{key_id}", body none, 200, query [], facts [write api_key administer whole];
+            CreateUser => create_user(CreateUserRequest -> UserInfo) json, POST "/v1/users", body json, 200, query [], facts [write user administer whole];
+            ListUsers => list_users(ListUsersRequest -> ListUsersResponse) json, GET "/v1/users", body none, 200, query [page_token: Str, limit: Int], facts [read user administer whole];
+            GetUser => get_user(GetUserRequest -> UserInfo) json, GET "/v1/users/{username}", body none, 200, query [], facts [read user administer whole];
+            UpdateUser => update_user(UpdateUserRequest -> UserInfo) json, POST "/v1/users/{username}", body json, 200, query [], facts [write user administer whole];
+            DeleteUser => delete_user(DeleteUserRequest -> DeleteUserResponse) json, DELETE "/v1/users/{username}", body none, 200, query [], facts [write user administer whole];
+            SetUserPassword => set_user_password(SetUserPasswordRequest -> UserInfo) json, POST "/v1/users/{username}/password", body json, 200, query [], facts [write user administer whole];
+            CreateSession => create_session(CreateSessionRequest -> Session) json, POST "/v1/sessions", body json, 200, query [], facts [read user read_metadata whole];
             CreateGrant => create_grant(CreateGrantRequest -> Grant) json, POST "/v1/grants", body json, 200, query [], facts [write grant manage_grants whole];
             ListGrants => list_grants(ListGrantsRequest -> ListGrantsResponse) json, GET "/v1/grants", body none, 200, query [resource_kind: Str, resource_id: List, principal: Str, page_token: Str, limit: Int], facts [read grant manage_grants whole];
             RevokeGrant => revoke_grant(RevokeGrantRequest -> RevokeGrantResponse) json, DELETE "/v1/grants/{grant_id}", body none, 200, query [], facts [write grant manage_grants whole];

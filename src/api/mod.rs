@@ -25,6 +25,7 @@ pub mod reconcile;
 pub mod spec;
 pub mod sweep;
 pub mod trash;
+pub mod users;
 pub mod vending;
 
 pub use ops::{

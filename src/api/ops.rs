@@ -36,6 +36,7 @@ pub enum Target {
     Warehouse,
     Job,
     ApiKey,
+    User,
     Grant,
     Trash,
 }
@@ -271,6 +272,9 @@ macro_rules! target {
     };
     (api_key) => {
         Target::ApiKey
+    };
+    (user) => {
+        Target::User
     };
     (grant) => {
         Target::Grant

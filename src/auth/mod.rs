@@ -1,4 +1,5 @@
-//! Who is calling: authentication (API keys, bearer JWTs) and the Cedar
+//! Who is calling: authentication (API keys, bearer JWTs, local users'
+//! passwords and their session tokens) and the Cedar
 //! authorizer fed by grants. The governance layer asks these on every door,
 //! whatever the transport (REST headers, gRPC metadata and Flight call
 //! headers all arrive as the request's identity).
@@ -8,13 +9,15 @@ pub mod cedar;
 mod jwt;
 mod secrets;
 mod task_keys;
+mod users;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::api::call::Credentials;
+pub use crate::api::call::{AuthToken, Credentials};
 pub use api_keys::{ApiKeyInfo, ApiKeys};
 pub use jwt::{JwtConfig, JwtVerifier};
 pub use task_keys::TaskKeys;
+pub use users::{valid_username, UserInfo, Users, UsersConfig, TRUST as USER_TRUST};
 
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -45,6 +48,7 @@ pub struct Authenticator {
     required: bool,
     keys: ApiKeys,
     jwt: Option<JwtVerifier>,
+    users: Users,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -62,11 +66,12 @@ pub fn unauthenticated(message: impl Into<String>) -> CatalogError {
 
 impl Authenticator {
     /// `required`: every request must carry a valid credential.
-    pub fn new(required: bool, keys: ApiKeys, jwt: Option<JwtVerifier>) -> Self {
+    pub fn new(required: bool, keys: ApiKeys, jwt: Option<JwtVerifier>, users: Users) -> Self {
         Self {
             required,
             keys,
             jwt,
+            users,
         }
     }
 
@@ -77,6 +82,41 @@ impl Authenticator {
 
     pub fn keys(&self) -> &ApiKeys {
         &self.keys
+    }
+
+    pub fn users(&self) -> &Users {
+        &self.users
+    }
+
+    /// Who a request's credentials claim to be, unverified: what the
+    /// audit trail names for a refused one (`user`, `api_key` or `task`
+    /// and its id), never a secret.
+    pub fn claimed(credentials: &Credentials) -> Option<(&'static str, String)> {
+        let id_of = |key: &str, prefix: &str| {
+            key.strip_prefix(prefix)
+                .and_then(|rest| rest.split_once('_'))
+                .map(|(id, _)| id.chars().take(64).collect::<String>())
+        };
+        if let Some(key) = &credentials.api_key {
+            return match TaskKeys::looks_like_key(key) {
+                true => id_of(key, "lct_").map(|id| ("task", id)),
+                false => id_of(key, "lck_").map(|id| ("api_key", id)),
+            };
+        }
+        match credentials.token()? {
+            AuthToken::Basic(b) => Some(("user", b.username.chars().take(64).collect())),
+            AuthToken::BadBasic => None,
+            AuthToken::Bearer(t) if Users::looks_like_session(t) => {
+                Users::claimed_by_session(t).map(|u| ("user", u))
+            }
+            AuthToken::Bearer(t) if ApiKeys::looks_like_key(t) => {
+                id_of(t, "lck_").map(|id| ("api_key", id))
+            }
+            AuthToken::Bearer(t) if TaskKeys::looks_like_key(t) => {
+                id_of(t, "lct_").map(|id| ("task", id))
+            }
+            AuthToken::Bearer(_) => None,
+        }
     }
 
     /// The caller of a request: `None` when authentication is off. With it
@@ -103,10 +143,18 @@ impl Authenticator {
             }
             return self.keys.verify(key).await.map(Some);
         }
-        let Some(token) = &credentials.bearer else {
-            return Err(unauthenticated(
-                "authentication required: send an API key (x-api-key) or a bearer token (Authorization: Bearer …)",
-            ));
+        let Some(token) = credentials.token() else {
+            return Err(unauthenticated(match self.users.enabled() {
+                true => "authentication required: send an API key (x-api-key), a bearer token (Authorization: Bearer …) or a user name and password (Authorization: Basic …)",
+                false => "authentication required: send an API key (x-api-key) or a bearer token (Authorization: Bearer …)",
+            }));
+        };
+        let token = match token {
+            AuthToken::Basic(basic) => return self.users.verify_basic(&basic).await.map(Some),
+            AuthToken::BadBasic => return Err(unauthenticated(
+                "the Basic credentials do not decode to user:password (base64 of UTF-8, RFC 7617)",
+            )),
+            AuthToken::Bearer(token) => token,
         };
         // Clients that only speak bearer tokens may carry an API key so.
         if ApiKeys::looks_like_key(token) {
@@ -114,6 +162,9 @@ impl Authenticator {
         }
         if TaskKeys::looks_like_key(token) {
             return self.keys.tasks().verify(token).await.map(Some);
+        }
+        if Users::looks_like_session(token) {
+            return self.users.verify_session(token).await.map(Some);
         }
         match &self.jwt {
             Some(jwt) => jwt.verify(token).await.map(Some),

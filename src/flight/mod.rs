@@ -118,7 +118,7 @@ fn identity(headers: &http::HeaderMap) -> Option<Box<lance_namespace::models::Id
     (!c.is_empty()).then(|| {
         Box::new(lance_namespace::models::Identity {
             api_key: c.api_key,
-            auth_token: c.bearer,
+            auth_token: c.auth_token,
         })
     })
 }
@@ -158,12 +158,26 @@ impl FlightService for CatalogFlight {
     type DoActionStream = Stream<arrow_flight::Result>;
     type ListActionsStream = Stream<ActionType>;
 
+    /// A local user's name and password (`authorization: Basic …`, as
+    /// Arrow's `authenticate_basic_token` sends them) answer a session
+    /// token in the `authorization: Bearer …` response header, which the
+    /// client sends on its later calls. Other credentials travel on each
+    /// call themselves: there is no session to set up for them.
     async fn handshake(
         &self,
-        _request: Request<Streaming<HandshakeRequest>>,
+        request: Request<Streaming<HandshakeRequest>>,
     ) -> Result<Response<Self::HandshakeStream>, Status> {
-        // No session to set up: identity travels in metadata on each call.
-        Ok(Response::new(futures::stream::empty().boxed()))
+        let headers = request.metadata().clone().into_headers();
+        let credentials = crate::identity::credentials(&headers);
+        let session = self.gov.sign_in(&credentials).await.map_err(to_status)?;
+        let mut response = Response::new(futures::stream::empty().boxed());
+        if let Some(session) = session {
+            let value = format!("Bearer {}", session.token)
+                .parse()
+                .map_err(|_| Status::internal("the session token is not a header value"))?;
+            response.metadata_mut().insert("authorization", value);
+        }
+        Ok(response)
     }
 
     async fn list_flights(

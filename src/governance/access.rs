@@ -22,8 +22,7 @@ impl Governance {
     /// The caller of a spec request (its `identity`): first in the guard
     /// order, before the request's shape is looked at.
     pub(super) async fn principal_of(&self, request: &Value) -> CatalogResult<Option<Principal>> {
-        self.auth
-            .authenticate(&Credentials::from_identity(request.get("identity")))
+        self.identify(&Credentials::from_identity(request.get("identity")))
             .await
     }
 
@@ -33,12 +32,12 @@ impl Governance {
         &self,
         credentials: &Credentials,
     ) -> CatalogResult<Option<Principal>> {
-        self.auth.authenticate(credentials).await
+        self.identify(credentials).await
     }
 
     /// The caller of a control-plane operation, from its call's metadata.
     pub(super) async fn caller(&self, call: &Call) -> CatalogResult<Option<Principal>> {
-        self.auth.authenticate(&call.credentials).await
+        self.identify(&call.credentials).await
     }
 
     /// A warehouse's project.

@@ -35,4 +35,8 @@ pub struct AuthConfig {
     pub bootstrap_admin: Option<String>,
     /// Operators' own `*.cedar` policy files.
     pub policy_dir: Option<std::path::PathBuf>,
+    /// Local users' sign-in.
+    pub users: crate::auth::UsersConfig,
+    /// The bootstrap admin's password as a local user (read at start).
+    pub bootstrap_admin_password_file: Option<std::path::PathBuf>,
 }

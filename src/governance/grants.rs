@@ -217,6 +217,18 @@ impl Registry {
         Ok(n)
     }
 
+    /// A deleted local user's grants: those naming it (its groups' stay
+    /// theirs), so a user made later under the name starts with none.
+    pub(super) async fn forget_grants_to(&self, principal: &str) -> CatalogResult<usize> {
+        let mut n = 0;
+        for g in self.all_grants().await? {
+            if g.principal == principal && self.revoke_grant(&g.grant_id).await.is_ok() {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
     /// A deleted project's or warehouse's own grants.
     pub(super) async fn forget_grants_of(&self, kind: &str, id: &[String]) -> CatalogResult<usize> {
         let mut n = 0;

@@ -57,6 +57,7 @@ mod requests;
 mod router;
 mod scheduler;
 mod scoped;
+mod sign_in;
 mod spec;
 mod streams;
 mod targets;

@@ -39,8 +39,9 @@ impl Governance {
         };
         gov.auth = Arc::new(crate::auth::Authenticator::new(
             auth.required,
-            crate::auth::ApiKeys::new(records),
+            crate::auth::ApiKeys::new(records.clone()),
             jwt,
+            crate::auth::Users::new(records, auth.users.clone()),
         ));
         if auth.required {
             let actions: Vec<&str> = crate::api::OPS
@@ -67,6 +68,10 @@ impl Governance {
                 )
                 .await?;
         }
+        if let Some(file) = &auth.bootstrap_admin_password_file {
+            gov.bootstrap_user(auth.bootstrap_admin.as_deref(), file)
+                .await?;
+        }
         // Objects and grants from before real ids: every standing object
         // gets its id, then old grants are bound to the objects they name.
         identify(&gov.home, DEFAULT_WAREHOUSE).await;
@@ -84,6 +89,55 @@ impl Governance {
             tracing::warn!(error = %e.message, "grants from before real ids were not bound");
         }
         Ok(gov)
+    }
+
+    /// The bootstrap admin as a local user, when it is not one yet.
+    async fn bootstrap_user(
+        &self,
+        admin: Option<&str>,
+        file: &std::path::Path,
+    ) -> CatalogResult<()> {
+        let Some(admin) = admin.filter(|a| !a.is_empty()) else {
+            return Err(CatalogError::invalid(
+                "--bootstrap-admin-password-file needs --bootstrap-admin (the user it makes)",
+            ));
+        };
+        if !self.auth.users().enabled() {
+            return Err(CatalogError::invalid(
+                "--bootstrap-admin-password-file needs --local-users on",
+            ));
+        }
+        let read = std::fs::read_to_string(file).map_err(|e| {
+            CatalogError::invalid(format!(
+                "--bootstrap-admin-password-file {}: {e}",
+                file.display()
+            ))
+        })?;
+        let password = read.trim_end_matches(['\n', '\r']);
+        let made = self
+            .auth
+            .users()
+            .create(
+                admin,
+                password,
+                Vec::new(),
+                Some("the --bootstrap-admin".into()),
+                false,
+                Some("--bootstrap-admin-password-file".into()),
+            )
+            .await;
+        match made {
+            Ok(_) => {
+                tracing::info!(user = admin, "the bootstrap admin was made a local user");
+                Ok(())
+            }
+            // Kept as it is: its password is changed through /v1/users.
+            Err(e) if e.code == crate::error::Code::USER_ALREADY_EXISTS => Ok(()),
+            Err(e) => Err(CatalogError::new(
+                e.code,
+                format!("--bootstrap-admin-password-file: {}", e.message),
+            )),
+        }
     }
 
     /// One root, warehouses off, registries in the root's control directory.
@@ -104,8 +158,9 @@ impl Governance {
             hooks: Arc::new(LogHooks),
             auth: Arc::new(crate::auth::Authenticator::new(
                 false,
-                crate::auth::ApiKeys::new(records),
+                crate::auth::ApiKeys::new(records.clone()),
                 None,
+                crate::auth::Users::new(records, Default::default()),
             )),
             grants: Default::default(),
             denials: Default::default(),

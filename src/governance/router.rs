@@ -258,7 +258,7 @@ impl Governance {
         id: &[String],
         credentials: &crate::auth::Credentials,
     ) -> CatalogResult<(Route, Access)> {
-        let principal = self.auth.authenticate(credentials).await?;
+        let principal = self.identify(credentials).await?;
         let request = serde_json::json!({ "id": id });
         let route = self.route(op, &request).await?;
         let mut access = access(op, &route.warehouse, &request);

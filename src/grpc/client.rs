@@ -73,11 +73,9 @@ impl GrpcNamespace {
                 meta.insert("x-api-key", v);
             }
         }
-        if let Some(token) = value
-            .pointer("/identity/auth_token")
-            .and_then(Value::as_str)
-        {
-            if let Ok(v) = MetadataValue::try_from(format!("Bearer {token}")) {
+        let credentials = crate::auth::Credentials::from_identity(value.get("identity"));
+        if let Some(header) = credentials.authorization() {
+            if let Ok(v) = MetadataValue::try_from(header) {
                 meta.insert("authorization", v);
             }
         }

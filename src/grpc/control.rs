@@ -152,13 +152,7 @@ impl GrpcControl {
         let mut request = Request::new(message);
         let own = [
             ("x-api-key", call.credentials.api_key.clone()),
-            (
-                "authorization",
-                call.credentials
-                    .bearer
-                    .as_ref()
-                    .map(|t| format!("Bearer {t}")),
-            ),
+            ("authorization", call.credentials.authorization()),
         ];
         let sent: Vec<(&'static str, String)> = match call.credentials.is_empty() {
             true => self.credentials.iter().cloned().collect(),

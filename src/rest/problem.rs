@@ -87,7 +87,9 @@ impl IntoResponse for Problem {
             HeaderValue::from_static("application/problem+json"),
         );
         if status == StatusCode::UNAUTHORIZED {
-            // What credentials the server takes (RFC 9110, 11.6.1).
+            // What credentials the server takes (RFC 9110, 11.6.1). Not
+            // Basic, though local users sign in so: a browser offered it
+            // pops its own dialog over the console's sign-in.
             resp.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static(

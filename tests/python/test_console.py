@@ -102,8 +102,8 @@ def sign_in(page, url, key):
     page.goto(f"{url}/console/")
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     checked(page, "sign-in")
-    page.get_by_label("API key or bearer token").fill(key)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_label("API key or bearer token", exact=True).fill(key)
+    page.get_by_role("form", name="With an API key or bearer token").get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("heading", level=1, name="Estate")).to_be_visible()
 
 
@@ -167,6 +167,34 @@ def test_a_reader_sees_only_their_table(server, page):
     page.goto(f"{url}/console/#/table/{team}$secret")
     expect(page.get_by_text("You may not see overview.")).to_be_visible()
     checked(page, "reader-denied")
+
+
+def test_a_local_user_signs_in_with_a_password_and_keeps_only_a_session(server, page):
+    url, team = server["url"], fresh("conu")
+    table_with_tag(url, team)
+    password = "vera's long passphrase"
+    status, body, _ = call(f"{url}/v1/users", "POST", {"username": "vera", "password": password}, ROOT)
+    assert status == 200, body
+    status, body, _ = call(f"{url}/v1/grants", "POST",
+                           {"resource": {"kind": "namespace", "id": [team]}, "principal": "vera", "relation": "reader"},
+                           ROOT)
+    assert status == 200, body
+    page.goto(f"{url}/console/")
+    form = page.get_by_role("form", name="With a user name and password")
+    form.get_by_label("User name").fill("vera")
+    form.get_by_label("Password").fill("not her password")
+    form.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_have_text("That was not accepted.")
+    checked(page, "sign-in-refused")
+    form.get_by_label("Password").fill(password)
+    form.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", level=1, name="Estate")).to_be_visible()
+    kept = page.evaluate("JSON.stringify(sessionStorage)")
+    assert "lcs_" in kept and password not in kept
+    page.goto(f"{url}/console/#/table/{team}$orders")
+    expect(page.get_by_role("heading", level=1, name=f"Table {team}.orders")).to_be_visible()
+    expect(page.get_by_text("15", exact=True)).to_be_visible()
+    checked(page, "local-user-table")
 
 
 def tab_to(page, name, limit=80):

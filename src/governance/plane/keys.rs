@@ -10,7 +10,8 @@ impl Plane<'_> {
         // Only the server admin mints keys: a key outlives the token of
         // whoever asked for it, so it is never a caller's own to make.
         let caller = self.caller(self.call).await?;
-        self.control(self.call, op::CreateApiKey.action, "server", vec![])
+        let mut access = self
+            .control(self.call, op::CreateApiKey.action, "server", vec![])
             .await?;
         let (info, key) = self
             .auth
@@ -21,6 +22,10 @@ impl Plane<'_> {
                 caller.map(|c| c.id),
             )
             .await?;
+        // Audited as the key it made (its id, never its secret).
+        access.kind = "api_key";
+        access.id = vec![info.key_id.clone()];
+        self.succeeded(&access).await;
         Ok(CreateApiKeyResponse {
             key_id: info.key_id,
             key,
@@ -67,9 +72,19 @@ impl Plane<'_> {
             .await
             .ok()
             .map(|k| k.principal);
-        self.own_or_admin(self.call, op::RevokeApiKey.action, owner.as_deref())
+        let caller = self
+            .own_or_admin(self.call, op::RevokeApiKey.action, owner.as_deref())
             .await?;
         self.auth.keys().revoke(&request.key_id).await?;
+        self.succeeded(&crate::governance::guard::Access {
+            principal: caller,
+            action: op::RevokeApiKey.action,
+            kind: "api_key",
+            id: vec![request.key_id.clone()],
+            request_id: self.call.request_id.clone(),
+            ..Default::default()
+        })
+        .await;
         Ok(RevokeApiKeyResponse {
             key_id: request.key_id,
         })

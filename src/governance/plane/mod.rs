@@ -1,6 +1,6 @@
 //! The control plane over the hierarchy, a file per concern: the server
 //! (`server.rs`), projects, warehouses, a warehouse's top-level namespaces,
-//! protection flags, API keys, grants, trash and maintenance tasks. Each
+//! protection flags, API keys, local users, grants, trash and maintenance tasks. Each
 //! operation runs the guard order: the caller (from its call's metadata),
 //! the request's shape, its parent, authorization, then the registry's own
 //! conflict check and write; what it creates is owned by its creator.
@@ -28,6 +28,7 @@ mod reports;
 mod server;
 mod tasks;
 mod trash;
+mod users;
 mod warehouses;
 
 /// What every file of the control plane names.

@@ -28,7 +28,7 @@ impl Plane<'_> {
             let creds = self.call.credentials.clone();
             spec.identity = Some(Box::new(lance_namespace::models::Identity {
                 api_key: creds.api_key,
-                auth_token: creds.bearer,
+                auth_token: creds.auth_token,
             }));
             self.create_namespace(spec).await?
         };

@@ -36,6 +36,7 @@ fn route(op: &OpDef) -> (String, Option<Value>, Option<bytes::Bytes>) {
         .replace("{project_id}", "p")
         .replace("{warehouse_id}", "default")
         .replace("{key_id}", "0123456789abcdef")
+        .replace("{username}", "someone")
         .replace("{grant_id}", "0123456789abcdef0123456789abcdef")
         .replace("{trash_id}", "0000000000001-000000000000")
         .replace("{task_id}", "00000000000000000000000000000000");
@@ -50,6 +51,8 @@ fn route(op: &OpDef) -> (String, Option<Value>, Option<bytes::Bytes>) {
             json!({"resource": {"kind": "server", "id": []}, "principal": "x", "relation": "reader"})
         }
         "create_api_key" => json!({"principal": "someone-else"}),
+        "create_user" => json!({"username": "made-user", "password": "a long passphrase"}),
+        "set_user_password" => json!({"password": "another long passphrase"}),
         "batch_create_table_versions" => json!({"entries": []}),
         "batch_commit_tables" => json!({"operations": []}),
         "batch_delete_table_versions" => json!({"ranges": []}),
@@ -96,7 +99,12 @@ fn allowed(relation: Option<&str>, op: &OpDef) -> bool {
     // lists (projects, warehouses, all tables) are filtered, not refused.
     if matches!(
         op.action,
-        "get_server_info" | "list_projects" | "list_warehouses" | "list_all_tables" | "list_trash"
+        "get_server_info"
+            | "list_projects"
+            | "list_warehouses"
+            | "list_all_tables"
+            | "list_trash"
+            | "create_session"
     ) {
         return true;
     }
@@ -187,6 +195,7 @@ fn request_of(op: &OpDef) -> (serde_json::Map<String, Value>, bytes::Bytes) {
         ("{project_id}", "p"),
         ("{warehouse_id}", "default"),
         ("{key_id}", "0123456789abcdef"),
+        ("{username}", "someone"),
         ("{grant_id}", "0123456789abcdef0123456789abcdef"),
         ("{trash_id}", "0000000000001-000000000000"),
         ("{task_id}", "00000000000000000000000000000000"),

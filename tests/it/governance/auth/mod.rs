@@ -19,6 +19,7 @@ mod holes;
 mod identity_model;
 mod matrix;
 mod trash;
+mod users;
 mod vending;
 
 const SECRET: &str = "test-secret-of-at-least-32-bytes!!";
@@ -72,9 +73,29 @@ impl Server {
     /// audience `lance`, a fresh root, and whatever `change` sets.
     async fn open(change: impl FnOnce(&mut GovernanceConfig)) -> Self {
         let dir = tempfile::tempdir().unwrap();
+        let base = Self::serve(dir.path(), change).await;
+        Self {
+            base,
+            c: Client::new(),
+            _dir: dir,
+        }
+    }
+
+    /// Another replica over this server's root, set up as `change` says.
+    async fn replica(&self, change: impl FnOnce(&mut GovernanceConfig)) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        Self {
+            base: Self::serve(self._dir.path(), change).await,
+            c: Client::new(),
+            _dir: dir,
+        }
+    }
+
+    /// Serve a governed catalog over `dir`'s root; its base URL.
+    async fn serve(dir: &std::path::Path, change: impl FnOnce(&mut GovernanceConfig)) -> String {
         let mut config = GovernanceConfig {
             storage: StorageConfig {
-                root: dir.path().join("data").to_string_lossy().into_owned(),
+                root: dir.join("data").to_string_lossy().into_owned(),
                 ..Default::default()
             },
             auth: AuthConfig {
@@ -86,6 +107,7 @@ impl Server {
                 }),
                 bootstrap_admin: Some("root".into()),
                 policy_dir: None,
+                ..Default::default()
             },
             ..Default::default()
         };
@@ -94,11 +116,7 @@ impl Server {
         let addr = lance_catalog::server::spawn_governed(Arc::new(gov), RestConfig::default())
             .await
             .unwrap();
-        Self {
-            base: format!("http://{addr}"),
-            c: Client::new(),
-            _dir: dir,
-        }
+        format!("http://{addr}")
     }
 
     /// The storage root's directory.
@@ -130,9 +148,16 @@ impl Server {
         let method = Method::from_bytes(method.as_bytes()).unwrap();
         let mut req = self.c.request(method, format!("{}{path}", self.base));
         if let Some(who) = who {
-            req = match who.strip_prefix("key:") {
-                Some(key) => req.header("x-api-key", key),
-                None => req.bearer_auth(token(who, json!({}))),
+            req = if let Some(key) = who.strip_prefix("key:") {
+                req.header("x-api-key", key)
+            } else if let Some(user) = who.strip_prefix("basic:") {
+                // `basic:<name>:<password>`
+                let (name, password) = user.split_once(':').unwrap();
+                req.basic_auth(name, Some(password))
+            } else if let Some(raw) = who.strip_prefix("bearer:") {
+                req.bearer_auth(raw)
+            } else {
+                req.bearer_auth(token(who, json!({})))
             };
         }
         req = match (body, arrow) {
@@ -506,6 +531,7 @@ async fn grants_stay_in_their_warehouse() {
             }),
             bootstrap_admin: Some("root".into()),
             policy_dir: None,
+            ..Default::default()
         },
         ..Default::default()
     })

@@ -1,0 +1,262 @@
+//! Checking a local user's password: Argon2id off the runtime, a dummy
+//! hash for unknown names, the hold-off after failures in a row, and the
+//! passwords verified here remembered while their user's record keeps its
+//! generation.
+
+use std::time::{Duration, Instant};
+
+use argon2::password_hash::{PasswordHasher, PasswordVerifier};
+use argon2::{Algorithm, Argon2, Params, Version};
+
+use super::{
+    not_found, valid_username, Failures, Remembered, Users, BAD, MAP_BOUND, MAX_HOLD_OFF,
+    MAX_PASSWORD, REMEMBER, TRUST,
+};
+use crate::api::call::Basic;
+use crate::auth::secrets::{digest, random_hex};
+use crate::auth::{unauthenticated, Principal};
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// A held-off name's answer (the same for known names and unknown ones).
+fn throttled(wait: Duration) -> CatalogError {
+    CatalogError::new(
+        Code::THROTTLING,
+        format!(
+            "too many failed sign-ins for this user name: try again in {} s",
+            wait.as_secs().max(1)
+        ),
+    )
+}
+
+impl Users {
+    pub(super) fn argon2(&self) -> CatalogResult<Argon2<'static>> {
+        let params = Params::new(
+            self.config.memory_kib,
+            self.config.passes,
+            self.config.lanes,
+            None,
+        )
+        .map_err(|e| CatalogError::invalid(format!("Argon2 parameters: {e}")))?;
+        Ok(Argon2::new(Algorithm::Argon2id, Version::V0x13, params))
+    }
+
+    /// Run Argon2 off the async runtime, a few at a time (each takes
+    /// `memory_kib` and a core).
+    async fn off_runtime<T, F>(&self, work: F) -> CatalogResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce() -> T + Send + 'static,
+    {
+        let _permit = self
+            .hashing
+            .acquire()
+            .await
+            .map_err(|_| CatalogError::internal("the password hasher closed"))?;
+        tokio::task::spawn_blocking(work)
+            .await
+            .map_err(|e| CatalogError::internal(format!("the password hasher stopped: {e}")))
+    }
+
+    /// Hash a password (a fresh salt each time).
+    pub(super) async fn hash(&self, password: String) -> CatalogResult<String> {
+        let argon2 = self.argon2()?;
+        self.off_runtime(move || {
+            argon2
+                .hash_password(password.as_bytes())
+                .map(|h| h.to_string())
+                .map_err(|e| CatalogError::internal(format!("hashing a password failed: {e}")))
+        })
+        .await?
+    }
+
+    /// Whether `password` is the one `hash` was made of, with the
+    /// parameters the hash records; constant time in the comparison.
+    pub(super) async fn matches(&self, password: String, hash: String) -> CatalogResult<bool> {
+        self.off_runtime(move || {
+            Argon2::default()
+                .verify_password(password.as_bytes(), hash.as_str())
+                .is_ok()
+        })
+        .await
+    }
+
+    /// What an unknown name's password is checked against, so it takes
+    /// as long as a known one's.
+    pub(super) async fn dummy(&self) -> CatalogResult<String> {
+        self.dummy
+            .get_or_try_init(|| self.hash(format!("{}{}", random_hex(), random_hex())))
+            .await
+            .cloned()
+    }
+
+    /// How long `name` is still held off after failed sign-ins.
+    pub(super) fn held_off(&self, name: &str) -> Option<Duration> {
+        let failures = self.failures.lock().ok()?;
+        let until = failures.get(name)?.until?;
+        until.checked_duration_since(Instant::now())
+    }
+
+    pub(super) fn failed(&self, name: &str) {
+        let Ok(mut failures) = self.failures.lock() else {
+            return;
+        };
+        if failures.len() >= MAP_BOUND {
+            failures.retain(|_, f| f.last.elapsed() < MAX_HOLD_OFF);
+        }
+        let now = Instant::now();
+        let f = failures.entry(name.to_string()).or_insert(Failures {
+            count: 0,
+            last: now,
+            until: None,
+        });
+        if f.last.elapsed() >= MAX_HOLD_OFF {
+            f.count = 0;
+        }
+        f.count = f.count.saturating_add(1);
+        f.last = now;
+        let max = self.config.max_failures;
+        if max > 0 && f.count >= max {
+            let doublings = (f.count - max).min(16);
+            let wait = self
+                .config
+                .hold_off
+                .saturating_mul(1u32 << doublings)
+                .min(MAX_HOLD_OFF);
+            f.until = Some(now + wait);
+        }
+    }
+
+    pub(super) fn cleared(&self, name: &str) {
+        if let Ok(mut failures) = self.failures.lock() {
+            failures.remove(name);
+        }
+    }
+
+    pub(super) fn remember_key(&self, basic: &Basic) -> String {
+        digest(
+            &self.salt,
+            &format!("{}\0{}", basic.username, basic.password),
+        )
+    }
+
+    /// The user a remembered password stands for, while its record keeps
+    /// the generation it was verified at.
+    pub(super) async fn recall(&self, key: &str) -> CatalogResult<Option<Principal>> {
+        let (name, generation, check) = {
+            let Ok(mut remembered) = self.remembered.lock() else {
+                return Ok(None);
+            };
+            let Some(r) = remembered.get(key) else {
+                return Ok(None);
+            };
+            if r.verified.elapsed() >= REMEMBER {
+                remembered.remove(key);
+                return Ok(None);
+            }
+            (
+                r.username.clone(),
+                r.generation,
+                r.checked.elapsed() >= TRUST,
+            )
+        };
+        let stored = self.stored(&name, check).await?;
+        match stored {
+            Some(s) if !s.disabled && s.generation == generation => {
+                if let Ok(mut remembered) = self.remembered.lock() {
+                    if let Some(r) = remembered.get_mut(key).filter(|_| check) {
+                        r.checked = Instant::now();
+                    }
+                }
+                Ok(Some(Self::principal(&s)))
+            }
+            _ => {
+                if let Ok(mut remembered) = self.remembered.lock() {
+                    remembered.remove(key);
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// The user a name and password stand for; one 401 for every failure,
+    /// 429 while the name is held off.
+    pub async fn verify_basic(&self, basic: &Basic) -> CatalogResult<Principal> {
+        if !self.config.enabled {
+            return Err(Self::turned_off());
+        }
+        let name: String = basic.username.chars().take(256).collect();
+        if let Some(wait) = self.held_off(&name) {
+            return Err(throttled(wait));
+        }
+        let shaped = valid_username(&name) && basic.password.len() <= MAX_PASSWORD;
+        let key = self.remember_key(basic);
+        if shaped {
+            if let Some(p) = self.recall(&key).await? {
+                return Ok(p);
+            }
+        }
+        let stored = match shaped {
+            true => self.stored(&name, true).await?,
+            false => None,
+        };
+        let hash = match &stored {
+            Some(s) => s.password_hash.clone(),
+            None => self.dummy().await?,
+        };
+        let password = match shaped {
+            true => basic.password.clone(),
+            false => String::new(),
+        };
+        let right = self.matches(password, hash).await?;
+        match stored {
+            Some(s) if right && !s.disabled => {
+                self.cleared(&name);
+                if let Ok(mut remembered) = self.remembered.lock() {
+                    if remembered.len() >= MAP_BOUND {
+                        remembered.retain(|_, r| r.verified.elapsed() < REMEMBER);
+                    }
+                    let now = Instant::now();
+                    remembered.insert(
+                        key,
+                        Remembered {
+                            username: name.clone(),
+                            generation: s.generation,
+                            verified: now,
+                            checked: now,
+                        },
+                    );
+                }
+                Ok(Self::principal(&s))
+            }
+            _ => {
+                self.failed(&name);
+                Err(unauthenticated(BAD))
+            }
+        }
+    }
+
+    /// Whether `password` is `username`'s current one (a user changing its
+    /// own password proves it knows the old). A wrong one counts as a
+    /// failed sign-in.
+    pub async fn confirm(&self, username: &str, password: &str) -> CatalogResult<()> {
+        if let Some(wait) = self.held_off(username) {
+            return Err(throttled(wait));
+        }
+        let stored = self
+            .stored(username, true)
+            .await?
+            .ok_or_else(|| not_found(username))?;
+        let right = password.len() <= MAX_PASSWORD
+            && self
+                .matches(password.to_string(), stored.password_hash)
+                .await?;
+        if !right {
+            self.failed(username);
+            return Err(CatalogError::new(
+                Code::PERMISSION_DENIED,
+                "the current password is not right",
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,152 @@
+//! Local users: the server admin makes, lists, changes, disables and
+//! deletes them and resets their passwords; a user may read itself and
+//! change its own password, proving the current one. Deleting a user ends
+//! the grants naming it: a user made later under the name is someone else.
+
+use super::prelude::*;
+
+impl Plane<'_> {
+    pub(super) async fn create_user(&self, request: CreateUserRequest) -> CatalogResult<UserInfo> {
+        let caller = self.caller(self.call).await?;
+        let access = self
+            .control(self.call, op::CreateUser.action, "server", vec![])
+            .await?;
+        let made = self
+            .auth
+            .users()
+            .create(
+                &request.username,
+                &request.password,
+                request.groups,
+                request.description,
+                request.disabled.unwrap_or(false),
+                caller.map(|c| c.id),
+            )
+            .await?;
+        self.user_changed(access, &made.username).await;
+        Ok(made)
+    }
+
+    pub(super) async fn list_users(
+        &self,
+        request: ListUsersRequest,
+    ) -> CatalogResult<ListUsersResponse> {
+        self.control(self.call, op::ListUsers.action, "server", vec![])
+            .await?;
+        let users = self.auth.users().list().await?;
+        let (users, page_token) = page_items(
+            users,
+            |u| u.username.clone(),
+            request.page_token.as_deref(),
+            request.limit,
+            CONTROL,
+        )?;
+        Ok(ListUsersResponse { users, page_token })
+    }
+
+    pub(super) async fn get_user(&self, request: GetUserRequest) -> CatalogResult<UserInfo> {
+        self.own_or_admin(self.call, op::GetUser.action, Some(&request.username))
+            .await?;
+        self.auth.users().get(&request.username).await
+    }
+
+    pub(super) async fn update_user(&self, request: UpdateUserRequest) -> CatalogResult<UserInfo> {
+        let access = self
+            .control(self.call, op::UpdateUser.action, "server", vec![])
+            .await?;
+        let changed = self
+            .auth
+            .users()
+            .update(
+                &request.username,
+                request.disabled,
+                request.groups,
+                request.description,
+            )
+            .await?;
+        self.user_changed(access, &request.username).await;
+        Ok(changed)
+    }
+
+    pub(super) async fn delete_user(
+        &self,
+        request: DeleteUserRequest,
+    ) -> CatalogResult<DeleteUserResponse> {
+        let access = self
+            .control(self.call, op::DeleteUser.action, "server", vec![])
+            .await?;
+        self.auth.users().delete(&request.username).await?;
+        let revoked = self.registry.forget_grants_to(&request.username).await;
+        self.grants.invalidate().await;
+        self.user_changed(access, &request.username).await;
+        Ok(DeleteUserResponse {
+            username: request.username,
+            grants_revoked: revoked? as u64,
+        })
+    }
+
+    /// A user's own change needs its current password, whoever else it
+    /// is; anyone else's is the server admin's reset.
+    pub(super) async fn set_user_password(
+        &self,
+        request: SetUserPasswordRequest,
+    ) -> CatalogResult<UserInfo> {
+        let caller = self.caller(self.call).await?;
+        let own = caller.as_ref().is_some_and(|c| c.id == request.username);
+        let access = match own {
+            true => None,
+            false => Some(
+                self.control(self.call, op::SetUserPassword.action, "server", vec![])
+                    .await?,
+            ),
+        };
+        let users = self.auth.users();
+        if own {
+            let current = request.current_password.as_deref().ok_or_else(|| {
+                CatalogError::invalid(
+                    "changing your own password needs current_password (the password it replaces)",
+                )
+            })?;
+            users.confirm(&request.username, current).await?;
+        }
+        let changed = users
+            .set_password(&request.username, &request.password)
+            .await?;
+        let access = access.unwrap_or_else(|| crate::governance::guard::Access {
+            principal: caller,
+            action: op::SetUserPassword.action,
+            request_id: self.call.request_id.clone(),
+            ..Default::default()
+        });
+        self.user_changed(access, &request.username).await;
+        Ok(changed)
+    }
+}
+
+impl Plane<'_> {
+    /// Sign in with the call's own `Authorization: Basic` credentials: a
+    /// session token for the console and other clients that would rather
+    /// not keep a password. Any local user may, for itself alone.
+    pub(super) async fn create_session(
+        &self,
+        _request: CreateSessionRequest,
+    ) -> CatalogResult<Session> {
+        if !self.auth.required() {
+            return Err(CatalogError::invalid(
+                "authentication is off on this server (--auth none): there is no session to make",
+            ));
+        }
+        self.sign_in(&self.call.credentials).await?.ok_or_else(|| {
+            CatalogError::invalid(
+                "a session is made from a local user's name and password: send them as Authorization: Basic",
+            )
+        })
+    }
+
+    /// Audit a change to a user, named as the user it changed.
+    async fn user_changed(&self, mut access: crate::governance::guard::Access, username: &str) {
+        access.kind = "user";
+        access.id = one(username);
+        self.succeeded(&access).await;
+    }
+}

@@ -1,0 +1,109 @@
+//! Authentication as the governance layer sees it: every request's
+//! credentials are checked here (REST's gate, gRPC's, Flight's calls, the
+//! control plane's caller), so every refusal of a presented credential is
+//! an audit event; and Flight's `Handshake` turns a local user's name and
+//! password into a session token.
+
+use std::time::{Duration, Instant};
+
+use super::guard::Access;
+use super::Governance;
+use crate::api::users::Session;
+use crate::auth::{Authenticator, Credentials, Principal};
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// Refusals of one claimed identity stored per minute, and of all
+/// together: a flood of bad credentials cannot fill the control root
+/// (the log line is written for each still).
+const REFUSALS_PER_NAME: u32 = 60;
+const REFUSALS_PER_MINUTE: u32 = 1_200;
+
+impl Governance {
+    /// The caller a request's credentials stand for (`None` with
+    /// authentication off); a refusal of credentials it presented is
+    /// audited, with what they claimed (never a secret).
+    pub(super) async fn identify(
+        &self,
+        credentials: &Credentials,
+    ) -> CatalogResult<Option<Principal>> {
+        let verified = self.auth.authenticate(credentials).await;
+        if let Err(e) = &verified {
+            let refused = matches!(e.code, Code::UNAUTHENTICATED | Code::THROTTLING);
+            if refused && !credentials.is_empty() {
+                self.refused(credentials, e).await;
+            }
+        }
+        verified
+    }
+
+    async fn refused(&self, credentials: &Credentials, error: &CatalogError) {
+        let (kind, id) = match Authenticator::claimed(credentials) {
+            Some((kind, id)) => (kind, vec![id]),
+            None => ("server", Vec::new()),
+        };
+        let access = Access {
+            action: "authenticate",
+            kind,
+            id,
+            ..Default::default()
+        };
+        let name = format!("{kind}:{}", access.id.join("/"));
+        match self.store_refusal(&name) {
+            true => {
+                self.registry
+                    .audit(&access, "denied", Some(error.code))
+                    .await
+            }
+            false => tracing::info!(
+                target: "lance_catalog::audit",
+                claimed = name.as_str(),
+                code = error.code.0,
+                "sign-in refused (not stored: over the minute's limit)"
+            ),
+        }
+    }
+
+    /// Whether this refusal goes to the event store.
+    fn store_refusal(&self, name: &str) -> bool {
+        let Ok(mut seen) = self.denials.lock() else {
+            return false;
+        };
+        let minute = Duration::from_secs(60);
+        if seen.len() > 10_000 {
+            seen.retain(|_, (at, _)| at.elapsed() < minute);
+        }
+        let mut count = |key: String, limit: u32| {
+            let entry = seen.entry(key).or_insert((Instant::now(), 0));
+            if entry.0.elapsed() >= minute {
+                *entry = (Instant::now(), 0);
+            }
+            entry.1 += 1;
+            entry.1 <= limit
+        };
+        let all = count("authenticate:*".to_string(), REFUSALS_PER_MINUTE);
+        let one = count(format!("authenticate:{name}"), REFUSALS_PER_NAME);
+        all && one
+    }
+
+    /// A local user's name and password (Flight's `Handshake`, `POST
+    /// /v1/sessions`) made a session token its later calls carry. `None`
+    /// for other credentials, which travel on every call themselves, and
+    /// with authentication off.
+    pub async fn sign_in(&self, credentials: &Credentials) -> CatalogResult<Option<Session>> {
+        let Some(crate::auth::AuthToken::Basic(_)) = credentials.token() else {
+            return Ok(None);
+        };
+        if !self.auth.required() {
+            return Ok(None);
+        }
+        let Some(principal) = self.identify(credentials).await? else {
+            return Ok(None);
+        };
+        let (token, expires_at_ms) = self.auth.users().mint_session(&principal.id).await?;
+        Ok(Some(Session {
+            username: principal.id,
+            token,
+            expires_at_ms,
+        }))
+    }
+}
