@@ -180,6 +180,8 @@ function App() {
   if (info === undefined) return html`<main id="main"><p class="muted">Loading…</p></main>`;
   if (info === null) return html`<${SignIn} reason=${reason} onSignedIn=${(i) => { setReason(""); setInfo(i); }} />`;
   const signOut = () => {
+    // A session a password opened is ended on the server too.
+    if ((session.get() || "").startsWith("lcs_")) api("DELETE", "/v1/sessions").catch(() => {});
     session.clear();
     setReason("");
     setInfo(null);

@@ -5,9 +5,12 @@ alternating rounds; prints the medians and their ratios.
 
     LANCE_CATALOG_BIN=target/release/lance-catalog python3 scripts/bench_auth.py [N] [--anchor OTHER_BIN]
 
-Callers: the server admin (a bearer JWT, and an API key) and a principal
+Callers: the server admin (a bearer JWT, and an API key), a principal
 holding one grant on the table (the grant lookup along the object's
-chain). With `--anchor`, the same servers of another build run interleaved
+chain), and a local user with that grant, by name and password (HTTP Basic:
+an Argon2id check on its first call, then the password remembered) and by
+a session token from POST /v1/sessions. A last table times the first,
+cold Basic call of fresh users: the Argon2id check itself. With `--anchor`, the same servers of another build run interleaved
 in the same rounds, and each variant's median is also given as a ratio to
 the anchor's (e.g. a build before a change).
 """
@@ -82,9 +85,30 @@ def servers(binary, procs):
                              bearer))["key"]
     grant = {"resource": {"kind": "table", "id": ["b", "t"]}, "principal": "rita", "relation": "reader"}
     request(secured, "POST", "/v1/grants", json.dumps(grant).encode(), bearer)
+    user = {"username": "ursa", "password": "ursa's long password"}
+    request(secured, "POST", "/v1/users", json.dumps(user).encode(), bearer)
+    grant["principal"] = "ursa"
+    request(secured, "POST", "/v1/grants", json.dumps(grant).encode(), bearer)
+    basic = {"authorization": "Basic " + base64.b64encode(b"ursa:ursa's long password").decode()}
+    session = json.loads(request(secured, "POST", "/v1/sessions", b"{}", basic))["token"]
     return {"none": (plain, {}), "required, admin JWT": (secured, bearer),
             "required, admin API key": (secured, {"x-api-key": key}),
-            "required, table reader JWT": (secured, {"authorization": f"Bearer {jwt('rita')}"})}
+            "required, table reader JWT": (secured, {"authorization": f"Bearer {jwt('rita')}"}),
+            "required, local user Basic": (secured, basic),
+            "required, local user session": (secured, {"authorization": f"Bearer {session}"})}
+
+
+def cold_sign_ins(conn, admin, n):
+    """The first Basic call of `n` fresh users (Argon2id each time), seconds."""
+    times = []
+    for i in range(n):
+        user = {"username": f"cold{i}", "password": f"cold user {i}'s password"}
+        request(conn, "POST", "/v1/users", json.dumps(user).encode(), admin)
+        basic = {"authorization": "Basic " + base64.b64encode(f"cold{i}:{user['password']}".encode()).decode()}
+        t = time.perf_counter()
+        request(conn, "GET", f"/v1/users/cold{i}", b"", basic)
+        times.append(time.perf_counter() - t)
+    return times
 
 
 def main():
@@ -114,6 +138,11 @@ def main():
             if args.anchor and not name.startswith("anchor "):
                 line += f"  / anchor {med[name] / med['anchor ' + name]:.3f}"
             print(line)
+        secured, admin = builds[""]["required, admin JWT"]
+        cold = cold_sign_ins(secured, admin, 20)
+        print(f"first Basic call of 20 fresh users (Argon2id m=19456 KiB, t=2, p=1): median "
+              f"{statistics.median(cold) * 1000:.1f} ms, max {max(cold) * 1000:.1f} ms; "
+              f"/ remembered Basic {statistics.median(cold) / med['required, local user Basic']:.0f}x")
     finally:
         for p in procs:
             p.terminate()

@@ -241,6 +241,8 @@ service CatalogControlService {
   rpc SetUserPassword(SetUserPasswordRequest) returns (UserInfo);
   // POST /v1/sessions
   rpc CreateSession(CreateSessionRequest) returns (Session);
+  // DELETE /v1/sessions
+  rpc DeleteSession(DeleteSessionRequest) returns (DeleteSessionResponse);
   // POST /v1/grants
   rpc CreateGrant(CreateGrantRequest) returns (Grant);
   // GET /v1/grants
@@ -820,10 +822,17 @@ message DeleteUserResponse {
   string username = 1;
   // The grants that named the user, ended with it.
   uint64 grants_revoked = 2;
+  // The API keys minted for its name, revoked with it.
+  uint64 api_keys_revoked = 3;
 }
 
 // Sign in with the call's own Basic credentials; the body is empty.
 message CreateSessionRequest {}
+
+// Sign out: the call's own session token is the one ended.
+message DeleteSessionRequest {}
+
+message DeleteSessionResponse {}
 
 // A local user's session token (Authorization: Bearer on later calls).
 message Session {

@@ -30,8 +30,7 @@ impl std::fmt::Debug for Basic {
     }
 }
 
-/// What an `auth_token` is.
-#[derive(Debug)]
+/// What an `auth_token` is. Debug shows its kind only.
 pub enum AuthToken<'a> {
     /// `Basic <base64 of user:password>`.
     Basic(Basic),
@@ -39,6 +38,16 @@ pub enum AuthToken<'a> {
     BadBasic,
     /// Anything else: a bearer token (a JWT, a session token, a key).
     Bearer(&'a str),
+}
+
+impl std::fmt::Debug for AuthToken<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AuthToken::Basic(b) => f.debug_tuple("Basic").field(b).finish(),
+            AuthToken::BadBasic => f.write_str("BadBasic"),
+            AuthToken::Bearer(_) => f.write_str("Bearer(<redacted>)"),
+        }
+    }
 }
 
 /// The base64 of a `Basic` credential, when `token` is one (the scheme's

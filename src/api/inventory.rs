@@ -143,6 +143,7 @@ macro_rules! for_each_control_op {
             DeleteUser => delete_user(DeleteUserRequest -> DeleteUserResponse) json, DELETE "/v1/users/{username}", body none, 200, query [], facts [write user administer whole];
             SetUserPassword => set_user_password(SetUserPasswordRequest -> UserInfo) json, POST "/v1/users/{username}/password", body json, 200, query [], facts [write user administer whole];
             CreateSession => create_session(CreateSessionRequest -> Session) json, POST "/v1/sessions", body json, 200, query [], facts [read user read_metadata whole];
+            DeleteSession => delete_session(DeleteSessionRequest -> DeleteSessionResponse) json, DELETE "/v1/sessions", body none, 200, query [], facts [write user read_metadata whole];
             CreateGrant => create_grant(CreateGrantRequest -> Grant) json, POST "/v1/grants", body json, 200, query [], facts [write grant manage_grants whole];
             ListGrants => list_grants(ListGrantsRequest -> ListGrantsResponse) json, GET "/v1/grants", body none, 200, query [resource_kind: Str, resource_id: List, principal: Str, page_token: Str, limit: Int], facts [read grant manage_grants whole];
             RevokeGrant => revoke_grant(RevokeGrantRequest -> RevokeGrantResponse) json, DELETE "/v1/grants/{grant_id}", body none, 200, query [], facts [write grant manage_grants whole];

@@ -89,6 +89,9 @@ pub struct DeleteUserResponse {
     /// The grants that named the user, ended with it.
     #[serde(default)]
     pub grants_revoked: u64,
+    /// The API keys minted for its name, revoked with it.
+    #[serde(default)]
+    pub api_keys_revoked: u64,
 }
 
 /// A user changing its own password sends its current one; the server
@@ -119,6 +122,13 @@ impl std::fmt::Debug for SetUserPasswordRequest {
 /// checked; the body carries nothing.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CreateSessionRequest {}
+
+/// Sign out: the call's own session token is the one ended.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeleteSessionRequest {}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeleteSessionResponse {}
 
 /// A session token for a local user: sent as `Authorization: Bearer` on
 /// later calls, until `expires_at_ms` or until the user changes.

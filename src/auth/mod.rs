@@ -104,10 +104,12 @@ impl Authenticator {
             };
         }
         match credentials.token()? {
-            AuthToken::Basic(b) => Some(("user", b.username.chars().take(64).collect())),
-            AuthToken::BadBasic => None,
+            // Only a name a user could have: a password typed into the
+            // name field is not written down.
+            AuthToken::Basic(b) if valid_username(&b.username) => Some(("user", b.username)),
+            AuthToken::Basic(_) | AuthToken::BadBasic => None,
             AuthToken::Bearer(t) if Users::looks_like_session(t) => {
-                Users::claimed_by_session(t).map(|u| ("user", u))
+                Users::claimed_session(t).map(|id| ("session", id))
             }
             AuthToken::Bearer(t) if ApiKeys::looks_like_key(t) => {
                 id_of(t, "lck_").map(|id| ("api_key", id))

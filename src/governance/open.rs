@@ -114,25 +114,13 @@ impl Governance {
             ))
         })?;
         let password = read.trim_end_matches(['\n', '\r']);
-        let made = self
-            .auth
-            .users()
-            .create(
-                admin,
-                password,
-                Vec::new(),
-                Some("the --bootstrap-admin".into()),
-                false,
-                Some("--bootstrap-admin-password-file".into()),
-            )
-            .await;
-        match made {
-            Ok(_) => {
+        match self.auth.users().bootstrap(admin, password).await {
+            Ok(true) => {
                 tracing::info!(user = admin, "the bootstrap admin was made a local user");
                 Ok(())
             }
-            // Kept as it is: its password is changed through /v1/users.
-            Err(e) if e.code == crate::error::Code::USER_ALREADY_EXISTS => Ok(()),
+            // Made before (and maybe deleted since): kept as it is.
+            Ok(false) => Ok(()),
             Err(e) => Err(CatalogError::new(
                 e.code,
                 format!("--bootstrap-admin-password-file: {}", e.message),

@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use super::guard::Access;
 use super::Governance;
+use crate::api::op;
 use crate::api::users::Session;
-use crate::auth::{Authenticator, Credentials, Principal};
+use crate::auth::{Authenticator, Credentials, Principal, Users};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// Refusals of one claimed identity stored per minute, and of all
@@ -63,26 +64,37 @@ impl Governance {
         }
     }
 
-    /// Whether this refusal goes to the event store.
+    /// Whether this refusal goes to the event store. Names are counted
+    /// while fewer than 10,000 are; past that only the total is, and the
+    /// names are swept once a minute.
     fn store_refusal(&self, name: &str) -> bool {
         let Ok(mut seen) = self.denials.lock() else {
             return false;
         };
         let minute = Duration::from_secs(60);
-        if seen.len() > 10_000 {
+        let now = Instant::now();
+        let total = seen.entry("authenticate:*".to_string()).or_insert((now, 0));
+        if total.0.elapsed() >= minute {
+            *total = (now, 0);
             seen.retain(|_, (at, _)| at.elapsed() < minute);
         }
-        let mut count = |key: String, limit: u32| {
-            let entry = seen.entry(key).or_insert((Instant::now(), 0));
-            if entry.0.elapsed() >= minute {
-                *entry = (Instant::now(), 0);
-            }
-            entry.1 += 1;
-            entry.1 <= limit
+        let Some(total) = seen.get_mut("authenticate:*") else {
+            return false;
         };
-        let all = count("authenticate:*".to_string(), REFUSALS_PER_MINUTE);
-        let one = count(format!("authenticate:{name}"), REFUSALS_PER_NAME);
-        all && one
+        total.1 += 1;
+        if total.1 > REFUSALS_PER_MINUTE {
+            return false;
+        }
+        let key = format!("authenticate:{name}");
+        if !seen.contains_key(&key) && seen.len() >= 10_000 {
+            return true;
+        }
+        let entry = seen.entry(key).or_insert((now, 0));
+        if entry.0.elapsed() >= minute {
+            *entry = (now, 0);
+        }
+        entry.1 += 1;
+        entry.1 <= REFUSALS_PER_NAME
     }
 
     /// A local user's name and password (Flight's `Handshake`, `POST
@@ -96,14 +108,54 @@ impl Governance {
         if !self.auth.required() {
             return Ok(None);
         }
+        // The password must be what is checked: an API key beside it would
+        // be verified instead.
+        if credentials.api_key.is_some() {
+            return Err(CatalogError::invalid(
+                "sign in with a user name and password alone: drop the x-api-key header",
+            ));
+        }
         let Some(principal) = self.identify(credentials).await? else {
             return Ok(None);
         };
         let (token, expires_at_ms) = self.auth.users().mint_session(&principal.id).await?;
+        self.succeeded(&Access {
+            action: op::CreateSession.action,
+            kind: "user",
+            id: vec![principal.id.clone()],
+            principal: Some(principal.clone()),
+            ..Default::default()
+        })
+        .await;
         Ok(Some(Session {
             username: principal.id,
             token,
             expires_at_ms,
         }))
+    }
+
+    /// End the session whose token the call carries (sign-out).
+    pub async fn sign_out(&self, credentials: &Credentials) -> CatalogResult<()> {
+        let token = match credentials.token() {
+            Some(crate::auth::AuthToken::Bearer(t)) if Users::looks_like_session(t) => t,
+            _ => {
+                return Err(CatalogError::invalid(
+                    "sign-out ends the session whose token the call carries (Authorization: Bearer lcs_…)",
+                ))
+            }
+        };
+        let principal = self.identify(credentials).await?;
+        self.auth.users().end_session(token).await?;
+        if let Some(p) = principal {
+            self.succeeded(&Access {
+                action: op::DeleteSession.action,
+                kind: "user",
+                id: vec![p.id.clone()],
+                principal: Some(p),
+                ..Default::default()
+            })
+            .await;
+        }
+        Ok(())
     }
 }

@@ -126,6 +126,15 @@ def test_curl_and_pylance_sign_in_with_a_name_and_password(users):
                         "-d", "{}", f"{u['url']}/v1/table/{u['team']}$t/count_rows")
     assert (status, body) == (200, 12)
 
+    # A session from the name and password, used, then ended (sign-out).
+    status, session = curl("-u", f"rhea:{PASSWORD}", "-X", "POST", "-H", "content-type: application/json",
+                           "-d", "{}", f"{u['url']}/v1/sessions")
+    assert status == 200 and session["token"].startswith("lcs_"), session
+    bearer = ["-H", f"authorization: Bearer {session['token']}"]
+    assert curl(*bearer, f"{u['url']}/v1/users/rhea")[0] == 200
+    assert curl(*bearer, "-X", "DELETE", f"{u['url']}/v1/sessions")[0] == 200
+    assert curl(*bearer, f"{u['url']}/v1/users/rhea")[0] == 401
+
     rhea = lance_namespace.connect("rest", {"uri": u["url"], "header.Authorization": basic("rhea", PASSWORD)})
     assert rhea.describe_table(DescribeTableRequest(id=tid)).location
     assert rhea.count_table_rows(CountTableRowsRequest(id=tid)).count == 12

@@ -7,17 +7,20 @@
 //!
 //! What stops a guesser: one answer for every failure (unknown user, wrong
 //! password, disabled user), an Argon2 run against a dummy hash for unknown
-//! names so timing tells nothing either, and a hold-off per user name after
-//! `max_failures` failures in a row that doubles with each further one.
+//! names so timing tells nothing either, one check at a time per name, and
+//! a hold-off per user name after `max_failures` failures in a row that
+//! doubles with each further one.
 //!
 //! What ends access: every change that must (a new password, disabling)
-//! bumps the record's `generation`. A remembered password and a session
-//! token carry the generation they were made at and are refused once it
-//! moved: at once on the replica that made the change, within [`TRUST`]
-//! on the others (they read the record again that often).
+//! bumps the record's `generation`, and a user made again under a deleted
+//! one's name has a new `uid`. A remembered password and a session carry
+//! both as they were made and are refused once either differs: at once on
+//! the replica that made the change, within [`TRUST`] on the others (they
+//! read the record again that often).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use argon2::Params;
@@ -36,8 +39,11 @@ pub const TRUST: Duration = Duration::from_secs(5);
 /// A verified password is remembered this long (while its user's record
 /// keeps its generation), sparing an Argon2 run on every request.
 const REMEMBER: Duration = Duration::from_secs(15 * 60);
-/// The longest hold-off, and how long failures are counted.
+/// The longest hold-off.
 const MAX_HOLD_OFF: Duration = Duration::from_secs(15 * 60);
+/// How long after its last failure a name's failures still count (longer
+/// than the longest hold-off, so the doubling goes on).
+const COUNT_FOR: Duration = Duration::from_secs(3600);
 const MIN_PASSWORD: usize = 8;
 const MAX_PASSWORD: usize = 1024;
 const MAX_USERNAME: usize = 64;
@@ -56,7 +62,7 @@ pub struct UsersConfig {
     pub max_failures: u32,
     /// The first hold-off; each further failure doubles it, up to 15 min.
     pub hold_off: Duration,
-    /// How long a session token from Flight's `Handshake` is good for.
+    /// How long a session (Flight's `Handshake`, `POST /v1/sessions`) lasts.
     pub session_ttl: Duration,
     /// Argon2id parameters for new hashes: memory (KiB), passes, lanes.
     pub memory_kib: u32,
@@ -82,6 +88,10 @@ impl Default for UsersConfig {
 #[derive(Clone, Serialize, Deserialize)]
 struct Stored {
     username: String,
+    /// This user, not its name: a user made again under the name is
+    /// another one, and nothing of the old one reaches it.
+    #[serde(default)]
+    uid: String,
     /// The PHC string: algorithm, version, parameters, salt and hash.
     password_hash: String,
     #[serde(default)]
@@ -112,6 +122,15 @@ impl From<&Stored> for UserInfo {
     }
 }
 
+/// The mark that the bootstrap admin was made a local user once.
+const BOOTSTRAPPED: &str = "user_bootstrap";
+
+#[derive(Clone, Serialize, Deserialize)]
+struct Bootstrapped {
+    user: String,
+    at_ms: u64,
+}
+
 /// A user's record as last read here.
 #[derive(Clone)]
 struct Seen {
@@ -122,6 +141,7 @@ struct Seen {
 /// A password verified here: its user and the generation it was good for.
 struct Remembered {
     username: String,
+    uid: String,
     generation: u64,
     verified: Instant,
     checked: Instant,
@@ -141,12 +161,20 @@ pub struct Users {
     /// Keys the remembered passwords (never leaves this process).
     salt: String,
     seen: Mutex<HashMap<String, Seen>>,
+    /// Moved by every change made here: a record read before it is not
+    /// kept as seen.
+    changes: AtomicU64,
     remembered: Mutex<HashMap<String, Remembered>>,
     failures: Mutex<HashMap<String, Failures>>,
+    /// One password check at a time per name (`sign_in.rs`).
+    checking: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// Argon2 runs at once: each takes `memory_kib` and a core.
-    hashing: Semaphore,
+    hashing: Arc<Semaphore>,
     dummy: OnceCell<String>,
-    session_key: OnceCell<Vec<u8>>,
+    /// Sessions verified here, with when their record was read.
+    sessions: Mutex<HashMap<String, (sessions::SessionRecord, Instant)>>,
+    /// When this replica last removed expired sessions' records.
+    swept: Mutex<Option<Instant>>,
 }
 
 impl std::fmt::Debug for Users {
@@ -219,11 +247,14 @@ impl Users {
             config,
             salt: random_hex(),
             seen: Mutex::new(HashMap::new()),
+            changes: AtomicU64::new(0),
             remembered: Mutex::new(HashMap::new()),
             failures: Mutex::new(HashMap::new()),
-            hashing: Semaphore::new(lanes.clamp(1, 8)),
+            checking: Mutex::new(HashMap::new()),
+            hashing: Arc::new(Semaphore::new(lanes.clamp(1, 8))),
             dummy: OnceCell::new(),
-            session_key: OnceCell::new(),
+            sessions: Mutex::new(HashMap::new()),
+            swept: Mutex::new(None),
         }
     }
 
@@ -247,22 +278,27 @@ impl Users {
                 }
             }
         }
+        let before = self.changes.load(Ordering::SeqCst);
         let stored = self
             .records
             .get::<Stored>(KIND, name)
             .await?
             .map(|v| v.value);
-        if let Ok(mut seen) = self.seen.lock() {
-            if seen.len() >= MAP_BOUND {
-                seen.retain(|_, s| s.at.elapsed() < TRUST);
+        // Only users are kept (unknown names cost no memory), and only a
+        // read no change here overtook.
+        if let (Some(found), Ok(mut seen)) = (&stored, self.seen.lock()) {
+            if self.changes.load(Ordering::SeqCst) == before {
+                if seen.len() >= MAP_BOUND {
+                    seen.retain(|_, s| s.at.elapsed() < TRUST);
+                }
+                seen.insert(
+                    name.to_string(),
+                    Seen {
+                        stored: Some(found.clone()),
+                        at: Instant::now(),
+                    },
+                );
             }
-            seen.insert(
-                name.to_string(),
-                Seen {
-                    stored: stored.clone(),
-                    at: Instant::now(),
-                },
-            );
         }
         Ok(stored)
     }
@@ -278,6 +314,7 @@ impl Users {
     /// Drop what this process verified of `name`: its next request is
     /// checked against the record as it is now.
     fn forget(&self, name: &str) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
         if let Ok(mut remembered) = self.remembered.lock() {
             remembered.retain(|_, r| r.username != name);
         }
@@ -306,6 +343,7 @@ impl Users {
         let now = now_ms();
         let stored = Stored {
             username: username.to_string(),
+            uid: random_hex(),
             password_hash: self.hash(password.to_string()).await?,
             groups,
             description,
@@ -327,6 +365,44 @@ impl Users {
         self.forget(username);
         self.cleared(username);
         Ok(UserInfo::from(&stored))
+    }
+
+    /// The bootstrap admin as a local user, once per control root: made
+    /// when no mark of it is there, the mark written after. Deleting the
+    /// user later retires it for good (a restart does not bring it back).
+    /// Whether it was made now.
+    pub async fn bootstrap(&self, admin: &str, password: &str) -> CatalogResult<bool> {
+        if self
+            .records
+            .get::<Bootstrapped>(BOOTSTRAPPED, "admin")
+            .await?
+            .is_some()
+        {
+            return Ok(false);
+        }
+        let made = self
+            .create(
+                admin,
+                password,
+                Vec::new(),
+                Some("the --bootstrap-admin".into()),
+                false,
+                Some("--bootstrap-admin-password-file".into()),
+            )
+            .await;
+        let made = match made {
+            Ok(_) => true,
+            Err(e) if e.code == Code::USER_ALREADY_EXISTS => false,
+            Err(e) => return Err(e),
+        };
+        let mark = Bootstrapped {
+            user: admin.to_string(),
+            at_ms: now_ms(),
+        };
+        self.records
+            .upsert::<Bootstrapped, _>(BOOTSTRAPPED, "admin", |_| Some(mark.clone()))
+            .await?;
+        Ok(made)
     }
 
     /// Every user, sorted by name.
@@ -421,7 +497,8 @@ impl Users {
         Ok(info)
     }
 
-    /// Delete a user: its sessions stop with it.
+    /// Delete a user: its sessions stop with it (and a user made later
+    /// under the name has another `uid`).
     pub async fn delete(&self, username: &str) -> CatalogResult<()> {
         if !valid_username(username) {
             return Err(not_found(username));

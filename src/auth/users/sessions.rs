@@ -1,159 +1,191 @@
-//! Session tokens: what a local user's name and password are exchanged
-//! for (Flight's `Handshake`, `POST /v1/sessions`), an HS256 JWT behind
-//! `lcs_`, signed with a key kept on the control root (every replica
-//! verifies it) and good while unexpired and while its user keeps the
-//! generation it was made at.
+//! Sessions: what a local user's name and password are exchanged for
+//! (Flight's `Handshake`, `POST /v1/sessions`). A session token reads
+//! `lcs_<session id>_<secret>`; the control root keeps only its salted
+//! hash (as for API keys), so whoever reads the storage cannot make one.
+//! It is good until it expires, and while its user keeps the `uid` and
+//! `generation` it was made at: a new password, disabling or deletion ends
+//! it (at once here, within [`TRUST`](super::TRUST) elsewhere).
+
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::{valid_username, Users, BAD};
-use crate::auth::secrets::random_hex;
+use super::{valid_username, Users, BAD, MAP_BOUND, TRUST};
+use crate::auth::secrets::{digest, random_hex, same};
 use crate::auth::{unauthenticated, Principal};
-use crate::error::{CatalogError, CatalogResult, Code};
+use crate::error::CatalogResult;
 use crate::records::now_ms;
 
-/// The session tokens' signing key, one for the whole control root.
-const SESSION_KEY_KIND: &str = "session_key";
-const SESSION_KEY_ID: &str = "hs256";
-const SESSION_ISSUER: &str = "lance-catalog/session";
-/// A session token reads `lcs_<HS256 JWT>`.
-const SESSION_PREFIX: &str = "lcs_";
-
-#[derive(Debug, Serialize, Deserialize)]
-struct SessionClaims {
-    sub: String,
-    /// The user's generation when the token was made.
-    generation: u64,
-    iss: String,
-    iat: u64,
-    exp: u64,
-    jti: String,
-}
+const KIND: &str = "session";
+const PREFIX: &str = "lcs_";
+/// How often a replica removes the records of expired sessions.
+const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 
 #[derive(Clone, Serialize, Deserialize)]
-struct SessionKey {
-    secret: String,
+pub(super) struct SessionRecord {
+    username: String,
+    uid: String,
+    generation: u64,
+    salt: String,
+    hash: String,
     created_at_ms: u64,
+    expires_at_ms: u64,
+}
+
+fn bad() -> crate::error::CatalogError {
+    unauthenticated(
+        "the session token is not valid (expired, malformed, or its user was changed, disabled or deleted): sign in again",
+    )
+}
+
+/// A token's session id, when it has a token's shape.
+fn session_id(token: &str) -> Option<(&str, &str)> {
+    let (id, secret) = token.strip_prefix(PREFIX)?.split_once('_')?;
+    let id_ok = id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit());
+    (id_ok && secret.len() == 64).then_some((id, secret))
 }
 
 impl Users {
-    /// The key session tokens are signed with: made once per control
-    /// root, shared by every replica.
-    async fn session_key(&self) -> CatalogResult<&[u8]> {
-        self.session_key
-            .get_or_try_init(|| async {
-                let read = || {
-                    self.records
-                        .get::<SessionKey>(SESSION_KEY_KIND, SESSION_KEY_ID)
-                };
-                if let Some(k) = read().await? {
-                    return Ok(k.value.secret.into_bytes());
-                }
-                let made = SessionKey {
-                    secret: format!("{}{}{}", random_hex(), random_hex(), random_hex()),
-                    created_at_ms: now_ms(),
-                };
-                match self
-                    .records
-                    .create(
-                        SESSION_KEY_KIND,
-                        SESSION_KEY_ID,
-                        &made,
-                        Code::CONCURRENT_MODIFICATION,
-                    )
-                    .await
-                {
-                    Ok(k) => Ok(k.value.secret.into_bytes()),
-                    // Another replica made it first: use that one.
-                    Err(e) if e.code == Code::CONCURRENT_MODIFICATION => {
-                        read().await?.map(|k| k.value.secret.into_bytes()).ok_or(e)
-                    }
-                    Err(e) => Err(e),
-                }
-            })
-            .await
-            .map(Vec::as_slice)
+    pub fn looks_like_session(token: &str) -> bool {
+        token.starts_with(PREFIX)
     }
 
-    /// A session token for a user just verified (Flight's `Handshake`):
-    /// the token and when it expires (ms).
+    /// The session id a token names, unverified (for the audit trail of a
+    /// refused one: never the secret).
+    pub fn claimed_session(token: &str) -> Option<String> {
+        session_id(token).map(|(id, _)| id.to_string())
+    }
+
+    /// A session for a user just verified: the token (shown this once) and
+    /// when it expires (ms).
     pub async fn mint_session(&self, username: &str) -> CatalogResult<(String, u64)> {
-        let stored = self
+        let user = self
             .stored(username, true)
             .await?
             .filter(|s| !s.disabled)
             .ok_or_else(|| unauthenticated(BAD))?;
+        let id = random_hex();
+        let secret = format!("{}{}", random_hex(), random_hex());
+        let salt = random_hex();
         let now = now_ms();
-        let exp = now.saturating_add(self.config.session_ttl.as_millis() as u64);
-        let claims = SessionClaims {
-            sub: stored.username,
-            generation: stored.generation,
-            iss: SESSION_ISSUER.to_string(),
-            iat: now / 1000,
-            exp: exp / 1000,
-            jti: random_hex(),
+        let stored = SessionRecord {
+            username: user.username,
+            uid: user.uid,
+            generation: user.generation,
+            hash: digest(&salt, &secret),
+            salt,
+            created_at_ms: now,
+            expires_at_ms: now.saturating_add(self.config.session_ttl.as_millis() as u64),
         };
-        let key = jsonwebtoken::EncodingKey::from_secret(self.session_key().await?)
-            .map_err(|e| CatalogError::internal(format!("the session key: {e}")))?;
-        let token = jsonwebtoken::encode(
-            &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-            &claims,
-            &key,
-        )
-        .map_err(|e| CatalogError::internal(format!("signing a session token failed: {e}")))?;
-        Ok((format!("{SESSION_PREFIX}{token}"), exp))
+        self.records
+            .create(
+                KIND,
+                &id,
+                &stored,
+                crate::error::Code::CONCURRENT_MODIFICATION,
+            )
+            .await?;
+        self.sweep_sessions().await;
+        Ok((format!("{PREFIX}{id}_{secret}"), stored.expires_at_ms))
     }
 
-    pub fn looks_like_session(token: &str) -> bool {
-        token.starts_with(SESSION_PREFIX)
+    /// A session's record, as read within [`TRUST`] when this replica
+    /// verified it then.
+    async fn session(&self, id: &str) -> CatalogResult<Option<SessionRecord>> {
+        if let Ok(seen) = self.sessions.lock() {
+            if let Some((s, _)) = seen.get(id).filter(|(_, at)| at.elapsed() < TRUST) {
+                return Ok(Some(s.clone()));
+            }
+        }
+        Ok(self
+            .records
+            .get::<SessionRecord>(KIND, id)
+            .await?
+            .map(|v| v.value))
     }
 
     /// The user a session token stands for, while it is unexpired and its
-    /// user exists, is enabled and keeps the token's generation.
+    /// user exists, is enabled and is the one it was made for, unchanged.
     pub async fn verify_session(&self, token: &str) -> CatalogResult<Principal> {
-        let bad = || {
-            unauthenticated(
-                "the session token is not valid (expired, malformed, or its user was changed, disabled or deleted): sign in again",
-            )
-        };
         if !self.config.enabled {
             return Err(Self::turned_off());
         }
-        let jwt = token.strip_prefix(SESSION_PREFIX).ok_or_else(bad)?;
-        if jwt.len() > 4096 {
+        let (id, secret) = session_id(token).ok_or_else(bad)?;
+        let session = self.session(id).await?.ok_or_else(bad)?;
+        let now = now_ms();
+        if !same(&digest(&session.salt, secret), &session.hash)
+            || session.expires_at_ms <= now
+            || !valid_username(&session.username)
+        {
             return Err(bad());
         }
-        let key = jsonwebtoken::DecodingKey::from_secret(self.session_key().await?)
-            .map_err(|e| CatalogError::internal(format!("the session key: {e}")))?;
-        let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
-        validation.set_issuer(&[SESSION_ISSUER]);
-        validation.set_required_spec_claims(&["exp", "iss", "sub"]);
-        validation.leeway = 0;
-        let claims = jsonwebtoken::decode::<SessionClaims>(jwt, &key, &validation)
-            .map_err(|_| bad())?
-            .claims;
-        if !valid_username(&claims.sub) {
-            return Err(bad());
+        // Kept only once its secret was shown: the cache holds sessions
+        // someone has the token of, not every id asked about.
+        if let Ok(mut seen) = self.sessions.lock() {
+            if seen.len() >= MAP_BOUND {
+                seen.retain(|_, (s, at)| at.elapsed() < TRUST && s.expires_at_ms > now);
+            }
+            if seen.len() < MAP_BOUND {
+                let at = seen
+                    .get(id)
+                    .filter(|(_, at)| at.elapsed() < TRUST)
+                    .map_or_else(Instant::now, |(_, at)| *at);
+                seen.insert(id.to_string(), (session.clone(), at));
+            }
         }
-        match self.stored(&claims.sub, false).await? {
-            Some(s) if !s.disabled && s.generation == claims.generation => Ok(Self::principal(&s)),
+        match self.stored(&session.username, false).await? {
+            Some(u)
+                if !u.disabled && u.uid == session.uid && u.generation == session.generation =>
+            {
+                Ok(Self::principal(&u))
+            }
             _ => Err(bad()),
         }
     }
 
-    /// The user name a session token claims, unverified (for the audit
-    /// trail of a refused one).
-    pub fn claimed_by_session(token: &str) -> Option<String> {
-        use base64::Engine;
-        let payload = token.strip_prefix(SESSION_PREFIX)?.split('.').nth(1)?;
-        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(payload)
-            .ok()?;
-        let claims: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-        claims
-            .get("sub")?
-            .as_str()
-            .filter(|s| valid_username(s))
-            .map(str::to_string)
+    /// End a session (sign-out): its token stops at once everywhere.
+    pub async fn end_session(&self, token: &str) -> CatalogResult<()> {
+        let (id, secret) = session_id(token).ok_or_else(bad)?;
+        let Some(session) = self.records.get::<SessionRecord>(KIND, id).await? else {
+            return Ok(());
+        };
+        if !same(&digest(&session.value.salt, secret), &session.value.hash) {
+            return Err(bad());
+        }
+        if let Ok(mut seen) = self.sessions.lock() {
+            seen.remove(id);
+        }
+        self.records
+            .delete(KIND, id, |_: &SessionRecord| Ok(()))
+            .await?;
+        self.records.erase::<SessionRecord>(KIND, id).await
+    }
+
+    /// Remove the records of expired sessions, at most once an hour per
+    /// replica (best effort: a failure waits for the next time).
+    async fn sweep_sessions(&self) {
+        {
+            let Ok(mut swept) = self.swept.lock() else {
+                return;
+            };
+            if swept.is_some_and(|at: Instant| at.elapsed() < SWEEP_EVERY) {
+                return;
+            }
+            *swept = Some(Instant::now());
+        }
+        let Ok(all) = self.records.all::<SessionRecord>(KIND).await else {
+            return;
+        };
+        let now = now_ms();
+        for (id, _) in all.into_iter().filter(|(_, s)| s.expires_at_ms <= now) {
+            if self
+                .records
+                .delete(KIND, &id, |_: &SessionRecord| Ok(()))
+                .await
+                .is_ok()
+            {
+                let _ = self.records.erase::<SessionRecord>(KIND, &id).await;
+            }
+        }
     }
 }

@@ -1,21 +1,27 @@
-//! Checking a local user's password: Argon2id off the runtime, a dummy
-//! hash for unknown names, the hold-off after failures in a row, and the
-//! passwords verified here remembered while their user's record keeps its
-//! generation.
+//! Checking a local user's password: Argon2id off the runtime, a few at a
+//! time; one check at a time per name, so failures are counted before the
+//! next guess at that name is looked at; a dummy hash for unknown names;
+//! the hold-off after failures in a row; and the passwords verified here
+//! remembered while their user's record stays as it was.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use argon2::{Algorithm, Argon2, Params, Version};
 
 use super::{
-    not_found, valid_username, Failures, Remembered, Users, BAD, MAP_BOUND, MAX_HOLD_OFF,
-    MAX_PASSWORD, REMEMBER, TRUST,
+    not_found, valid_username, Failures, Remembered, Users, BAD, COUNT_FOR, MAP_BOUND,
+    MAX_HOLD_OFF, MAX_PASSWORD, REMEMBER, TRUST,
 };
 use crate::api::call::Basic;
 use crate::auth::secrets::{digest, random_hex};
 use crate::auth::{unauthenticated, Principal};
 use crate::error::{CatalogError, CatalogResult, Code};
+
+/// How long a password check may wait for its turn at Argon2 before the
+/// server answers that it is busy.
+const WAIT_FOR_HASHER: Duration = Duration::from_secs(5);
 
 /// A held-off name's answer (the same for known names and unknown ones).
 fn throttled(wait: Duration) -> CatalogError {
@@ -41,20 +47,32 @@ impl Users {
     }
 
     /// Run Argon2 off the async runtime, a few at a time (each takes
-    /// `memory_kib` and a core).
+    /// `memory_kib` and a core). The permit goes with the work, so a caller
+    /// that gives up (a dropped connection) does not free a slot that is
+    /// still hashing; a check that waits too long is told the server is
+    /// busy.
     async fn off_runtime<T, F>(&self, work: F) -> CatalogResult<T>
     where
         T: Send + 'static,
         F: FnOnce() -> T + Send + 'static,
     {
-        let _permit = self
-            .hashing
-            .acquire()
+        let busy = || {
+            CatalogError::new(
+                Code::SERVICE_UNAVAILABLE,
+                "too many password checks at once: try again shortly",
+            )
+        };
+        let permit = tokio::time::timeout(WAIT_FOR_HASHER, self.hashing.clone().acquire_owned())
             .await
+            .map_err(|_| busy())?
             .map_err(|_| CatalogError::internal("the password hasher closed"))?;
-        tokio::task::spawn_blocking(work)
-            .await
-            .map_err(|e| CatalogError::internal(format!("the password hasher stopped: {e}")))
+        tokio::task::spawn_blocking(move || {
+            let done = work();
+            drop(permit);
+            done
+        })
+        .await
+        .map_err(|e| CatalogError::internal(format!("the password hasher stopped: {e}")))
     }
 
     /// Hash a password (a fresh salt each time).
@@ -89,19 +107,27 @@ impl Users {
             .cloned()
     }
 
-    /// How long `name` is still held off after failed sign-ins.
+    /// How long `name` is still held off after failed sign-ins. With the
+    /// failure counts full (a flood of names), a name not counted yet is
+    /// held off too: unknown guessers are not let through uncounted.
     pub(super) fn held_off(&self, name: &str) -> Option<Duration> {
         let failures = self.failures.lock().ok()?;
-        let until = failures.get(name)?.until?;
-        until.checked_duration_since(Instant::now())
+        match failures.get(name) {
+            Some(f) => f.until?.checked_duration_since(Instant::now()),
+            None if failures.len() >= MAP_BOUND => Some(Duration::from_secs(60)),
+            None => None,
+        }
     }
 
     pub(super) fn failed(&self, name: &str) {
         let Ok(mut failures) = self.failures.lock() else {
             return;
         };
-        if failures.len() >= MAP_BOUND {
-            failures.retain(|_, f| f.last.elapsed() < MAX_HOLD_OFF);
+        if failures.len() >= MAP_BOUND && !failures.contains_key(name) {
+            failures.retain(|_, f| f.last.elapsed() < COUNT_FOR);
+            if failures.len() >= MAP_BOUND {
+                return;
+            }
         }
         let now = Instant::now();
         let f = failures.entry(name.to_string()).or_insert(Failures {
@@ -109,7 +135,7 @@ impl Users {
             last: now,
             until: None,
         });
-        if f.last.elapsed() >= MAX_HOLD_OFF {
+        if f.last.elapsed() >= COUNT_FOR {
             f.count = 0;
         }
         f.count = f.count.saturating_add(1);
@@ -132,17 +158,17 @@ impl Users {
         }
     }
 
-    pub(super) fn remember_key(&self, basic: &Basic) -> String {
+    fn remember_key(&self, basic: &Basic) -> String {
         digest(
             &self.salt,
             &format!("{}\0{}", basic.username, basic.password),
         )
     }
 
-    /// The user a remembered password stands for, while its record keeps
-    /// the generation it was verified at.
-    pub(super) async fn recall(&self, key: &str) -> CatalogResult<Option<Principal>> {
-        let (name, generation, check) = {
+    /// The user a remembered password stands for, while its record is the
+    /// same user at the generation it was verified at.
+    async fn recall(&self, key: &str) -> CatalogResult<Option<Principal>> {
+        let (name, uid, generation, check) = {
             let Ok(mut remembered) = self.remembered.lock() else {
                 return Ok(None);
             };
@@ -155,13 +181,14 @@ impl Users {
             }
             (
                 r.username.clone(),
+                r.uid.clone(),
                 r.generation,
                 r.checked.elapsed() >= TRUST,
             )
         };
         let stored = self.stored(&name, check).await?;
         match stored {
-            Some(s) if !s.disabled && s.generation == generation => {
+            Some(s) if !s.disabled && s.uid == uid && s.generation == generation => {
                 if let Ok(mut remembered) = self.remembered.lock() {
                     if let Some(r) = remembered.get_mut(key).filter(|_| check) {
                         r.checked = Instant::now();
@@ -178,39 +205,68 @@ impl Users {
         }
     }
 
+    /// The lock that lets one check of `name` run at a time.
+    fn turn(&self, name: &str) -> Option<Arc<tokio::sync::Mutex<()>>> {
+        let mut checking = self.checking.lock().ok()?;
+        Some(checking.entry(name.to_string()).or_default().clone())
+    }
+
+    /// Let go of `name`'s lock, and of its entry when no one else waits.
+    fn turn_done(&self, name: &str, turn: Arc<tokio::sync::Mutex<()>>) {
+        if let Ok(mut checking) = self.checking.lock() {
+            // The map's reference and ours: no one else holds it.
+            if Arc::strong_count(&turn) <= 2 {
+                checking.remove(name);
+            }
+        }
+    }
+
     /// The user a name and password stand for; one 401 for every failure,
     /// 429 while the name is held off.
     pub async fn verify_basic(&self, basic: &Basic) -> CatalogResult<Principal> {
         if !self.config.enabled {
             return Err(Self::turned_off());
         }
-        let name: String = basic.username.chars().take(256).collect();
-        if let Some(wait) = self.held_off(&name) {
+        let name = basic.username.as_str();
+        // No user can have such a name (the rules are public): nothing to
+        // guess, nothing to count.
+        if !valid_username(name) || basic.password.len() > MAX_PASSWORD {
+            return Err(unauthenticated(BAD));
+        }
+        if let Some(wait) = self.held_off(name) {
             return Err(throttled(wait));
         }
-        let shaped = valid_username(&name) && basic.password.len() <= MAX_PASSWORD;
-        let key = self.remember_key(basic);
-        if shaped {
-            if let Some(p) = self.recall(&key).await? {
-                return Ok(p);
-            }
-        }
-        let stored = match shaped {
-            true => self.stored(&name, true).await?,
-            false => None,
+        let turn = self
+            .turn(name)
+            .ok_or_else(|| CatalogError::internal("the sign-in locks are poisoned"))?;
+        let verified = {
+            let _mine = turn.lock().await;
+            self.check_basic(basic).await
         };
+        self.turn_done(name, turn);
+        verified
+    }
+
+    /// [`verify_basic`](Self::verify_basic) in `name`'s turn: held off by
+    /// the failures counted while it waited, else checked.
+    async fn check_basic(&self, basic: &Basic) -> CatalogResult<Principal> {
+        let name = basic.username.as_str();
+        if let Some(wait) = self.held_off(name) {
+            return Err(throttled(wait));
+        }
+        let key = self.remember_key(basic);
+        if let Some(p) = self.recall(&key).await? {
+            return Ok(p);
+        }
+        let stored = self.stored(name, true).await?;
         let hash = match &stored {
             Some(s) => s.password_hash.clone(),
             None => self.dummy().await?,
         };
-        let password = match shaped {
-            true => basic.password.clone(),
-            false => String::new(),
-        };
-        let right = self.matches(password, hash).await?;
+        let right = self.matches(basic.password.clone(), hash).await?;
         match stored {
             Some(s) if right && !s.disabled => {
-                self.cleared(&name);
+                self.cleared(name);
                 if let Ok(mut remembered) = self.remembered.lock() {
                     if remembered.len() >= MAP_BOUND {
                         remembered.retain(|_, r| r.verified.elapsed() < REMEMBER);
@@ -219,7 +275,8 @@ impl Users {
                     remembered.insert(
                         key,
                         Remembered {
-                            username: name.clone(),
+                            username: name.to_string(),
+                            uid: s.uid.clone(),
                             generation: s.generation,
                             verified: now,
                             checked: now,
@@ -229,7 +286,7 @@ impl Users {
                 Ok(Self::principal(&s))
             }
             _ => {
-                self.failed(&name);
+                self.failed(name);
                 Err(unauthenticated(BAD))
             }
         }

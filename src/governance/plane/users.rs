@@ -1,7 +1,8 @@
 //! Local users: the server admin makes, lists, changes, disables and
 //! deletes them and resets their passwords; a user may read itself and
 //! change its own password, proving the current one. Deleting a user ends
-//! the grants naming it: a user made later under the name is someone else.
+//! the grants and API keys naming it: a user made later under the name is
+//! someone else.
 
 use super::prelude::*;
 
@@ -75,13 +76,25 @@ impl Plane<'_> {
         let access = self
             .control(self.call, op::DeleteUser.action, "server", vec![])
             .await?;
-        self.auth.users().delete(&request.username).await?;
-        let revoked = self.registry.forget_grants_to(&request.username).await;
+        let users = self.auth.users();
+        // What the name holds ends first: a retry after a failure here
+        // still finds the user, and nothing is left for whoever takes the
+        // name later.
+        users.get(&request.username).await?;
+        let grants_revoked = self.registry.forget_grants_to(&request.username).await?;
         self.grants.invalidate().await;
+        let keys = self.auth.keys();
+        let mut api_keys_revoked = 0;
+        for key in keys.list(Some(&request.username)).await? {
+            keys.revoke(&key.key_id).await?;
+            api_keys_revoked += 1;
+        }
+        users.delete(&request.username).await?;
         self.user_changed(access, &request.username).await;
         Ok(DeleteUserResponse {
             username: request.username,
-            grants_revoked: revoked? as u64,
+            grants_revoked: grants_revoked as u64,
+            api_keys_revoked,
         })
     }
 
@@ -141,6 +154,15 @@ impl Plane<'_> {
                 "a session is made from a local user's name and password: send them as Authorization: Basic",
             )
         })
+    }
+
+    /// Sign out: end the session whose token the call carries.
+    pub(super) async fn delete_session(
+        &self,
+        _request: DeleteSessionRequest,
+    ) -> CatalogResult<DeleteSessionResponse> {
+        self.sign_out(&self.call.credentials).await?;
+        Ok(DeleteSessionResponse {})
     }
 
     /// Audit a change to a user, named as the user it changed.

@@ -105,6 +105,7 @@ fn allowed(relation: Option<&str>, op: &OpDef) -> bool {
             | "list_all_tables"
             | "list_trash"
             | "create_session"
+            | "delete_session"
     ) {
         return true;
     }

@@ -329,8 +329,24 @@ async fn a_new_password_disabling_or_deleting_ends_access_here_and_on_another_re
     // Deletion ends her grants too: a user made later under her name
     // starts with none.
     s.grant("server", json!([]), "ada", "reader").await;
+    let key = s
+        .ok("root", "POST", "/v1/api-keys", json!({"principal": "ada"}))
+        .await["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let gone = s.ok("root", "DELETE", "/v1/users/ada", json!({})).await;
     assert_eq!(gone["grants_revoked"], 1, "{gone}");
+    assert_eq!(gone["api_keys_revoked"], 1, "{gone}");
+    let (st, _) = status(
+        &s,
+        &format!("key:{key}"),
+        "GET",
+        "/v1/server/info",
+        json!({}),
+    )
+    .await;
+    assert_eq!(st, StatusCode::UNAUTHORIZED);
     let left = s
         .ok("root", "GET", "/v1/grants?principal=ada", json!({}))
         .await;
