@@ -115,10 +115,19 @@ impl Governance {
                 "sign in with a user name and password alone: drop the x-api-key header",
             ));
         }
-        let Some(principal) = self.identify(credentials).await? else {
+        let Some(crate::auth::AuthToken::Basic(basic)) = credentials.token() else {
             return Ok(None);
         };
-        let (token, expires_at_ms) = self.auth.users().mint_session(&principal.id).await?;
+        let opened = self.auth.users().open_session(&basic).await;
+        let (token, principal, expires_at_ms) = match opened {
+            Ok(made) => made,
+            Err(e) => {
+                if matches!(e.code, Code::UNAUTHENTICATED | Code::THROTTLING) {
+                    self.refused(credentials, &e).await;
+                }
+                return Err(e);
+            }
+        };
         self.succeeded(&Access {
             action: op::CreateSession.action,
             kind: "user",

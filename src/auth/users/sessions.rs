@@ -6,11 +6,13 @@
 //! `generation` it was made at: a new password, disabling or deletion ends
 //! it (at once here, within [`TRUST`](super::TRUST) elsewhere).
 
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::{valid_username, Users, BAD, MAP_BOUND, TRUST};
+use super::{valid_username, Users, MAP_BOUND, TRUST};
+use crate::api::call::Basic;
 use crate::auth::secrets::{digest, random_hex, same};
 use crate::auth::{unauthenticated, Principal};
 use crate::error::CatalogResult;
@@ -18,8 +20,10 @@ use crate::records::now_ms;
 
 const KIND: &str = "session";
 const PREFIX: &str = "lcs_";
-/// How often a replica removes the records of expired sessions.
+/// How often a replica removes the records of expired sessions, and how
+/// many at most each time.
 const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+const SWEEP_AT_MOST: usize = 10_000;
 
 #[derive(Clone, Serialize, Deserialize)]
 pub(super) struct SessionRecord {
@@ -56,21 +60,19 @@ impl Users {
         session_id(token).map(|(id, _)| id.to_string())
     }
 
-    /// A session for a user just verified: the token (shown this once) and
-    /// when it expires (ms).
-    pub async fn mint_session(&self, username: &str) -> CatalogResult<(String, u64)> {
-        let user = self
-            .stored(username, true)
-            .await?
-            .filter(|s| !s.disabled)
-            .ok_or_else(|| unauthenticated(BAD))?;
+    /// Sign in: a session for the user a name and password stand for,
+    /// checked against its record as it is now (never a remembered
+    /// password), and made for that record's `uid` and generation. The
+    /// token (shown this once), the user, and when it expires (ms).
+    pub async fn open_session(&self, basic: &Basic) -> CatalogResult<(String, Principal, u64)> {
+        let user = self.verify_basic_now(basic).await?;
         let id = random_hex();
         let secret = format!("{}{}", random_hex(), random_hex());
         let salt = random_hex();
         let now = now_ms();
         let stored = SessionRecord {
-            username: user.username,
-            uid: user.uid,
+            username: user.username.clone(),
+            uid: user.uid.clone(),
             generation: user.generation,
             hash: digest(&salt, &secret),
             salt,
@@ -85,23 +87,33 @@ impl Users {
                 crate::error::Code::CONCURRENT_MODIFICATION,
             )
             .await?;
-        self.sweep_sessions().await;
-        Ok((format!("{PREFIX}{id}_{secret}"), stored.expires_at_ms))
+        self.sweep_sessions();
+        Ok((
+            format!("{PREFIX}{id}_{secret}"),
+            Self::principal(&user),
+            stored.expires_at_ms,
+        ))
     }
 
     /// A session's record, as read within [`TRUST`] when this replica
     /// verified it then.
-    async fn session(&self, id: &str) -> CatalogResult<Option<SessionRecord>> {
+    /// (The record, and when it was read: `None` when it came from the
+    /// cache, or a change here overtook the read.)
+    async fn session(&self, id: &str) -> CatalogResult<(Option<SessionRecord>, Option<Instant>)> {
         if let Ok(seen) = self.sessions.lock() {
             if let Some((s, _)) = seen.get(id).filter(|(_, at)| at.elapsed() < TRUST) {
-                return Ok(Some(s.clone()));
+                return Ok((Some(s.clone()), None));
             }
         }
-        Ok(self
+        let before = self.changes.load(Ordering::SeqCst);
+        let read_at = Instant::now();
+        let record = self
             .records
             .get::<SessionRecord>(KIND, id)
             .await?
-            .map(|v| v.value))
+            .map(|v| v.value);
+        let fresh = self.changes.load(Ordering::SeqCst) == before;
+        Ok((record, fresh.then_some(read_at)))
     }
 
     /// The user a session token stands for, while it is unexpired and its
@@ -111,7 +123,8 @@ impl Users {
             return Err(Self::turned_off());
         }
         let (id, secret) = session_id(token).ok_or_else(bad)?;
-        let session = self.session(id).await?.ok_or_else(bad)?;
+        let (session, read_at) = self.session(id).await?;
+        let session = session.ok_or_else(bad)?;
         let now = now_ms();
         if !same(&digest(&session.salt, secret), &session.hash)
             || session.expires_at_ms <= now
@@ -119,17 +132,14 @@ impl Users {
         {
             return Err(bad());
         }
-        // Kept only once its secret was shown: the cache holds sessions
-        // someone has the token of, not every id asked about.
-        if let Ok(mut seen) = self.sessions.lock() {
+        // Kept only once its secret was shown (the cache holds sessions
+        // someone has the token of, not every id asked about), and only
+        // as read before any change here.
+        if let (Some(at), Ok(mut seen)) = (read_at, self.sessions.lock()) {
             if seen.len() >= MAP_BOUND {
                 seen.retain(|_, (s, at)| at.elapsed() < TRUST && s.expires_at_ms > now);
             }
             if seen.len() < MAP_BOUND {
-                let at = seen
-                    .get(id)
-                    .filter(|(_, at)| at.elapsed() < TRUST)
-                    .map_or_else(Instant::now, |(_, at)| *at);
                 seen.insert(id.to_string(), (session.clone(), at));
             }
         }
@@ -152,18 +162,21 @@ impl Users {
         if !same(&digest(&session.value.salt, secret), &session.value.hash) {
             return Err(bad());
         }
-        if let Ok(mut seen) = self.sessions.lock() {
-            seen.remove(id);
-        }
         self.records
             .delete(KIND, id, |_: &SessionRecord| Ok(()))
             .await?;
+        // After the delete: a read from before it is not cached again.
+        self.changes.fetch_add(1, Ordering::SeqCst);
+        if let Ok(mut seen) = self.sessions.lock() {
+            seen.remove(id);
+        }
         self.records.erase::<SessionRecord>(KIND, id).await
     }
 
     /// Remove the records of expired sessions, at most once an hour per
-    /// replica (best effort: a failure waits for the next time).
-    async fn sweep_sessions(&self) {
+    /// replica, in the background (never in a sign-in's way), a bounded
+    /// number per run; best effort: what fails waits for the next run.
+    fn sweep_sessions(&self) {
         {
             let Ok(mut swept) = self.swept.lock() else {
                 return;
@@ -173,19 +186,22 @@ impl Users {
             }
             *swept = Some(Instant::now());
         }
-        let Ok(all) = self.records.all::<SessionRecord>(KIND).await else {
-            return;
-        };
-        let now = now_ms();
-        for (id, _) in all.into_iter().filter(|(_, s)| s.expires_at_ms <= now) {
-            if self
-                .records
-                .delete(KIND, &id, |_: &SessionRecord| Ok(()))
-                .await
-                .is_ok()
-            {
-                let _ = self.records.erase::<SessionRecord>(KIND, &id).await;
+        let records = self.records.clone();
+        tokio::spawn(async move {
+            let Ok(all) = records.all::<SessionRecord>(KIND).await else {
+                return;
+            };
+            let now = now_ms();
+            let expired = all.into_iter().filter(|(_, s)| s.expires_at_ms <= now);
+            for (id, _) in expired.take(SWEEP_AT_MOST) {
+                if records
+                    .delete(KIND, &id, |_: &SessionRecord| Ok(()))
+                    .await
+                    .is_ok()
+                {
+                    let _ = records.erase::<SessionRecord>(KIND, &id).await;
+                }
             }
-        }
+        });
     }
 }

@@ -11,8 +11,8 @@ use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use argon2::{Algorithm, Argon2, Params, Version};
 
 use super::{
-    not_found, valid_username, Failures, Remembered, Users, BAD, COUNT_FOR, MAP_BOUND,
-    MAX_HOLD_OFF, MAX_PASSWORD, REMEMBER, TRUST,
+    valid_username, Failures, Remembered, Stored, Users, BAD, COUNT_FOR, MAP_BOUND, MAX_HOLD_OFF,
+    MAX_PASSWORD, REMEMBER, TRUST,
 };
 use crate::api::call::Basic;
 use crate::auth::secrets::{digest, random_hex};
@@ -22,6 +22,31 @@ use crate::error::{CatalogError, CatalogResult, Code};
 /// How long a password check may wait for its turn at Argon2 before the
 /// server answers that it is busy.
 const WAIT_FOR_HASHER: Duration = Duration::from_secs(5);
+
+/// Keep only the names a hold-off stands on now.
+fn prune(failures: &mut std::collections::HashMap<String, Failures>) {
+    let now = Instant::now();
+    failures.retain(|_, f| f.last.elapsed() < COUNT_FOR && f.until.is_some_and(|u| u > now));
+}
+
+/// A name's turn at its password check, let go (and its entry dropped when
+/// no one else waits) however the check ends, a dropped request too.
+struct Turn<'a> {
+    users: &'a Users,
+    name: &'a str,
+    lock: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut checking) = self.users.checking.lock() {
+            // The map's reference and this one: no one else holds it.
+            if Arc::strong_count(&self.lock) <= 2 {
+                checking.remove(self.name);
+            }
+        }
+    }
+}
 
 /// A held-off name's answer (the same for known names and unknown ones).
 fn throttled(wait: Duration) -> CatalogError {
@@ -108,15 +133,19 @@ impl Users {
     }
 
     /// How long `name` is still held off after failed sign-ins. With the
-    /// failure counts full (a flood of names), a name not counted yet is
-    /// held off too: unknown guessers are not let through uncounted.
+    /// failure counts full (a flood of names), the names that hold nothing
+    /// off now are dropped; only if every one still does is a name not
+    /// counted yet held off too (unknown guessers are not let through
+    /// uncounted).
     pub(super) fn held_off(&self, name: &str) -> Option<Duration> {
-        let failures = self.failures.lock().ok()?;
-        match failures.get(name) {
-            Some(f) => f.until?.checked_duration_since(Instant::now()),
-            None if failures.len() >= MAP_BOUND => Some(Duration::from_secs(60)),
-            None => None,
+        let mut failures = self.failures.lock().ok()?;
+        if let Some(f) = failures.get(name) {
+            return f.until?.checked_duration_since(Instant::now());
         }
+        if failures.len() >= MAP_BOUND {
+            prune(&mut failures);
+        }
+        (failures.len() >= MAP_BOUND).then_some(Duration::from_secs(60))
     }
 
     pub(super) fn failed(&self, name: &str) {
@@ -124,7 +153,7 @@ impl Users {
             return;
         };
         if failures.len() >= MAP_BOUND && !failures.contains_key(name) {
-            failures.retain(|_, f| f.last.elapsed() < COUNT_FOR);
+            prune(&mut failures);
             if failures.len() >= MAP_BOUND {
                 return;
             }
@@ -205,59 +234,77 @@ impl Users {
         }
     }
 
-    /// The lock that lets one check of `name` run at a time.
-    fn turn(&self, name: &str) -> Option<Arc<tokio::sync::Mutex<()>>> {
-        let mut checking = self.checking.lock().ok()?;
-        Some(checking.entry(name.to_string()).or_default().clone())
+    /// `name`'s turn: one check of a name at a time.
+    fn turn<'a>(&'a self, name: &'a str) -> CatalogResult<Turn<'a>> {
+        let mut checking = self
+            .checking
+            .lock()
+            .map_err(|_| CatalogError::internal("the sign-in locks are poisoned"))?;
+        let lock = checking.entry(name.to_string()).or_default().clone();
+        Ok(Turn {
+            users: self,
+            name,
+            lock,
+        })
     }
 
-    /// Let go of `name`'s lock, and of its entry when no one else waits.
-    fn turn_done(&self, name: &str, turn: Arc<tokio::sync::Mutex<()>>) {
-        if let Ok(mut checking) = self.checking.lock() {
-            // The map's reference and ours: no one else holds it.
-            if Arc::strong_count(&turn) <= 2 {
-                checking.remove(name);
-            }
-        }
-    }
-
-    /// The user a name and password stand for; one 401 for every failure,
-    /// 429 while the name is held off.
-    pub async fn verify_basic(&self, basic: &Basic) -> CatalogResult<Principal> {
+    /// The name and password's shape and hold-off, checked before any
+    /// work: a name no user can have (the rules are public) is refused at
+    /// once, with nothing to count.
+    fn admissible(&self, basic: &Basic) -> CatalogResult<()> {
         if !self.config.enabled {
             return Err(Self::turned_off());
         }
         let name = basic.username.as_str();
-        // No user can have such a name (the rules are public): nothing to
-        // guess, nothing to count.
         if !valid_username(name) || basic.password.len() > MAX_PASSWORD {
             return Err(unauthenticated(BAD));
         }
-        if let Some(wait) = self.held_off(name) {
-            return Err(throttled(wait));
+        match self.held_off(name) {
+            Some(wait) => Err(throttled(wait)),
+            None => Ok(()),
         }
-        let turn = self
-            .turn(name)
-            .ok_or_else(|| CatalogError::internal("the sign-in locks are poisoned"))?;
-        let verified = {
-            let _mine = turn.lock().await;
-            self.check_basic(basic).await
-        };
-        self.turn_done(name, turn);
-        verified
     }
 
-    /// [`verify_basic`](Self::verify_basic) in `name`'s turn: held off by
-    /// the failures counted while it waited, else checked.
-    async fn check_basic(&self, basic: &Basic) -> CatalogResult<Principal> {
-        let name = basic.username.as_str();
-        if let Some(wait) = self.held_off(name) {
-            return Err(throttled(wait));
-        }
+    /// The user a name and password stand for; one 401 for every failure,
+    /// 429 while the name is held off. A password verified here lately is
+    /// recalled (after the hold-off check: a hold-off holds for it too).
+    pub async fn verify_basic(&self, basic: &Basic) -> CatalogResult<Principal> {
+        self.admissible(basic)?;
         let key = self.remember_key(basic);
         if let Some(p) = self.recall(&key).await? {
             return Ok(p);
         }
+        let turn = self.turn(&basic.username)?;
+        let _mine = turn.lock.lock().await;
+        if let Some(wait) = self.held_off(&basic.username) {
+            return Err(throttled(wait));
+        }
+        // A check of the same password may have ended while this waited.
+        if let Some(p) = self.recall(&key).await? {
+            return Ok(p);
+        }
+        let user = self.check_basic(basic).await?;
+        self.remember(key, &user);
+        Ok(Self::principal(&user))
+    }
+
+    /// A name and password checked against the user's record as it is now
+    /// (never a remembered password), answering that record: what a
+    /// session is made for.
+    pub(super) async fn verify_basic_now(&self, basic: &Basic) -> CatalogResult<Stored> {
+        self.admissible(basic)?;
+        let turn = self.turn(&basic.username)?;
+        let _mine = turn.lock.lock().await;
+        if let Some(wait) = self.held_off(&basic.username) {
+            return Err(throttled(wait));
+        }
+        self.check_basic(basic).await
+    }
+
+    /// The Argon2 check, in the name's turn, against a fresh read of its
+    /// record (a dummy hash for an unknown name); a failure is counted.
+    async fn check_basic(&self, basic: &Basic) -> CatalogResult<Stored> {
+        let name = basic.username.as_str();
         let stored = self.stored(name, true).await?;
         let hash = match &stored {
             Some(s) => s.password_hash.clone(),
@@ -267,23 +314,7 @@ impl Users {
         match stored {
             Some(s) if right && !s.disabled => {
                 self.cleared(name);
-                if let Ok(mut remembered) = self.remembered.lock() {
-                    if remembered.len() >= MAP_BOUND {
-                        remembered.retain(|_, r| r.verified.elapsed() < REMEMBER);
-                    }
-                    let now = Instant::now();
-                    remembered.insert(
-                        key,
-                        Remembered {
-                            username: name.to_string(),
-                            uid: s.uid.clone(),
-                            generation: s.generation,
-                            verified: now,
-                            checked: now,
-                        },
-                    );
-                }
-                Ok(Self::principal(&s))
+                Ok(s)
             }
             _ => {
                 self.failed(name);
@@ -292,28 +323,39 @@ impl Users {
         }
     }
 
-    /// Whether `password` is `username`'s current one (a user changing its
-    /// own password proves it knows the old). A wrong one counts as a
-    /// failed sign-in.
-    pub async fn confirm(&self, username: &str, password: &str) -> CatalogResult<()> {
-        if let Some(wait) = self.held_off(username) {
-            return Err(throttled(wait));
+    fn remember(&self, key: String, user: &Stored) {
+        if let Ok(mut remembered) = self.remembered.lock() {
+            if remembered.len() >= MAP_BOUND {
+                remembered.retain(|_, r| r.verified.elapsed() < REMEMBER);
+            }
+            let now = Instant::now();
+            remembered.insert(
+                key,
+                Remembered {
+                    username: user.username.clone(),
+                    uid: user.uid.clone(),
+                    generation: user.generation,
+                    verified: now,
+                    checked: now,
+                },
+            );
         }
-        let stored = self
-            .stored(username, true)
-            .await?
-            .ok_or_else(|| not_found(username))?;
-        let right = password.len() <= MAX_PASSWORD
-            && self
-                .matches(password.to_string(), stored.password_hash)
-                .await?;
-        if !right {
-            self.failed(username);
-            return Err(CatalogError::new(
+    }
+
+    /// Whether `password` is `username`'s current one (a user changing its
+    /// own password proves it knows the old): in the name's turn and under
+    /// its hold-off, as a sign-in. A wrong one counts as a failed sign-in.
+    pub async fn confirm(&self, username: &str, password: &str) -> CatalogResult<()> {
+        let basic = Basic {
+            username: username.to_string(),
+            password: password.to_string(),
+        };
+        match self.verify_basic_now(&basic).await {
+            Err(e) if e.code == Code::UNAUTHENTICATED => Err(CatalogError::new(
                 Code::PERMISSION_DENIED,
                 "the current password is not right",
-            ));
+            )),
+            other => other.map(|_| ()),
         }
-        Ok(())
     }
 }

@@ -86,7 +86,10 @@ async fn a_new_password_ends_the_old_one_and_its_sessions() {
     u.verify_basic(&basic("ada", "correct horse"))
         .await
         .unwrap();
-    let (token, _) = u.mint_session("ada").await.unwrap();
+    let (token, _, _) = u
+        .open_session(&basic("ada", "correct horse"))
+        .await
+        .unwrap();
     assert_eq!(u.verify_session(&token).await.unwrap().groups, ["eng"]);
     assert!(Users::claimed_session(&token).is_some());
     u.set_password("ada", "battery staple").await.unwrap();
@@ -98,7 +101,10 @@ async fn a_new_password_ends_the_old_one_and_its_sessions() {
         .await
         .unwrap();
     // Disabled, then enabled: the session made before stays ended.
-    let (token, _) = u.mint_session("ada").await.unwrap();
+    let (token, _, _) = u
+        .open_session(&basic("ada", "battery staple"))
+        .await
+        .unwrap();
     u.update("ada", Some(true), None, None).await.unwrap();
     u.verify_session(&token).await.unwrap_err();
     u.verify_basic(&basic("ada", "battery staple"))
@@ -112,7 +118,10 @@ async fn a_new_password_ends_the_old_one_and_its_sessions() {
 async fn the_storage_holds_hashes_and_their_parameters_only() {
     let dir = tempfile::tempdir().unwrap();
     let u = with_ada(dir.path()).await;
-    let (token, _) = u.mint_session("ada").await.unwrap();
+    let (token, _, _) = u
+        .open_session(&basic("ada", "correct horse"))
+        .await
+        .unwrap();
     let secret = token.rsplit('_').next().unwrap();
     let mut text = String::new();
     for entry in walk(dir.path()) {
@@ -159,14 +168,20 @@ async fn a_user_made_again_under_a_name_gets_nothing_of_the_old_one() {
     u.verify_basic(&basic("ada", "correct horse"))
         .await
         .unwrap();
-    let (token, _) = u.mint_session("ada").await.unwrap();
+    let (token, _, _) = u
+        .open_session(&basic("ada", "correct horse"))
+        .await
+        .unwrap();
     u.delete("ada").await.unwrap();
     u.create("ada", "correct horse", vec![], None, false, None)
         .await
         .unwrap();
     // Same name, same password, same generation: another user.
     u.verify_session(&token).await.unwrap_err();
-    let (fresh, _) = u.mint_session("ada").await.unwrap();
+    let (fresh, _, _) = u
+        .open_session(&basic("ada", "correct horse"))
+        .await
+        .unwrap();
     u.verify_session(&fresh).await.unwrap();
     u.end_session(&fresh).await.unwrap();
     u.verify_session(&fresh).await.unwrap_err();
