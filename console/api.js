@@ -41,10 +41,12 @@ async function body(answer) {
   }
 }
 
-export async function api(method, path, { query, body: sent } = {}) {
+// `authorization`: sent instead of the kept credential (a sign-in's).
+export async function api(method, path, { query, body: sent, authorization } = {}) {
   const headers = { accept: "application/json" };
-  const credential = session.get();
-  if (credential) headers.authorization = `Bearer ${credential}`;
+  const credential = authorization ? null : session.get();
+  if (authorization) headers.authorization = authorization;
+  else if (credential) headers.authorization = `Bearer ${credential}`;
   if (sent !== undefined) headers["content-type"] = "application/json";
   const answer = await fetch(url(path, query), {
     method,
@@ -67,17 +69,9 @@ export async function api(method, path, { query, body: sent } = {}) {
 export async function signInWithPassword(username, password) {
   const bytes = new TextEncoder().encode(`${username}:${password}`);
   const basic = btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(""));
-  const answer = await fetch(url("/v1/sessions"), {
-    method: "POST",
-    headers: { accept: "application/json", "content-type": "application/json", authorization: `Basic ${basic}` },
-    body: "{}",
-    credentials: "omit",
-    cache: "no-store",
-  });
-  const data = await body(answer);
-  if (!answer.ok) throw new ApiError(answer.status, data);
-  session.set(data.token);
-  return data;
+  const made = await api("POST", "/v1/sessions", { body: {}, authorization: `Basic ${basic}` });
+  session.set(made.token);
+  return made;
 }
 
 // An object id as the API's paths take it: its parts joined by `$`.

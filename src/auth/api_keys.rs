@@ -73,6 +73,13 @@ impl ApiKeys {
         s.starts_with(PREFIX)
     }
 
+    /// The id a API key names, unverified (for the audit trail of a
+    /// refused one: never the secret).
+    pub fn claimed_id(key: &str) -> Option<String> {
+        let (id, _) = key.strip_prefix(PREFIX)?.split_once('_')?;
+        Some(id.chars().take(64).collect())
+    }
+
     /// Mint a key for `principal`; the answer is the only time the secret
     /// is shown.
     pub async fn mint(

@@ -89,35 +89,17 @@ impl Authenticator {
     }
 
     /// Who a request's credentials claim to be, unverified: what the
-    /// audit trail names for a refused one (`user`, `api_key` or `task`
-    /// and its id), never a secret.
+    /// audit trail names for a refused one (`user`, `session`, `api_key`
+    /// or `task` and its id), never a secret.
     pub fn claimed(credentials: &Credentials) -> Option<(&'static str, String)> {
-        let id_of = |key: &str, prefix: &str| {
-            key.strip_prefix(prefix)
-                .and_then(|rest| rest.split_once('_'))
-                .map(|(id, _)| id.chars().take(64).collect::<String>())
-        };
-        if let Some(key) = &credentials.api_key {
-            return match TaskKeys::looks_like_key(key) {
-                true => id_of(key, "lct_").map(|id| ("task", id)),
-                false => id_of(key, "lck_").map(|id| ("api_key", id)),
-            };
-        }
-        match credentials.token()? {
+        match Presented::of(credentials)? {
             // Only a name a user could have: a password typed into the
             // name field is not written down.
-            AuthToken::Basic(b) if valid_username(&b.username) => Some(("user", b.username)),
-            AuthToken::Basic(_) | AuthToken::BadBasic => None,
-            AuthToken::Bearer(t) if Users::looks_like_session(t) => {
-                Users::claimed_session(t).map(|id| ("session", id))
-            }
-            AuthToken::Bearer(t) if ApiKeys::looks_like_key(t) => {
-                id_of(t, "lck_").map(|id| ("api_key", id))
-            }
-            AuthToken::Bearer(t) if TaskKeys::looks_like_key(t) => {
-                id_of(t, "lct_").map(|id| ("task", id))
-            }
-            AuthToken::Bearer(_) => None,
+            Presented::Basic(b) => valid_username(&b.username).then_some(("user", b.username)),
+            Presented::Session(t) => Users::claimed_session(t).map(|id| ("session", id)),
+            Presented::ApiKey(k) => ApiKeys::claimed_id(k).map(|id| ("api_key", id)),
+            Presented::TaskKey(k) => TaskKeys::claimed_id(k).map(|id| ("task", id)),
+            Presented::BadBasic | Presented::Jwt(_) => None,
         }
     }
 
@@ -139,40 +121,63 @@ impl Authenticator {
         if !self.required {
             return Ok(None);
         }
-        if let Some(key) = &credentials.api_key {
-            if TaskKeys::looks_like_key(key) {
-                return self.keys.tasks().verify(key).await.map(Some);
-            }
-            return self.keys.verify(key).await.map(Some);
-        }
-        let Some(token) = credentials.token() else {
+        let Some(presented) = Presented::of(credentials) else {
             return Err(unauthenticated(match self.users.enabled() {
                 true => "authentication required: send an API key (x-api-key), a bearer token (Authorization: Bearer …) or a user name and password (Authorization: Basic …)",
                 false => "authentication required: send an API key (x-api-key) or a bearer token (Authorization: Bearer …)",
             }));
         };
-        let token = match token {
-            AuthToken::Basic(basic) => return self.users.verify_basic(&basic).await.map(Some),
-            AuthToken::BadBasic => return Err(unauthenticated(
-                "the Basic credentials do not decode to user:password (base64 of UTF-8, RFC 7617)",
-            )),
-            AuthToken::Bearer(token) => token,
+        let principal = match presented {
+            Presented::ApiKey(key) => self.keys.verify(key).await?,
+            Presented::TaskKey(key) => self.keys.tasks().verify(key).await?,
+            Presented::Basic(basic) => self.users.verify_basic(&basic).await?,
+            Presented::BadBasic => {
+                return Err(unauthenticated(
+                    "the Basic credentials do not decode to user:password (base64 of UTF-8, RFC 7617)",
+                ))
+            }
+            Presented::Session(token) => self.users.verify_session(token).await?,
+            Presented::Jwt(token) => match &self.jwt {
+                Some(jwt) => jwt.verify(token).await?,
+                None => {
+                    return Err(unauthenticated(
+                        "bearer tokens are not accepted by this server (no JWT issuer is configured); use an API key",
+                    ))
+                }
+            },
         };
-        // Clients that only speak bearer tokens may carry an API key so.
-        if ApiKeys::looks_like_key(token) {
-            return self.keys.verify(token).await.map(Some);
+        Ok(Some(principal))
+    }
+}
+
+/// What kind of credential a request presents: read once, for verifying
+/// it and for naming it when it is refused.
+enum Presented<'a> {
+    /// `x-api-key`, or a bearer token shaped as an API key (for clients
+    /// that only speak bearer tokens).
+    ApiKey(&'a str),
+    TaskKey(&'a str),
+    Basic(crate::api::call::Basic),
+    BadBasic,
+    Session(&'a str),
+    Jwt(&'a str),
+}
+
+impl<'a> Presented<'a> {
+    fn of(credentials: &'a Credentials) -> Option<Self> {
+        if let Some(key) = &credentials.api_key {
+            return Some(match TaskKeys::looks_like_key(key) {
+                true => Presented::TaskKey(key),
+                false => Presented::ApiKey(key),
+            });
         }
-        if TaskKeys::looks_like_key(token) {
-            return self.keys.tasks().verify(token).await.map(Some);
-        }
-        if Users::looks_like_session(token) {
-            return self.users.verify_session(token).await.map(Some);
-        }
-        match &self.jwt {
-            Some(jwt) => jwt.verify(token).await.map(Some),
-            None => Err(unauthenticated(
-                "bearer tokens are not accepted by this server (no JWT issuer is configured); use an API key",
-            )),
-        }
+        Some(match credentials.token()? {
+            AuthToken::Basic(b) => Presented::Basic(b),
+            AuthToken::BadBasic => Presented::BadBasic,
+            AuthToken::Bearer(t) if ApiKeys::looks_like_key(t) => Presented::ApiKey(t),
+            AuthToken::Bearer(t) if TaskKeys::looks_like_key(t) => Presented::TaskKey(t),
+            AuthToken::Bearer(t) if Users::looks_like_session(t) => Presented::Session(t),
+            AuthToken::Bearer(t) => Presented::Jwt(t),
+        })
     }
 }

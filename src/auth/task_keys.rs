@@ -50,6 +50,13 @@ impl TaskKeys {
         s.starts_with(PREFIX)
     }
 
+    /// The id a task key names, unverified (for the audit trail of a
+    /// refused one: never the secret).
+    pub fn claimed_id(key: &str) -> Option<String> {
+        let (id, _) = key.strip_prefix(PREFIX)?.split_once('_')?;
+        Some(id.chars().take(64).collect())
+    }
+
     /// A key for the task of `scope`, valid `ttl` at most; it replaces the
     /// task's earlier key, if any (a job started again gets a new one).
     pub async fn mint(&self, scope: TaskScope, ttl: Duration) -> CatalogResult<String> {

@@ -17,6 +17,24 @@ use crate::error::CatalogResult;
 
 /// Denials of one principal stored per minute.
 const DENIALS_PER_MINUTE: u32 = 60;
+/// The window of the audit store's limits on denials and refusals.
+pub(super) const MINUTE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Count one more event of `key` in its current minute (a minute over
+/// starts the count again); whether it is within `limit`.
+pub(super) fn within_minute(
+    seen: &mut std::collections::HashMap<String, (std::time::Instant, u32)>,
+    key: &str,
+    limit: u32,
+) -> bool {
+    let now = std::time::Instant::now();
+    let entry = seen.entry(key.to_string()).or_insert((now, 0));
+    if entry.0.elapsed() >= MINUTE {
+        *entry = (now, 0);
+    }
+    entry.1 += 1;
+    entry.1 <= limit
+}
 
 impl Governance {
     /// The caller of a spec request (its `identity`): first in the guard
@@ -216,16 +234,10 @@ impl Governance {
         let Ok(mut seen) = self.denials.lock() else {
             return false;
         };
-        let minute = std::time::Duration::from_secs(60);
         if seen.len() > 10_000 {
-            seen.retain(|_, (at, _)| at.elapsed() < minute);
+            seen.retain(|_, (at, _)| at.elapsed() < MINUTE);
         }
-        let entry = seen.entry(who).or_insert((std::time::Instant::now(), 0));
-        if entry.0.elapsed() >= minute {
-            *entry = (std::time::Instant::now(), 0);
-        }
-        entry.1 += 1;
-        entry.1 <= DENIALS_PER_MINUTE
+        within_minute(&mut seen, &who, DENIALS_PER_MINUTE)
     }
 
     /// Whether an access would be allowed, unaudited (for filtering what

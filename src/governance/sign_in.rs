@@ -4,8 +4,7 @@
 //! an audit event; and Flight's `Handshake` turns a local user's name and
 //! password into a session token.
 
-use std::time::{Duration, Instant};
-
+use super::access::{within_minute, MINUTE};
 use super::guard::Access;
 use super::Governance;
 use crate::api::op;
@@ -29,15 +28,18 @@ impl Governance {
     ) -> CatalogResult<Option<Principal>> {
         let verified = self.auth.authenticate(credentials).await;
         if let Err(e) = &verified {
-            let refused = matches!(e.code, Code::UNAUTHENTICATED | Code::THROTTLING);
-            if refused && !credentials.is_empty() {
-                self.refused(credentials, e).await;
-            }
+            self.refused(credentials, e).await;
         }
         verified
     }
 
+    /// Audit a refusal of presented credentials (a 401 or a hold-off's
+    /// 429; other failures are not about the credential).
     async fn refused(&self, credentials: &Credentials, error: &CatalogError) {
+        let refusal = matches!(error.code, Code::UNAUTHENTICATED | Code::THROTTLING);
+        if !refusal || credentials.is_empty() {
+            return;
+        }
         let (kind, id) = match Authenticator::claimed(credentials) {
             Some((kind, id)) => (kind, vec![id]),
             None => ("server", Vec::new()),
@@ -71,30 +73,21 @@ impl Governance {
         let Ok(mut seen) = self.denials.lock() else {
             return false;
         };
-        let minute = Duration::from_secs(60);
-        let now = Instant::now();
-        let total = seen.entry("authenticate:*".to_string()).or_insert((now, 0));
-        if total.0.elapsed() >= minute {
-            *total = (now, 0);
-            seen.retain(|_, (at, _)| at.elapsed() < minute);
+        let total = "authenticate:*";
+        if seen
+            .get(total)
+            .is_some_and(|(at, _)| at.elapsed() >= MINUTE)
+        {
+            seen.retain(|_, (at, _)| at.elapsed() < MINUTE);
         }
-        let Some(total) = seen.get_mut("authenticate:*") else {
-            return false;
-        };
-        total.1 += 1;
-        if total.1 > REFUSALS_PER_MINUTE {
+        if !within_minute(&mut seen, total, REFUSALS_PER_MINUTE) {
             return false;
         }
         let key = format!("authenticate:{name}");
         if !seen.contains_key(&key) && seen.len() >= 10_000 {
             return true;
         }
-        let entry = seen.entry(key).or_insert((now, 0));
-        if entry.0.elapsed() >= minute {
-            *entry = (now, 0);
-        }
-        entry.1 += 1;
-        entry.1 <= REFUSALS_PER_NAME
+        within_minute(&mut seen, &key, REFUSALS_PER_NAME)
     }
 
     /// A local user's name and password (Flight's `Handshake`, `POST
@@ -102,7 +95,7 @@ impl Governance {
     /// for other credentials, which travel on every call themselves, and
     /// with authentication off.
     pub async fn sign_in(&self, credentials: &Credentials) -> CatalogResult<Option<Session>> {
-        let Some(crate::auth::AuthToken::Basic(_)) = credentials.token() else {
+        let Some(crate::auth::AuthToken::Basic(basic)) = credentials.token() else {
             return Ok(None);
         };
         if !self.auth.required() {
@@ -115,16 +108,11 @@ impl Governance {
                 "sign in with a user name and password alone: drop the x-api-key header",
             ));
         }
-        let Some(crate::auth::AuthToken::Basic(basic)) = credentials.token() else {
-            return Ok(None);
-        };
         let opened = self.auth.users().open_session(&basic).await;
         let (token, principal, expires_at_ms) = match opened {
             Ok(made) => made,
             Err(e) => {
-                if matches!(e.code, Code::UNAUTHENTICATED | Code::THROTTLING) {
-                    self.refused(credentials, &e).await;
-                }
+                self.refused(credentials, &e).await;
                 return Err(e);
             }
         };

@@ -8,8 +8,6 @@ refused alike and audited; another replica refuses an old password within
 the users' trust bound (5 s)."""
 
 import base64
-import hashlib
-import hmac
 import json
 import os
 import subprocess
@@ -24,6 +22,7 @@ import lance_namespace
 import pyarrow.flight as flight
 import pytest
 from conftest import fresh, ipc, new_root, sample, start_server
+from test_auth import SECRET, jwt
 from lance_namespace import (
     CountTableRowsRequest,
     CreateNamespaceRequest,
@@ -32,17 +31,8 @@ from lance_namespace import (
     InsertIntoTableRequest,
 )
 
-SECRET = "python-users-secret-of-32-bytes!"
 PASSWORD = "correct horse battery"
 TRUST_BOUND_S = 5
-
-
-def jwt(sub):
-    enc = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=")
-    head = enc(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    body = enc(json.dumps({"sub": sub, "exp": int(time.time()) + 600}).encode())
-    sig = enc(hmac.new(SECRET.encode(), head + b"." + body, hashlib.sha256).digest())
-    return (head + b"." + body + b"." + sig).decode()
 
 
 def basic(user, password):
