@@ -23,7 +23,7 @@ FROM rust:${RUST_VERSION}-bookworm AS builder
 # protoc: Lance's and the catalog's build scripts compile .proto files. The
 # C parts (aws-lc-sys, zstd-sys, lz4-sys) build with the image's gcc.
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends protobuf-compiler \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends protobuf-compiler libprotobuf-dev \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src

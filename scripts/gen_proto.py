@@ -1021,6 +1021,7 @@ message TableSweep {
   optional uint64 next_round_at_ms = 10;
   repeated string would_submit = 11;
   repeated string unfinished = 12;
+  uint64 compactable_fragments = 13;
 }
 
 message SweepReport {
@@ -1101,11 +1102,13 @@ message OrphanReport {
   repeated OrphanFile unverifiable = 10;
   uint64 orphan_bytes = 11;
   uint64 min_age_s = 12;
+  repeated string symlinks = 13;
 }
 
 // A table's id.
 message TableRef {
   repeated string id = 1;
+  optional string trash_id = 2;
 }
 
 message OrphanFile {

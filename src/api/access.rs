@@ -29,6 +29,12 @@ pub struct Grant {
     pub resource: GrantResource,
     /// A user id, or `group:<name>`.
     pub principal: String,
+    /// The local user the grant was made to (its uid), when `principal`
+    /// named one: only that user holds it, not one made later under the
+    /// name. Without it the grant is held by the non-local principals of
+    /// that name (API keys, tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal_uid: Option<String>,
     /// `admin`, `writer` or `reader`.
     pub relation: String,
     #[serde(default)]

@@ -55,6 +55,11 @@ pub struct OrphanReport {
     /// Files the scan cannot judge (`_blobs/`, whose descriptors it does
     /// not read): never reclaimed.
     pub unverifiable: Vec<OrphanFile>,
+    /// Symbolic links found under the location (relative paths of the
+    /// links themselves): never followed, never reclaimed; what lies
+    /// behind one is not the table's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub symlinks: Vec<String>,
     /// Bytes of `orphans` and `transactions`.
     pub orphan_bytes: u64,
     /// How old an unreferenced file must be before reclaim takes it
@@ -67,6 +72,9 @@ pub struct OrphanReport {
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct TableRef {
     pub id: Vec<String>,
+    /// Set when it is a dropped table in trash: its trash entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trash_id: Option<String>,
 }
 
 /// A file the scan names.
@@ -132,6 +140,8 @@ pub enum KeptReason {
     Invalid,
     /// The delete failed; the scan will name it again.
     Failed,
+    /// It lies behind a symbolic link: never followed, never deleted.
+    SymbolicLink,
 }
 
 /// Most paths one reclaim takes.

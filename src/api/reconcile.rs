@@ -23,6 +23,9 @@ pub enum DriftKind {
     /// A maintenance policy record of a table or namespace that no longer
     /// exists (nor in trash).
     PolicyOfMissingObject,
+    /// A symbolic link under a warehouse's root that no table owns:
+    /// reported as what it is, never followed, never deleted (no repair).
+    SymbolicLink,
 }
 
 /// What repairs a finding.

@@ -23,13 +23,17 @@ pub struct TableSweep {
     pub has_data: bool,
     pub fragments: u64,
     /// Fragments under the target rows, or with a tenth of their rows
-    /// deleted: what a compaction would rewrite.
+    /// deleted.
     pub untidy_fragments: u64,
+    /// The fragments Lance's compaction plan would rewrite now: a round
+    /// submits a compaction only when there are some.
+    #[serde(default)]
+    pub compactable_fragments: u64,
     pub target_rows_per_fragment: u64,
     pub versions: u64,
     /// Versions a cleanup by the policy would remove: older than its
     /// `version_retention`, not among the newest `versions_to_retain`, not
-    /// tagged.
+    /// tagged, not kept for a shallow clone.
     pub versions_past_retention: u64,
     /// When its last round began (none: the scheduler has not seen it).
     #[serde(default, skip_serializing_if = "Option::is_none")]

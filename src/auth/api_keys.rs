@@ -146,6 +146,9 @@ impl ApiKeys {
             id: stored.principal.clone(),
             groups: Vec::new(),
             task: None,
+            identity: super::Identity::ApiKey {
+                key_id: key_id.to_string(),
+            },
         };
         if let Ok(mut trusted) = self.trusted.lock() {
             // Keyed by the whole key's digest: a wrong secret never hits.

@@ -211,10 +211,21 @@ impl JwtVerifier {
                 .collect(),
             _ => Vec::new(),
         };
+        let text = |claim: &str| {
+            claims
+                .get(claim)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
         Ok(Principal {
             id: id.to_string(),
             groups,
             task: None,
+            identity: super::Identity::Token {
+                issuer: text("iss"),
+                subject: text("sub"),
+            },
         })
     }
 }

@@ -24,6 +24,7 @@ use crate::error::{CatalogError, CatalogResult, Code};
 /// An authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Principal {
+    /// The name grants, Cedar and the audit trail call it by.
     pub id: String,
     #[serde(default)]
     pub groups: Vec<String>,
@@ -31,6 +32,39 @@ pub struct Principal {
     /// and only while the task runs (`task_keys.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<TaskScope>,
+    /// Who it is behind the name (see [`Identity`]).
+    #[serde(default)]
+    pub identity: Identity,
+}
+
+/// Who a principal is, beyond the name it goes by: what a grant binds to
+/// where a name could be taken by someone else later.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Identity {
+    /// A name the server takes as given (no authentication).
+    #[default]
+    Named,
+    /// A local user: a user made again under a deleted one's name has a
+    /// new `uid` and is another principal.
+    User { uid: String, created_at_ms: u64 },
+    /// An API key (its principal's name is the operator's choice).
+    ApiKey { key_id: String },
+    /// A verified token: its issuer and subject (the principal claim
+    /// names it).
+    Token { issuer: String, subject: String },
+    /// A maintenance task's runner.
+    Task { task_id: String },
+}
+
+impl Identity {
+    /// The local user's uid, if the principal is one.
+    pub fn user_uid(&self) -> Option<&str> {
+        match self {
+            Identity::User { uid, .. } => Some(uid),
+            _ => None,
+        }
+    }
 }
 
 /// What a task key is good for.

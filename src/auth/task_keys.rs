@@ -109,6 +109,9 @@ impl TaskKeys {
             id: format!("task:{task_id}"),
             groups: Vec::new(),
             task: Some(stored.scope.clone()),
+            identity: super::Identity::Task {
+                task_id: task_id.to_string(),
+            },
         };
         if let Ok(mut trusted) = self.trusted.lock() {
             trusted.insert(

@@ -18,6 +18,7 @@
 //! |---|---|
 //! | namespaces: create, list, drop (mode, behavior, cascade) | `namespace/namespaces.rs` |
 //! | storage options from `lance.storage.*` namespace properties | `namespace/storage_options.rs` |
+//! | which storage options a caller may set (never an endpoint) | `caller_options.rs` |
 //! | create, declare, register, insert, merge-insert, drop table | `table/tables.rs` |
 //! | describe (the catalog's record; at a branch or tag) | `table/describe.rs` |
 //! | writing and recording a new table's bytes; nested locations | `table/placement.rs` |
@@ -40,6 +41,7 @@
 //! | undrop of a table or a namespace subtree | `trash/undrop.rs` |
 //! | table maintenance tasks: submit, list, workers, running them | `maintenance/` |
 //! | the reconciler | `maintenance/reconcile.rs` |
+//! | what bytes are live: the one answer every deletion asks | `live.rs` |
 //! | vended credentials: a table's scope, its session policy, STS, the kept sessions | `vending/` |
 //! | deletion protection of tables and namespaces | `protection.rs` |
 //! | object identity: real ids of tables and namespaces | `identity.rs` |
@@ -48,11 +50,13 @@
 //! | opening the storage root | `storage.rs` |
 
 pub mod branch;
+pub mod caller_options;
 mod checks;
 pub mod data;
 pub mod derived;
 mod engine_ns;
 pub mod identity;
+pub mod live;
 pub mod maintenance;
 mod manifest_commit;
 mod manifest_keeping;
@@ -75,6 +79,7 @@ pub mod version;
 pub use data::scan::{Scan, ScanSpec};
 pub use data::stream_write::{insert_mode_is_overwrite, MergeCounts, WriteOp, WriteOutcome};
 pub use derived::jobs::{Job, JobState};
+pub use live::Freshness;
 pub use maintenance::estate::EstateRefs;
 pub use maintenance::reconcile::{Orphan, Reconciliation, TableWithoutData};
 pub use maintenance::references::ForeignRefs;
@@ -132,6 +137,8 @@ pub struct Catalog {
     /// The estate's references for the cleanup pre-pass, once the
     /// governance layer installs them (`maintenance/estate.rs`).
     estate: Arc<std::sync::OnceLock<Arc<dyn maintenance::estate::EstateRefs>>>,
+    /// This root's tables' references as last read (`live.rs`).
+    refs_cache: Arc<live::RefsCache>,
 }
 
 /// Its root only: the engine's own `Debug` prints the storage options, and
@@ -173,6 +180,7 @@ impl Catalog {
             meta: Default::default(),
             claims: Default::default(),
             estate: Default::default(),
+            refs_cache: Default::default(),
         })
     }
 
@@ -243,8 +251,9 @@ impl Catalog {
     }
 
     /// The store and path of `relative`, if it lies strictly below the
-    /// root and outside the catalog's own directories: the last line of
-    /// defence of every removal, whatever its caller checked.
+    /// root, outside the catalog's own directories, and reaches no
+    /// symbolic link on the way: the last line of defence of every
+    /// removal, whatever its caller checked.
     pub(crate) async fn removable(
         &self,
         relative: &str,
@@ -257,6 +266,12 @@ impl Catalog {
             .is_some_and(|first| !table::locations::is_reserved(first.as_ref()));
         if !below_root {
             tracing::error!(location = %relative, path = %path, "refused to remove what is not a table's own");
+            return Ok(None);
+        }
+        // A link on the way (or the path itself one) leads out of the
+        // root: nothing is deleted through it.
+        if let Some(link) = self.links().first_link(relative) {
+            tracing::error!(location = %relative, link = %link, "refused to remove a path through a symbolic link");
             return Ok(None);
         }
         Ok(Some((store, path)))

@@ -359,7 +359,13 @@ impl Governance {
         for resource in resources {
             match self
                 .registry
-                .grant(resource, &p.id, "admin", Some(p.id.clone()))
+                .grant(
+                    resource,
+                    &p.id,
+                    p.identity.user_uid(),
+                    "admin",
+                    Some(p.id.clone()),
+                )
                 .await
             {
                 Ok(_) => self.grants.invalidate().await,

@@ -7,7 +7,7 @@
 use std::sync::{Arc, OnceLock, Weak};
 
 use super::{Governance, DEFAULT_WAREHOUSE};
-use crate::core::{EstateRefs, ForeignRefs};
+use crate::core::{EstateRefs, ForeignRefs, Freshness};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// The estate's references as every catalog's cleanup pre-pass reads them
@@ -26,9 +26,9 @@ impl EstateHook {
 
 #[async_trait::async_trait]
 impl EstateRefs for EstateHook {
-    async fn foreign_refs(&self) -> CatalogResult<Option<ForeignRefs>> {
+    async fn foreign_refs(&self, fresh: Freshness) -> CatalogResult<Option<ForeignRefs>> {
         match self.gov.get().and_then(Weak::upgrade) {
-            Some(gov) => gov.foreign_refs().await.map(Some),
+            Some(gov) => gov.foreign_refs_as(fresh).await.map(Some),
             None => Ok(None),
         }
     }
@@ -65,11 +65,20 @@ impl Governance {
         Ok(out)
     }
 
-    /// Every table's references outside its own location, estate-wide.
+    /// Every table's references outside its own location, estate-wide,
+    /// read now (reports, repairs, reclaim).
     pub async fn foreign_refs(&self) -> CatalogResult<ForeignRefs> {
+        self.foreign_refs_as(Freshness::Now).await
+    }
+
+    /// [`Self::foreign_refs`], each table's as recent as `fresh` asks.
+    pub async fn foreign_refs_as(&self, fresh: Freshness) -> CatalogResult<ForeignRefs> {
         let mut refs = ForeignRefs::default();
-        for (_, catalog) in self.estate_catalogs("an orphan scan or a cleanup").await? {
-            catalog.collect_foreign_refs(&mut refs).await?;
+        for (_, catalog) in self
+            .estate_catalogs("what is live (an orphan scan, a cleanup, a deletion)")
+            .await?
+        {
+            catalog.collect_foreign_refs(&mut refs, fresh).await?;
         }
         Ok(refs)
     }

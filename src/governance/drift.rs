@@ -29,6 +29,7 @@ fn finding(kind: DriftKind, warehouse: Option<&str>, subject: String) -> Drift {
         DriftKind::TrashWithoutBytes => Some(Repair::ForgetTrashEntry),
         DriftKind::TasksOfMissingTable => Some(Repair::ForgetTasks),
         DriftKind::PolicyOfMissingObject => Some(Repair::ForgetObject),
+        DriftKind::SymbolicLink => None,
     };
     Drift {
         kind,
@@ -81,6 +82,10 @@ impl Governance {
         for ((w, catalog), tasks) in opened.iter().zip(tasks) {
             let report = catalog.reconcile().await?;
             for o in report.orphans {
+                if o.symlink {
+                    out.push(finding(DriftKind::SymbolicLink, Some(w), o.location));
+                    continue;
+                }
                 let mut d = finding(DriftKind::UnownedDirectory, Some(w), o.location.clone());
                 if repair.contains(&d.kind) {
                     d.repaired = Some(catalog.remove_unowned(&o.location).await?);

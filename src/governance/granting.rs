@@ -122,11 +122,22 @@ impl Governance {
             };
             resource.object_id = Some(real);
         }
+        // A grant to a local user's name binds to that user (its uid).
+        let uid = match request.principal.starts_with("group:") {
+            true => None,
+            false => self
+                .auth
+                .users()
+                .identity_of(&request.principal)
+                .await?
+                .and_then(|i| i.user_uid().map(str::to_string)),
+        };
         let made = self
             .registry
             .grant(
                 resource,
                 &request.principal,
+                uid.as_deref(),
                 &request.relation,
                 access.principal.clone().map(|p| p.id),
             )

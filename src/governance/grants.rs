@@ -108,10 +108,12 @@ fn check(g: &GrantResource, relation: &str, principal: &str) -> CatalogResult<()
 
 impl Registry {
     /// Record a grant; the same grant twice is answered as it stands.
+    /// `uid`: the local user `principal` names (see [`Grant::principal_uid`]).
     pub async fn grant(
         &self,
         resource: GrantResource,
         principal: &str,
+        uid: Option<&str>,
         relation: &str,
         granted_by: Option<String>,
     ) -> CatalogResult<Grant> {
@@ -122,6 +124,11 @@ impl Registry {
         h.update(principal.as_bytes());
         h.update([0u8]);
         h.update(relation.as_bytes());
+        if let Some(uid) = uid {
+            // Another user under the name gets another grant.
+            h.update([0u8]);
+            h.update(uid.as_bytes());
+        }
         let grant_id: String = h.finalize()[..16]
             .iter()
             .map(|b| format!("{b:02x}"))
@@ -130,6 +137,7 @@ impl Registry {
             grant_id: grant_id.clone(),
             resource,
             principal: principal.to_string(),
+            principal_uid: uid.map(str::to_string),
             relation: relation.to_string(),
             created_at_ms: now_ms(),
             granted_by,
@@ -217,12 +225,21 @@ impl Registry {
         Ok(n)
     }
 
-    /// A deleted local user's grants: those naming it (its groups' stay
-    /// theirs), so a user made later under the name starts with none.
-    pub(super) async fn forget_grants_to(&self, principal: &str) -> CatalogResult<usize> {
+    /// A deleted local user's grants: those bound to it (its groups'
+    /// stay theirs, and grants to the name without a uid are the other
+    /// principals' of that name). A user made later under the name holds
+    /// none of them in any case: it has another uid.
+    pub(super) async fn forget_grants_to(
+        &self,
+        principal: &str,
+        uid: &str,
+    ) -> CatalogResult<usize> {
         let mut n = 0;
         for g in self.all_grants().await? {
-            if g.principal == principal && self.revoke_grant(&g.grant_id).await.is_ok() {
+            if g.principal == principal
+                && g.principal_uid.as_deref() == Some(uid)
+                && self.revoke_grant(&g.grant_id).await.is_ok()
+            {
                 n += 1;
             }
         }
@@ -278,6 +295,7 @@ impl Registry {
             .grant(
                 resource,
                 &old.principal,
+                old.principal_uid.as_deref(),
                 &old.relation,
                 old.granted_by.clone(),
             )
@@ -295,13 +313,24 @@ pub(super) fn relations(
     principal: &Principal,
     keys: &[String],
 ) -> HashSet<String> {
-    let holders: HashSet<String> = std::iter::once(principal.id.clone())
-        .chain(principal.groups.iter().map(|g| format!("group:{g}")))
+    let groups: HashSet<String> = principal
+        .groups
+        .iter()
+        .map(|g| format!("group:{g}"))
         .collect();
     grants
         .iter()
-        .filter(|g| holders.contains(&g.principal))
+        .filter(|g| groups.contains(&g.principal) || holds(g, principal))
         .filter(|g| keys.contains(&key_of(&g.resource)))
         .map(|g| g.relation.clone())
         .collect()
+}
+
+/// Whether `principal` itself holds grant `g`: by name, and by identity
+/// where the grant is bound to a local user. A local user holds only the
+/// grants bound to its own uid; the other principals of a name (keys,
+/// tokens) only those bound to no user. So a user deleted and made again
+/// holds nothing of the old one's, on any replica, however old its cache.
+pub(super) fn holds(g: &Grant, principal: &Principal) -> bool {
+    g.principal == principal.id && g.principal_uid.as_deref() == principal.identity.user_uid()
 }

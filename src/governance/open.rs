@@ -63,6 +63,7 @@ impl Governance {
                         ..Default::default()
                     },
                     admin,
+                    None,
                     "admin",
                     Some("--bootstrap-admin".into()),
                 )
@@ -71,6 +72,9 @@ impl Governance {
         if let Some(file) = &auth.bootstrap_admin_password_file {
             gov.bootstrap_user(auth.bootstrap_admin.as_deref(), file)
                 .await?;
+        }
+        if let Err(e) = gov.bind_user_grants().await {
+            tracing::warn!(error = %e.message, "grants from before user binding were not bound to their users; those users hold them again once a start binds them");
         }
         // Objects and grants from before real ids: every standing object
         // gets its id, then old grants are bound to the objects they name.
@@ -117,15 +121,78 @@ impl Governance {
         match self.auth.users().bootstrap(admin, password).await {
             Ok(true) => {
                 tracing::info!(user = admin, "the bootstrap admin was made a local user");
-                Ok(())
             }
             // Made before (and maybe deleted since): kept as it is.
-            Ok(false) => Ok(()),
-            Err(e) => Err(CatalogError::new(
-                e.code,
-                format!("--bootstrap-admin-password-file: {}", e.message),
-            )),
+            Ok(false) => {}
+            Err(e) => {
+                return Err(CatalogError::new(
+                    e.code,
+                    format!("--bootstrap-admin-password-file: {}", e.message),
+                ))
+            }
         }
+        // The one rule: the user this made is server admin, bound to its
+        // uid, while it stands. Deleting it retires it for good: the grant
+        // goes with it, and neither a restart nor a new user of the name
+        // brings it back. The name's own grant (`--bootstrap-admin`, no
+        // uid) stays the other principals' of that name (keys, tokens).
+        if let Some(uid) = self
+            .auth
+            .users()
+            .bootstrapped()
+            .await?
+            .as_ref()
+            .and_then(|i| i.user_uid().map(str::to_string))
+        {
+            self.registry
+                .grant(
+                    super::models::GrantResource {
+                        kind: "server".into(),
+                        ..Default::default()
+                    },
+                    admin,
+                    Some(&uid),
+                    "admin",
+                    Some("--bootstrap-admin-password-file".into()),
+                )
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Grants made to a local user's name before grants were bound to
+    /// users: each made while the user it names stood (at or after its
+    /// creation) gets a copy bound to that user. Idempotent; the unbound
+    /// grant stays the other principals' of the name.
+    async fn bind_user_grants(&self) -> CatalogResult<usize> {
+        if !self.auth.users().enabled() {
+            return Ok(0);
+        }
+        let mut bound = 0;
+        for g in self.registry.all_grants().await? {
+            if g.principal_uid.is_some() || g.principal.starts_with("group:") {
+                continue;
+            }
+            let Some(crate::auth::Identity::User { uid, created_at_ms }) =
+                self.auth.users().identity_of(&g.principal).await?
+            else {
+                continue;
+            };
+            if g.created_at_ms < created_at_ms {
+                continue;
+            }
+            self.registry
+                .grant(
+                    g.resource.clone(),
+                    &g.principal,
+                    Some(&uid),
+                    &g.relation,
+                    g.granted_by.clone(),
+                )
+                .await?;
+            bound += 1;
+        }
+        Ok(bound)
     }
 
     /// One root, warehouses off, registries in the root's control directory.

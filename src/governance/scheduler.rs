@@ -208,7 +208,9 @@ impl Governance {
     /// one rule the scheduler acts on and the sweep report shows.
     fn plan(&self, p: &Policy, shape: &Shape) -> Vec<(&'static str, Map<String, Value>)> {
         let mut wanted = Vec::new();
-        if p.compaction && shape.untidy_fragments >= 2 {
+        // By what Lance will do, not by a count of our own: a round that
+        // would remove nothing is not submitted.
+        if p.compaction && shape.compactable_fragments > 0 {
             wanted.push((
                 "lance_compact",
                 object(json!({"target_rows_per_fragment": p.target_rows_per_fragment})),
@@ -330,6 +332,7 @@ impl Governance {
                 has_data: shape.fragments > 0 || shape.versions > 0,
                 fragments: shape.fragments as u64,
                 untidy_fragments: shape.untidy_fragments as u64,
+                compactable_fragments: shape.compactable_fragments as u64,
                 target_rows_per_fragment: p.target_rows_per_fragment,
                 versions: shape.versions as u64,
                 versions_past_retention: shape.versions_past_retention as u64,

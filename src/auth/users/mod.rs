@@ -308,6 +308,10 @@ impl Users {
             id: stored.username.clone(),
             groups: stored.groups.clone(),
             task: None,
+            identity: super::Identity::User {
+                uid: stored.uid.clone(),
+                created_at_ms: stored.created_at_ms,
+            },
         }
     }
 
@@ -403,6 +407,38 @@ impl Users {
             .upsert::<Bootstrapped, _>(BOOTSTRAPPED, "admin", |_| Some(mark.clone()))
             .await?;
         Ok(made)
+    }
+
+    /// The identity of the local user named `name` now (a fresh read),
+    /// if there is one: what a grant to that name binds to.
+    pub async fn identity_of(&self, name: &str) -> CatalogResult<Option<super::Identity>> {
+        if !valid_username(name) {
+            return Ok(None);
+        }
+        Ok(self
+            .stored(name, true)
+            .await?
+            .map(|s| Self::principal(&s).identity))
+    }
+
+    /// The user `--bootstrap-admin-password-file` made, while it stands
+    /// (`None` once it was deleted: retired for good).
+    pub async fn bootstrapped(&self) -> CatalogResult<Option<super::Identity>> {
+        let Some(mark) = self
+            .records
+            .get::<Bootstrapped>(BOOTSTRAPPED, "admin")
+            .await?
+        else {
+            return Ok(None);
+        };
+        let Some(user) = self.stored(&mark.value.user, true).await? else {
+            return Ok(None);
+        };
+        // A user made later under the name is not the one bootstrapped.
+        let made_by_bootstrap = user.created_by.as_deref()
+            == Some("--bootstrap-admin-password-file")
+            && user.created_at_ms <= mark.value.at_ms;
+        Ok(made_by_bootstrap.then(|| Self::principal(&user).identity))
     }
 
     /// Every user, sorted by name.

@@ -271,7 +271,11 @@ impl Users {
     pub async fn verify_basic(&self, basic: &Basic) -> CatalogResult<Principal> {
         self.admissible(basic)?;
         let key = self.remember_key(basic);
+        // A success is a success however it was checked: it ends the
+        // failures counted so far, or a client sending Basic on every
+        // call would be held off by typos spread over an hour.
         if let Some(p) = self.recall(&key).await? {
+            self.cleared(&basic.username);
             return Ok(p);
         }
         let turn = self.turn(&basic.username)?;
@@ -281,6 +285,7 @@ impl Users {
         }
         // A check of the same password may have ended while this waited.
         if let Some(p) = self.recall(&key).await? {
+            self.cleared(&basic.username);
             return Ok(p);
         }
         let user = self.check_basic(basic).await?;

@@ -186,3 +186,22 @@ async fn a_user_made_again_under_a_name_gets_nothing_of_the_old_one() {
     u.end_session(&fresh).await.unwrap();
     u.verify_session(&fresh).await.unwrap_err();
 }
+
+/// A client sending Basic on every call succeeds through the remembered
+/// password; each success ends the failures counted before it, so typos
+/// spread out never add up to a hold-off (max_failures is 2 here).
+#[tokio::test]
+async fn a_remembered_success_ends_the_failures_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let u = with_ada(dir.path()).await;
+    let right = basic("ada", "correct horse");
+    u.verify_basic(&right).await.unwrap();
+    for _ in 0..5 {
+        u.verify_basic(&basic("ada", "typo")).await.unwrap_err();
+        // Recalled, not checked again: and it clears the count.
+        u.verify_basic(&right).await.unwrap();
+    }
+    u.verify_basic(&basic("ada", "typo")).await.unwrap_err();
+    let p = u.verify_basic(&right).await.unwrap();
+    assert_eq!(p.id, "ada");
+}

@@ -17,7 +17,9 @@ impl crate::core::Catalog {
     /// Lance's cleanup would delete it once it is a week old.
     pub(crate) async fn clone_pin(&self, id: &[String]) -> CatalogResult<Option<u64>> {
         let location = &self.relative_table_location(id).await?;
-        let foreign = self.cleanup_refs().await?;
+        let foreign = self
+            .estate_refs(crate::core::live::Freshness::Recent)
+            .await?;
         let own = key_of(&self.location_uri(location));
         let reached: Vec<&String> = foreign
             .refs
@@ -44,7 +46,7 @@ impl crate::core::Catalog {
             let clones: Vec<String> = foreign
                 .reaching(&own, &[])
                 .iter()
-                .map(|id| crate::core::checks::display_id(id))
+                .map(crate::core::live::table_ref_name)
                 .collect();
             return Err(CatalogError::new(
                 crate::error::Code::INVALID_TABLE_STATE,

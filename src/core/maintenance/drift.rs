@@ -10,8 +10,9 @@ use object_store::{ObjectMeta, ObjectStoreExt};
 use super::{TaskRecord, TASKS, TASK_TYPES};
 use crate::api::trash::TrashEntry;
 use crate::core::identity::id_property;
+use crate::core::live::Freshness;
 use crate::core::manifest_tx::{row_properties, row_type, single_rows};
-use crate::core::table::locations::{canonical, find_overlap, overlaps};
+use crate::core::table::locations::{canonical, overlaps};
 use crate::core::{engine, Catalog};
 use crate::error::CatalogResult;
 
@@ -110,16 +111,18 @@ impl Catalog {
     }
 
     /// Remove an unowned path under the root (an operator's explicit
-    /// repair), checked again first: strictly below the root and not the
-    /// catalog's own ([`Catalog::removable`]), no
-    /// table or trash entry over it, no create's intent over it (the sweep
-    /// decides those), nothing under it changed within the last hour.
-    /// Deletes the objects the listing names; answers what it did.
+    /// repair), checked again first against the live set read now
+    /// (`live.rs`): no table or trash entry over it or in it, no table
+    /// reading there (a clone of a deregistered table, a multi-base
+    /// table's data directory), no create's intent over it (the sweep
+    /// decides those), strictly below the root and not the catalog's own
+    /// ([`Catalog::removable`]), no symbolic link on the way or inside,
+    /// nothing under it changed within the last hour. Deletes the objects
+    /// the listing names; answers what it did.
     pub async fn remove_unowned(&self, relative: &str) -> CatalogResult<String> {
         let relative = canonical(relative);
-        let tables = self.placed_tables_near(&[&relative]).await?;
-        if let Some(t) = find_overlap(&relative, &tables, None) {
-            return Ok(format!("left alone: {} owns it now", t.key));
+        if let Err(e) = self.check_dead(&relative, Freshness::Now).await {
+            return Ok(format!("left alone: {}", e.message));
         }
         let intents = self.create_intents().await?;
         if intents
@@ -129,7 +132,10 @@ impl Catalog {
             return Ok("left alone: a create's intent names it (the sweep decides)".into());
         }
         let Some((store, path)) = self.removable(&relative).await? else {
-            return Ok("left alone: not below the root, or the catalog's own".into());
+            return Ok(
+                "left alone: not below the root, the catalog's own, or reached through a symbolic link"
+                    .into(),
+            );
         };
         let mut objects: Vec<ObjectMeta> =
             engine(store.list(Some(path.clone())).try_collect().await)?;
@@ -143,6 +149,18 @@ impl Catalog {
                 }
                 Err(e) => return Err(storage_failed(e)),
             }
+        }
+        // A listing follows links: anything it reached through one is not
+        // the root's, and the path is left whole.
+        let (_, root) = self.location_store("").await?;
+        let mut links = self.links();
+        if let Some(link) = objects
+            .iter()
+            .find_map(|m| links.first_link(&relative_to(&root, &m.location)))
+        {
+            return Ok(format!(
+                "left alone: {link:?} is a symbolic link (nothing is deleted through one)"
+            ));
         }
         let newest = objects.iter().map(|m| m.last_modified).max();
         let now = chrono::Utc::now();
@@ -165,6 +183,14 @@ impl Catalog {
         tracing::warn!(location = %relative, objects = n, bytes, "removed an unowned path (explicit repair)");
         Ok(format!("removed {n} objects, {bytes} bytes"))
     }
+}
+
+/// A listed path relative to the root's, its segments decoded.
+pub(crate) fn relative_to(
+    root: &object_store::path::Path,
+    path: &object_store::path::Path,
+) -> String {
+    super::references::relative(root, path)
 }
 
 /// 503: the storage failed under a repair (the cause goes to the log).

@@ -1,11 +1,13 @@
-//! What the cleanup pre-pass needs from above the core: the references of
-//! every table of the estate, other warehouses' too, since a shallow clone
-//! may live in another. The governance layer installs the source on each
-//! catalog it opens; a catalog on its own sees only its own tables.
+//! What the live set (`core/live.rs`) needs from above the core: the
+//! references of every table of the estate, other warehouses' too, since a
+//! shallow clone may live in another. The governance layer installs the
+//! source on each catalog it opens; a catalog on its own sees only its own
+//! tables.
 
 use std::sync::Arc;
 
 use super::references::ForeignRefs;
+use crate::core::live::Freshness;
 use crate::core::Catalog;
 use crate::error::CatalogResult;
 
@@ -13,25 +15,12 @@ use crate::error::CatalogResult;
 #[async_trait::async_trait]
 pub trait EstateRefs: Send + Sync {
     /// None: not available (yet); the catalog falls back to its own tables.
-    async fn foreign_refs(&self) -> CatalogResult<Option<ForeignRefs>>;
+    async fn foreign_refs(&self, fresh: Freshness) -> CatalogResult<Option<ForeignRefs>>;
 }
 
 impl Catalog {
     /// Install the estate's references (the first call wins).
     pub fn set_estate_refs(&self, source: Arc<dyn EstateRefs>) {
         let _ = self.estate.set(source);
-    }
-
-    /// The references the cleanup pre-pass counts: the estate's where the
-    /// governance layer answers them, this catalog's own otherwise.
-    pub(crate) async fn cleanup_refs(&self) -> CatalogResult<ForeignRefs> {
-        if let Some(source) = self.estate.get() {
-            if let Some(refs) = source.foreign_refs().await? {
-                return Ok(refs);
-            }
-        }
-        let mut own = ForeignRefs::default();
-        self.collect_foreign_refs(&mut own).await?;
-        Ok(own)
     }
 }

@@ -16,9 +16,8 @@ use object_store::ObjectMeta;
 
 use super::references::{key_of, list_and_read, relative, ForeignRefs, Listed, Refs};
 use crate::api::orphans::{
-    KeptFile, KeptReason, OrphanFile, OrphanReport, ReclaimResponse, TableRef, MAX_RECLAIM_PATHS,
+    KeptFile, KeptReason, OrphanFile, OrphanReport, ReclaimResponse, MAX_RECLAIM_PATHS,
 };
-use crate::core::checks::manifest_id;
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -38,6 +37,9 @@ enum Class {
     /// Not judged: `_blobs/` (its descriptors are not read) and anything
     /// outside Lance's layout.
     Unverifiable,
+    /// Reached through a symbolic link (the listing follows them): not
+    /// the table's, never named as an orphan, never deleted.
+    Linked,
 }
 
 fn class_of(rel: &str) -> Class {
@@ -82,31 +84,6 @@ fn file_of(rel: &str, meta: &ObjectMeta, now: u64) -> OrphanFile {
 }
 
 impl Catalog {
-    /// Add every reference this root's tables (trashed ones too) make
-    /// outside their own locations.
-    pub async fn collect_foreign_refs(&self, into: &mut ForeignRefs) -> CatalogResult<()> {
-        let mut seen = BTreeSet::new();
-        for placed in self.placed_tables().await? {
-            if placed.location.is_empty() || !seen.insert(placed.location.clone()) {
-                continue;
-            }
-            let (store, base) = self.location_store(&placed.location).await?;
-            let own = key_of(&self.location_uri(&placed.location));
-            // Manifests live in `_versions/` and in branch trees only.
-            let listed = list_and_read(&store, &base, &own, &["_versions", "tree"])
-                .await
-                .map_err(|e| {
-                    let message = format!(
-                        "the manifests at {:?} could not be read, and an orphan scan needs every table's references: {}",
-                        placed.location, e.message
-                    );
-                    CatalogError::new(e.code, message)
-                })?;
-            into.add(manifest_id(&placed.key), &own, listed.refs());
-        }
-        Ok(())
-    }
-
     /// The orphan scan of table `id` (a report: nothing is written).
     pub async fn orphan_scan(
         &self,
@@ -164,26 +141,33 @@ impl Catalog {
             }
         }
         report.branches = branches.into_iter().collect();
-        report.clones = foreign
-            .reaching(&own, id)
-            .into_iter()
-            .map(|id| TableRef { id })
-            .collect();
+        report.clones = foreign.reaching(&own, &[crate::core::checks::manifest_key(id)]);
         let mut listed = HashMap::new();
+        let mut links = self.links();
+        let mut symlinks = BTreeSet::new();
         for meta in listing {
             let rel = relative(&base, &meta.location);
             report.files_scanned += 1;
             report.bytes_scanned += meta.size;
-            let class = match nested
+            let link = links.first_link(&format!("{location}/{rel}")).map(|l| {
+                l.strip_prefix(&format!("{location}/"))
+                    .unwrap_or(&l)
+                    .to_string()
+            });
+            let nested_here = nested
                 .iter()
-                .any(|n| rel == *n || super::references::below(&rel, n).is_some())
-            {
-                true => Class::Kept,
-                false => class_of(&rel),
+                .any(|n| rel == *n || super::references::below(&rel, n).is_some());
+            let class = match (link, nested_here) {
+                (Some(link), _) => {
+                    symlinks.insert(link);
+                    Class::Linked
+                }
+                (None, true) => Class::Kept,
+                (None, false) => class_of(&rel),
             };
             let referenced = match class {
                 Class::Managed | Class::Transaction => refs.covers(&format!("{own}/{rel}")),
-                Class::Kept | Class::Unverifiable => true,
+                Class::Kept | Class::Unverifiable | Class::Linked => true,
             };
             let file = file_of(&rel, &meta, now);
             match class {
@@ -200,6 +184,7 @@ impl Catalog {
             }
             listed.insert(rel, (meta, class, referenced));
         }
+        report.symlinks = symlinks.into_iter().collect();
         for list in [
             &mut report.orphans,
             &mut report.transactions,
@@ -253,6 +238,7 @@ impl Catalog {
             };
             let file = file_of(path, meta, now);
             let reason = match class {
+                Class::Linked => Some(KeptReason::SymbolicLink),
                 Class::Kept | Class::Unverifiable => Some(KeptReason::Protected),
                 _ if *referenced => Some(KeptReason::Referenced),
                 _ if file.maybe_in_flight => Some(KeptReason::InFlight),
@@ -260,6 +246,16 @@ impl Catalog {
             };
             if let Some(reason) = reason {
                 out.kept.push(kept(reason));
+                continue;
+            }
+            // Looked at again right before: a link put there since the scan
+            // is not deleted through.
+            if self
+                .links()
+                .first_link(&format!("{}/{path}", scan.report.location))
+                .is_some()
+            {
+                out.kept.push(kept(KeptReason::SymbolicLink));
                 continue;
             }
             // The listing's own path: inside the table's location by

@@ -7,8 +7,10 @@
 use object_store::path::Path;
 use serde::Serialize;
 
+use super::references::key_of;
 use crate::core::checks::manifest_id;
-use crate::core::table::locations::{is_reserved, overlaps, Placed};
+use crate::core::live::Freshness;
+use crate::core::table::locations::{canonical, is_reserved, overlaps};
 use crate::core::{engine, Catalog};
 use crate::error::CatalogResult;
 
@@ -33,6 +35,8 @@ pub struct Orphan {
     /// Whether it holds a Lance dataset (a `_versions/` directory): the
     /// signature of a create that never got recorded.
     pub dataset: bool,
+    /// Whether it is a symbolic link: never followed, never removed.
+    pub symlink: bool,
 }
 
 /// A recorded table whose location holds no dataset.
@@ -43,9 +47,24 @@ pub struct TableWithoutData {
 }
 
 impl Catalog {
-    /// Compare the storage root with the catalog's records.
+    /// Compare the storage root with what is live (`live.rs`, read now):
+    /// a path is unowned when no table, trashed table or create's intent
+    /// claims it or a directory it lies in, and no table of the estate
+    /// reads there or keeps a base path over it. Links are never followed.
     pub async fn reconcile(&self) -> CatalogResult<Reconciliation> {
         let tables = self.placed_tables().await?;
+        // Tables, trashed tables and creates in flight claim locations alike.
+        let mut claims: Vec<String> = tables.iter().map(|t| t.location.clone()).collect();
+        claims.extend(
+            self.create_intents()
+                .await?
+                .into_iter()
+                .map(|(_, i)| canonical(&i.location)),
+        );
+        let refs = self.estate_refs(Freshness::Now).await?;
+        let root_key = key_of(&self.location_uri(""));
+        let live = |rel: &str| refs.in_footprint(&key_of(&self.location_uri(rel)), &root_key);
+        let mut links = self.links();
         let (store, base) = self.location_store("").await?;
         let mut report = Reconciliation::default();
         let mut pending = vec![(String::new(), base.clone(), 0usize)];
@@ -56,12 +75,14 @@ impl Catalog {
                     continue;
                 };
                 let child = join(&rel, name);
-                if !owned(&child, &tables) {
-                    report.orphans.push(Orphan {
-                        location: child,
-                        dataset: false,
-                    });
+                if owned(&child, &claims) || live(&child) {
+                    continue;
                 }
+                report.orphans.push(Orphan {
+                    symlink: links.first_link(&child).is_some(),
+                    location: child,
+                    dataset: false,
+                });
             }
             for dir in &listed.common_prefixes {
                 let Some(name) = dir.filename() else { continue };
@@ -69,17 +90,30 @@ impl Catalog {
                 if rel.is_empty() && is_reserved(name) {
                     continue;
                 }
-                if owned(&child, &tables) {
+                if owned(&child, &claims) {
                     continue;
                 }
-                let leads_to_table = tables.iter().any(|t| overlaps(&t.location, &child));
-                if leads_to_table && depth < MAX_DEPTH {
+                if links.first_link(&child).is_some() {
+                    report.orphans.push(Orphan {
+                        location: child,
+                        dataset: false,
+                        symlink: true,
+                    });
+                    continue;
+                }
+                let leads_to_claim = claims.iter().any(|c| overlaps(c, &child));
+                if leads_to_claim && depth < MAX_DEPTH {
                     pending.push((child, dir.clone(), depth + 1));
+                } else if live(&child) {
+                    // A table reads there (a clone of a deregistered
+                    // table, a multi-base table's data): live as a whole.
+                    continue;
                 } else {
                     let dataset = self.holds_dataset(&child).await?;
                     report.orphans.push(Orphan {
                         location: child,
                         dataset,
+                        symlink: false,
                     });
                 }
             }
@@ -110,12 +144,12 @@ impl Catalog {
     }
 }
 
-/// Whether a table's location is `path` or one of its ancestors.
-fn owned(path: &str, tables: &[Placed]) -> bool {
+/// Whether a claimed location is `path` or one of its ancestors.
+fn owned(path: &str, claims: &[String]) -> bool {
     let depth = path.split('/').count();
-    tables
+    claims
         .iter()
-        .any(|t| overlaps(&t.location, path) && t.location.split('/').count() <= depth)
+        .any(|c| overlaps(c, path) && c.split('/').filter(|s| !s.is_empty()).count() <= depth)
 }
 
 fn join(parent: &str, name: &str) -> String {
@@ -132,10 +166,7 @@ mod tests {
 
     #[test]
     fn ownership_is_by_ancestor() {
-        let tables = vec![Placed {
-            key: "a$t".into(),
-            location: "w/t".into(),
-        }];
+        let tables = vec!["w/t".to_string()];
         assert!(owned("w/t", &tables));
         assert!(owned("w/t/data", &tables));
         assert!(!owned("w", &tables));

@@ -7,7 +7,7 @@
 //! A key is a URI without `file://`, percent-decoded, with no trailing
 //! `/`: the one spelling both a listing and a base path come to.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use futures::TryStreamExt;
 use lance::io::ObjectStore;
@@ -18,6 +18,7 @@ use lance_table::io::manifest::{read_manifest, read_manifest_indexes};
 use object_store::path::Path;
 use object_store::ObjectMeta;
 
+use crate::api::orphans::TableRef;
 use crate::core::engine;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -82,6 +83,10 @@ pub(crate) struct Refs {
     /// Directories referenced whole: an index's, a data file's blob
     /// sidecars (`data/<key>/` lives exactly when `data/<key>.lance` does).
     pub dirs: HashSet<String>,
+    /// The base paths the manifests define (a shallow clone's source, a
+    /// multi-base table's data directories): the directories a table's
+    /// files may live in besides its own location, whole.
+    pub bases: HashSet<String>,
 }
 
 impl Refs {
@@ -105,6 +110,39 @@ impl Refs {
     pub(crate) fn keys(&self) -> impl Iterator<Item = &String> {
         self.files.iter().chain(self.dirs.iter())
     }
+
+    /// Whether a file these name lies at or below `key`, or `key` lies
+    /// in a directory they name (in any case, see `table/locations.rs`):
+    /// deleting `key` would delete what a table reads.
+    pub(crate) fn reach(&self, key: &str) -> bool {
+        self.keys().any(|k| inside_or_at(k, key)) || self.dirs.iter().any(|d| inside_or_at(key, d))
+    }
+
+    /// Whether `key` belongs to a table's footprint: it holds what the
+    /// table reads ([`Self::reach`]), or it overlaps a base path the table
+    /// writes its files in (a base at `root`, the storage root itself,
+    /// claims nothing of its own: only its files count).
+    pub(crate) fn footprint(&self, key: &str, root: &str) -> bool {
+        self.reach(key)
+            || self
+                .bases
+                .iter()
+                .any(|b| !inside_or_at(root, b) && (inside_or_at(key, b) || inside_or_at(b, key)))
+    }
+
+    fn extend(&mut self, other: &Refs) {
+        self.files.extend(other.files.iter().cloned());
+        self.dirs.extend(other.dirs.iter().cloned());
+        self.bases.extend(other.bases.iter().cloned());
+    }
+}
+
+/// Whether key `k` is `at` or lies below it, segment by segment in any
+/// case.
+pub(crate) fn inside_or_at(k: &str, at: &str) -> bool {
+    use crate::core::table::locations::location_key;
+    let (k, at) = (location_key(k), location_key(at));
+    k == at || at.is_empty() || k.starts_with(&format!("{at}/"))
 }
 
 /// The manifests of one dataset location: where each lives (its dataset
@@ -189,6 +227,7 @@ async fn manifest_refs(
     let own = file.dataset_key.as_str();
     let bases = &manifest.base_paths;
     let mut refs = Refs::default();
+    refs.bases.extend(bases.values().map(|b| key_of(&b.path)));
     refs.files.insert(join(own, &format!("_versions/{name}")));
     if let Some(txn) = &manifest.transaction_file {
         refs.files
@@ -241,8 +280,7 @@ impl Listed {
     pub(crate) fn refs(&self) -> Refs {
         let mut all = Refs::default();
         for (_, _, refs) in &self.manifests {
-            all.files.extend(refs.files.iter().cloned());
-            all.dirs.extend(refs.dirs.iter().cloned());
+            all.extend(refs);
         }
         all
     }
@@ -290,50 +328,76 @@ pub(crate) async fn list_and_read(
 }
 
 /// Every reference any table makes into a location other than its own
-/// (through base paths: shallow clones, imported files), with the tables
-/// that make them.
+/// (through base paths: shallow clones, multi-base tables, imported
+/// files), with the tables that make them: the half of the live set
+/// (`core/live.rs`) that only manifests tell.
 #[derive(Debug, Default, Clone)]
 pub struct ForeignRefs {
     pub(crate) refs: Refs,
-    /// Each referencing table's id and its own location's key.
-    pub(crate) tables: Vec<(Vec<String>, String, Refs)>,
+    pub(crate) tables: Vec<Reacher>,
+}
+
+/// A table reaching outside its own location.
+#[derive(Debug, Clone)]
+pub(crate) struct Reacher {
+    /// Who it is, as answers name it (a trashed one with its trash id).
+    pub table: TableRef,
+    /// Its placement key (`Placed::key`): a trashed table's is its own.
+    pub placement: String,
+    /// What it references outside its own location.
+    pub refs: Refs,
 }
 
 impl ForeignRefs {
     /// Add a table's references that lie outside its own location.
-    pub(crate) fn add(&mut self, id: Vec<String>, own: &str, refs: Refs) {
+    pub(crate) fn add(&mut self, table: TableRef, placement: &str, own: &str, refs: Refs) {
         let outside = Refs {
             files: refs
                 .files
                 .into_iter()
-                .filter(|k| below(k, own).is_none())
+                .filter(|k| !inside_or_at(k, own))
                 .collect(),
             dirs: refs
                 .dirs
                 .into_iter()
-                .filter(|k| below(k, own).is_none() && k != own)
+                .filter(|k| !inside_or_at(k, own))
+                .collect(),
+            bases: refs
+                .bases
+                .into_iter()
+                .filter(|k| !inside_or_at(k, own))
                 .collect(),
         };
-        if outside.files.is_empty() && outside.dirs.is_empty() {
+        if outside.files.is_empty() && outside.dirs.is_empty() && outside.bases.is_empty() {
             return;
         }
-        self.refs.files.extend(outside.files.iter().cloned());
-        self.refs.dirs.extend(outside.dirs.iter().cloned());
-        self.tables.push((id, own.to_string(), outside));
+        self.refs.extend(&outside);
+        self.tables.push(Reacher {
+            table,
+            placement: placement.to_string(),
+            refs: outside,
+        });
     }
 
-    /// The tables (not `except`) that reference something at or below
-    /// `location`: its shallow clones.
-    pub(crate) fn reaching(&self, location: &str, except: &[String]) -> BTreeSet<Vec<String>> {
-        self.tables
+    /// Whether `key` lies in some table's footprint ([`Refs::footprint`]).
+    pub(crate) fn in_footprint(&self, key: &str, root: &str) -> bool {
+        self.refs.footprint(key, root)
+    }
+
+    /// The tables (other than those placed as `except`) that reference
+    /// something at or below `location`: its shallow clones, the
+    /// multi-base tables keeping files there.
+    pub(crate) fn reaching(&self, location: &str, except: &[String]) -> Vec<TableRef> {
+        let mut out: Vec<TableRef> = self
+            .tables
             .iter()
-            .filter(|(id, _, _)| id.as_slice() != except)
-            .filter(|(_, _, refs)| {
-                refs.keys()
-                    .any(|k| k == location || below(k, location).is_some())
-            })
-            .map(|(id, _, _)| id.clone())
-            .collect()
+            .filter(|r| !except.contains(&r.placement))
+            .filter(|r| r.refs.reach(location))
+            .map(|r| r.table.clone())
+            .collect();
+        out.sort_by(|a, b| (&a.id, &a.trash_id).cmp(&(&b.id, &b.trash_id)));
+        out.dedup();
+        out
     }
 }
 

@@ -33,11 +33,16 @@ pub(crate) struct Round {
 pub(crate) struct Shape {
     pub fragments: usize,
     /// Fragments under the target rows, or with a tenth of their rows
-    /// deleted: what a compaction would rewrite.
+    /// deleted.
     pub untidy_fragments: usize,
+    /// The fragments Lance's own compaction plan would rewrite now (small
+    /// fragments it cannot merge, such as indexed ones beside unindexed
+    /// ones, are not among them): a round compacts only when there are.
+    pub compactable_fragments: usize,
     pub versions: usize,
     /// Versions a cleanup by the policy would remove: older than the
-    /// retention, not the newest kept, not tagged.
+    /// retention, not the newest kept, not tagged, not a branch's parent,
+    /// and not kept for a shallow clone (the cleanup's pre-pass).
     pub versions_past_retention: usize,
 }
 
@@ -134,17 +139,54 @@ impl Catalog {
         // Newest first: the newest `keep` (the latest among them) stay.
         let mut newest_first: Vec<_> = versions.iter().collect();
         newest_first.sort_by_key(|v| std::cmp::Reverse(v.version));
-        let past = newest_first
+        let past: Vec<u64> = newest_first
             .iter()
             .skip(keep)
             .filter(|v| v.timestamp < cutoff && !pinned.contains(&v.version))
-            .count();
+            .map(|v| v.version)
+            .collect();
+        // What the cleanup's pre-pass keeps for shallow clones is not
+        // removable either; a refusal there means the task would fail.
+        let past = match past.is_empty() {
+            true => 0,
+            false => match self.clone_pin(id).await {
+                Ok(None) => past.len(),
+                Ok(Some(pin)) => past.iter().filter(|v| **v < pin).count(),
+                Err(e) => {
+                    tracing::warn!(table = ?id, error = %e.message, "a cleanup would be refused; the scheduler leaves it");
+                    0
+                }
+            },
+        };
         Ok(Some(Shape {
             fragments: fragments.len(),
             untidy_fragments: untidy,
+            compactable_fragments: self.compactable(id, &ds, target_rows).await,
             versions: versions.len(),
             versions_past_retention: past,
         }))
+    }
+
+    /// How many fragments Lance's compaction would rewrite now, planned
+    /// with the very options a scheduled compaction runs with (nothing is
+    /// written); 0 when it cannot plan.
+    async fn compactable(&self, id: &[String], ds: &lance::Dataset, target_rows: u64) -> usize {
+        let given = serde_json::json!({"target_rows_per_fragment": target_rows});
+        let params = match super::params::checked(
+            "lance_compact",
+            given.as_object().cloned().unwrap_or_default(),
+        ) {
+            Ok(p) => p,
+            Err(_) => return 0,
+        };
+        let options = super::run::compaction_options(&params);
+        match lance::dataset::optimize::plan_compaction(ds, &options).await {
+            Ok(plan) => plan.tasks.iter().map(|t| t.fragments.len()).sum(),
+            Err(e) => {
+                tracing::warn!(table = ?id, error = %e, "Lance could not plan a compaction; the scheduler leaves it");
+                0
+            }
+        }
     }
 
     /// Delete the finished tasks of `task_type` that `by` submitted on the

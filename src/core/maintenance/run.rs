@@ -87,13 +87,16 @@ fn object(v: Value) -> Map<String, Value> {
     }
 }
 
-async fn compact(ds: &mut Dataset, p: &P<'_>) -> CatalogResult<Map<String, Value>> {
+/// Lance's compaction options for a compaction task's (checked)
+/// parameters: what the task runs and what the scheduler plans with.
+pub(super) fn compaction_options(params: &Map<String, Value>) -> CompactionOptions {
+    let p = &P(params);
     let mode = match p.str("compaction_mode").unwrap_or("reencode") {
         "try_binary_copy" => CompactionMode::TryBinaryCopy,
         "force_binary_copy" => CompactionMode::ForceBinaryCopy,
         _ => CompactionMode::Reencode,
     };
-    let options = CompactionOptions {
+    CompactionOptions {
         target_rows_per_fragment: p.usize("target_rows_per_fragment", 1024 * 1024),
         max_rows_per_group: p.usize("max_rows_per_group", 1024),
         max_bytes_per_file: p
@@ -108,7 +111,11 @@ async fn compact(ds: &mut Dataset, p: &P<'_>) -> CatalogResult<Map<String, Value
             .unwrap_or(0.1) as f32,
         compaction_mode: Some(mode),
         ..Default::default()
-    };
+    }
+}
+
+async fn compact(ds: &mut Dataset, p: &P<'_>) -> CatalogResult<Map<String, Value>> {
+    let options = compaction_options(p.0);
     let fragments_before = ds.count_fragments();
     let mut attempt = 0;
     let metrics = loop {

@@ -41,16 +41,26 @@ pub fn is_secret(key: &str) -> bool {
         || (k.contains("key") && !k.contains("key_id") && !k.ends_with("region"))
 }
 
+/// Whether a storage option is part of a credential: a secret, or what
+/// names whose secret it is (an access key's id, a client's id). Without
+/// its secret such a part grants nothing, but it names the server's
+/// identity and account, so it goes wherever the secret does not.
+pub(crate) fn is_credential_part(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    is_secret(&k) || k.contains("key_id") || k.contains("client_id")
+}
+
 impl Catalog {
-    /// Storage options as a client may get them: without secret-like ones
-    /// unless the operator opted in, and never where this catalog vends
-    /// (the session replaces them). `None` when nothing is left.
+    /// Storage options as a client may get them: without the server's
+    /// credential (its secrets and the ids naming them) unless the
+    /// operator opted in, and never where this catalog vends (the session
+    /// replaces them). `None` when nothing is left.
     pub(crate) fn handed(
         &self,
         mut options: HashMap<String, String>,
     ) -> Option<HashMap<String, String>> {
         if !self.forward_secrets || self.vends() {
-            options.retain(|k, _| !is_secret(k));
+            options.retain(|k, _| !is_credential_part(k));
         }
         (!options.is_empty()).then_some(options)
     }
@@ -98,16 +108,20 @@ impl Catalog {
                 }
             }
         }
-        // Outermost first: an inner namespace's option wins.
+        // Outermost first: an inner namespace's option wins. A caller set
+        // these, so only what a caller may set is taken (a record from
+        // before the rule may hold more; see `caller_options.rs`).
         for key in ancestors {
-            for (k, v) in by_key.remove(key).unwrap_or_default() {
-                match k.strip_prefix(NAMESPACE_OPTION_PREFIX) {
-                    Some(option) if !option.is_empty() => {
-                        options.insert(option.to_string(), v);
-                    }
-                    _ => {}
-                }
-            }
+            let set: HashMap<String, String> = by_key
+                .remove(key)
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|(k, v)| {
+                    let option = k.strip_prefix(NAMESPACE_OPTION_PREFIX)?;
+                    (!option.is_empty()).then(|| (option.to_string(), v))
+                })
+                .collect();
+            options.extend(crate::core::caller_options::caller_only(set));
         }
         Ok(options)
     }

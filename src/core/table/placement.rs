@@ -107,11 +107,13 @@ impl Catalog {
         rows: Rows,
     ) -> CatalogResult<CreateTableResponse> {
         let id = req.id.clone().unwrap_or_default();
+        // Refused early, before any byte is written; re-checked under the
+        // same lock when the table is recorded. A fresh name is checked
+        // too: it is predictable, so another table may have been declared
+        // there (in some case) to read what this one writes.
+        self.check_unclaimed(&self.hold_manifest().await, &id, placement.relative())
+            .await?;
         if let Placement::Chosen(rel) = &placement {
-            // Refused early, before any byte is written; re-checked under
-            // the same lock when the table is recorded.
-            self.check_unclaimed(&self.hold_manifest().await, &id, rel)
-                .await?;
             self.require_empty_location(rel).await?;
         }
         let source = rows.into_source();
@@ -164,7 +166,7 @@ impl Catalog {
         own_task(task).await
     }
 
-    /// Record a table freshly written at `placement`. A chosen location is
+    /// Record a table freshly written at `placement`. Its location is
     /// checked again under the manifest lock and settled after the commit
     /// (see `table/locations.rs`). Whatever fails, the written bytes are removed
     /// only when they are certainly this write's alone.
@@ -176,9 +178,6 @@ impl Catalog {
     ) -> CatalogResult<()> {
         let rel = placement.relative();
         let held = self.hold_manifest().await;
-        let Placement::Chosen(rel) = placement else {
-            return self.record_written(&held, id, rel, properties).await;
-        };
         if let Err(e) = self.check_unclaimed(&held, id, rel).await {
             // Another table claimed an overlapping location meanwhile: the
             // bytes may be its too; the reconciler reports what is left.

@@ -73,6 +73,12 @@ impl Catalog {
                 .extend(props);
         }
         crate::core::checks::check_properties(req.properties.as_ref())?;
+        // Merged over the server's own for the write: refused before a
+        // request reaches storage with them.
+        crate::core::caller_options::check_caller_options(
+            req.storage_options.as_ref(),
+            "the create's storage_options",
+        )?;
         self.require_parent(&id).await?;
         let rows = rows.or_empty_batch();
         req.id = Some(id.clone());
@@ -171,11 +177,18 @@ impl Catalog {
             .strip_prefix("file://")
             .filter(|_| !root.contains("://"))
             .unwrap_or(location);
+        // Refusals never name the root (with an S3 root, its bucket and
+        // prefix); the wording is Lance's own directory namespace's.
         let rel = match stripped.strip_prefix(root) {
             Some(rest) if rest.is_empty() || rest.starts_with('/') => rest,
-            _ if stripped.contains("://") || stripped.starts_with('/') => {
+            _ if stripped.contains("://") => {
                 return Err(CatalogError::invalid(format!(
-                    "table location {location:?} is outside the catalog's storage root {root}"
+                    "Absolute URIs are not allowed outside the catalog's storage root. Location must be a relative path within the root directory: {location}"
+                )))
+            }
+            _ if stripped.starts_with('/') => {
+                return Err(CatalogError::invalid(format!(
+                    "Absolute paths are not allowed outside the catalog's storage root. Location must be a relative path within the root directory: {location}"
                 )))
             }
             _ => stripped,
@@ -183,7 +196,7 @@ impl Catalog {
         let rel = crate::core::table::locations::check_relative(rel, location)?;
         if !nested && rel.contains('/') {
             return Err(CatalogError::invalid(format!(
-                "table location {location:?} must be a directory directly under the storage root {root}"
+                "table location {location:?} must be a directory directly under the storage root, not a nested path"
             )));
         }
         Ok(rel)
@@ -229,24 +242,20 @@ impl Catalog {
         if chosen {
             self.require_empty_location(&rel).await?;
         }
+        // A fresh name is checked as well (see `create_table_at`).
         // Nothing is written here, so nothing is ever removed; the record is
         // settled on its own task (see register_table_op).
         let (catalog, id_owned, rel_owned, props) =
             (self.clone(), id.to_vec(), rel.clone(), properties.clone());
         own_task(async move {
             let held = catalog.hold_manifest().await;
-            if chosen {
-                catalog
-                    .check_unclaimed(&held, &id_owned, &rel_owned)
-                    .await?;
-            }
+            catalog
+                .check_unclaimed(&held, &id_owned, &rel_owned)
+                .await?;
             catalog
                 .record_table(&held, &id_owned, &rel_owned, props.as_ref())
                 .await
                 .map_err(|e| lost_create(e, &id_owned, true))?;
-            if !chosen {
-                return Ok(());
-            }
             match catalog.settle_claim(&held, &id_owned, &rel_owned).await? {
                 None => Ok(()),
                 Some(err) => Err(err),
@@ -297,8 +306,10 @@ impl Catalog {
                 .await
                 .map_err(|e| lost_create(e, &id, true))?;
             let mut registered = RegisterTableResponse {
-                // The full location, as create, declare and describe answer it.
-                location: Some(catalog.location_uri(&rel)),
+                // The location as the caller gave it (Lance's own clients
+                // compare it with what they sent); describe answers the
+                // full URI.
+                location: Some(req.location),
                 properties: req.properties,
                 ..Default::default()
             };

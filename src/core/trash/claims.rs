@@ -1,8 +1,11 @@
 //! The locations trashed tables keep claimed, looked up by location: one
-//! small object per claim at `_catalog/control/trash-claims/=<segment>/…/@/<trash
-//! id>` (each segment of the location prefixed with `=`, so no segment is
-//! ever `.`, `..` or `@` to the store; a claim of the root itself sits at
-//! `trash-claims/@/`). An overlap check lists the `@/` directory of the
+//! small object per claim at `_catalog/control/trash-claims-folded/=<segment>/…/@/<trash
+//! id>` (each segment of the location by its comparison key, lowercase
+//! and composed, so a lookup finds a claim in any case; prefixed with `=`,
+//! so no segment is ever `.`, `..` or `@` to the store; a claim of the
+//! root itself sits at `trash-claims-folded/@/`). Claims kept by earlier
+//! versions under `trash-claims/` (by their own spelling) are written
+//! again here by the backfill, like any entry without a claim. An overlap check lists the `@/` directory of the
 //! root and of each ancestor of a location and everything below the
 //! location: a few listings, whatever the trash holds, instead of reading
 //! every trash entry.
@@ -27,14 +30,14 @@ use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutPayload};
 use serde::Serialize;
 
-use crate::core::table::locations::{canonical, Placed};
+use crate::core::table::locations::{canonical, fold, Placed};
 use crate::core::trash::records::TrashEntry;
 use crate::core::Catalog;
 use crate::error::CatalogResult;
 use crate::records::{now_ms, unavailable};
 
 /// Where claims live, below the control directory.
-const DIR: &str = "trash-claims";
+const DIR: &str = "trash-claims-folded";
 /// The directory of a location's own claims, beside its segments' (which
 /// all start with `=`).
 const OWN: &str = "@";
@@ -68,7 +71,7 @@ impl Catalog {
         location
             .split('/')
             .filter(|s| !s.is_empty())
-            .fold(dir.clone(), |p, s| p.join(format!("={s}").as_str()))
+            .fold(dir.clone(), |p, s| p.join(format!("={}", fold(s)).as_str()))
     }
 
     /// The claim file of an entry, if it claims a location.
@@ -361,7 +364,7 @@ mod tests {
             .collect();
         assert_eq!(at, std::slice::from_ref(&exact.trash_id));
         // Every claim file lies inside the claims directory.
-        let claims_dir = dir.path().join("_catalog/control/trash-claims");
+        let claims_dir = dir.path().join("_catalog/control/trash-claims-folded");
         let files: Vec<_> = walk(&claims_dir);
         assert_eq!(files.len(), 6, "{files:?}");
         let named_by_id: Vec<_> = walk(dir.path())

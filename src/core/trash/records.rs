@@ -275,7 +275,20 @@ impl Catalog {
                 .iter()
                 .any(|d| d.placed().is_some_and(|o| o.key == p.key))
         });
-        // Check every table's bytes before deleting any.
+        // Check every table's bytes before deleting any: no other table's
+        // location overlaps them, and no other table reads there.
+        let refs = match doomed.iter().any(|e| e.is_table()) {
+            true => Some(
+                self.estate_refs(crate::core::live::Freshness::Recent)
+                    .await?,
+            ),
+            false => None,
+        };
+        let doomed_keys: Vec<String> = doomed
+            .iter()
+            .filter_map(TrashEntry::placed)
+            .map(|p| p.key)
+            .collect();
         let mut removals = Vec::new();
         for e in doomed.iter().filter(|e| e.is_table()) {
             let (Some(place), Some(loc)) = (e.placed(), e.location.as_deref()) else {
@@ -287,6 +300,9 @@ impl Catalog {
                 .any(|t| t.key == key && t.location == canonical(loc));
             if !standing {
                 Self::check_deletable(&place.key, &place.location, &claimed)?;
+                if let Some(refs) = &refs {
+                    self.refuse_reached(&place.location, &doomed_keys, refs)?;
+                }
                 removals.push(place.location);
             }
         }

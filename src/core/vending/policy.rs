@@ -50,6 +50,12 @@ impl Scope {
             return Ok(None);
         };
         let (bucket, key) = rest.split_once('/').unwrap_or((rest, ""));
+        // A location is a URI, each segment percent-encoded (`t%3Fx`); the
+        // store keeps the bytes under the decoded key (`t?x`), which is
+        // what a policy must name. Decoded once, as the store does.
+        let Ok(key) = percent_encoding::percent_decode_str(key).decode_utf8() else {
+            return Err(refused(location, "its key is not UTF-8 once decoded"));
+        };
         let key = key.trim_matches('/');
         if bucket.is_empty() || key.is_empty() {
             return Err(refused(location, "it is a bucket's root"));
@@ -136,6 +142,25 @@ mod tests {
         assert_eq!(Scope::of("memory://x/t").unwrap(), None);
         let engine = Scope::of("s3://b/root/706dacc6_a$t1").unwrap().unwrap();
         assert_eq!(engine.prefix, "root/706dacc6_a$t1/");
+        // The store's real keys: the location's segments decoded once.
+        for (uri, key) in [
+            ("s3://b/r/h_a$t%2525x", "r/h_a$t%25x/"),
+            ("s3://b/r/h_a$t%252Fx", "r/h_a$t%2Fx/"),
+            ("s3://b/r/h_a$t%7Bx%7D", "r/h_a$t{x}/"),
+            ("s3://b/r/h_a$t%C3%A9", "r/h_a$t\u{e9}/"),
+            ("s3://b/r/h_a$t%20x", "r/h_a$t x/"),
+            ("s3://b/r/h_a$t%23x", "r/h_a$t#x/"),
+        ] {
+            assert_eq!(Scope::of(uri).unwrap().unwrap().prefix, key, "{uri}");
+        }
+        // What is a wildcard or a variable once decoded is refused.
+        for wild in [
+            "s3://b/r/h_a$t%3Fx",
+            "s3://b/r/h_a$t%2Ax",
+            "s3://b/r/h_a$t%24%7Bx%7D",
+        ] {
+            Scope::of(wild).unwrap_err();
+        }
         for wide in [
             "s3://b",
             "s3://b/",

@@ -207,6 +207,8 @@ impl Catalog {
 
     /// Publish a committed version to its final name (idempotent).
     pub(crate) async fn publish(&self, plan: &VersionPlan) -> TableVersion {
+        self.refs_cache
+            .forget_table(&crate::core::checks::manifest_key(&plan.id));
         match self
             .store
             .copy_if_not_exists(&plan.staging, &plan.final_path)

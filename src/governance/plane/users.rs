@@ -81,7 +81,15 @@ impl Plane<'_> {
         // still finds the user, and nothing is left for whoever takes the
         // name later.
         users.get(&request.username).await?;
-        let grants_revoked = self.registry.forget_grants_to(&request.username).await?;
+        let uid = users
+            .identity_of(&request.username)
+            .await?
+            .and_then(|i| i.user_uid().map(str::to_string))
+            .unwrap_or_default();
+        let grants_revoked = self
+            .registry
+            .forget_grants_to(&request.username, &uid)
+            .await?;
         self.grants.invalidate().await;
         let keys = self.auth.keys();
         let mut api_keys_revoked = 0;

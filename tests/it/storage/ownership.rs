@@ -236,11 +236,13 @@ async fn reconciler_reports_crash_leftovers() {
         vec![
             Orphan {
                 location: "0badc0de_h$crashed".into(),
-                dataset: true
+                dataset: true,
+                symlink: false,
             },
             Orphan {
                 location: "stray".into(),
-                dataset: false
+                dataset: false,
+                symlink: false,
             },
         ]
     );

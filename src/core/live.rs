@@ -1,0 +1,254 @@
+//! What bytes are live: the one answer every path that deletes storage
+//! asks (a drop, a purge, trash expiry, the intents sweep, a failed
+//! write's undo, the reconciler's repairs, reclaim, cleanup's pre-pass).
+//!
+//! A location is live when
+//!
+//! - a registered table, a trashed table or a create's intent claims it,
+//!   or claims a directory it lies in (`table/locations.rs`, in any case);
+//! - or any retained version of any table of the estate (every manifest
+//!   of every branch; tags pin versions, so theirs are among them)
+//!   references a file at or below it, or defines a base path overlapping
+//!   it: a shallow clone's source, a multi-base table's data directory.
+//!   A table in trash counts like a registered one.
+//!
+//! The second half needs every table's manifests, estate-wide. Reports,
+//! repairs and reclaim read them afresh. A drop, a purge or a sweep uses
+//! what was read within [`REFS_FRESH`] for each table's placement: a table
+//! recorded (registered, declared, undropped) since is read at once,
+//! since its placement is new, and a version committed through this
+//! catalog forgets its table's entry; only a commit made straight to
+//! storage that adds a base path waits up to [`REFS_FRESH`] to be seen.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::maintenance::references::{key_of, list_and_read, ForeignRefs, Refs};
+use crate::core::table::locations::{placed_name, Placed};
+use crate::core::Catalog;
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// How long a table's references read for a drop or a sweep are used
+/// before they are read again.
+pub const REFS_FRESH: Duration = Duration::from_secs(60);
+
+/// Tables' references by placement (key and location), as last read.
+#[derive(Default)]
+pub(crate) struct RefsCache {
+    entries: Mutex<HashMap<(String, String), (Instant, Refs)>>,
+}
+
+impl RefsCache {
+    fn get(&self, placed: &Placed) -> Option<Refs> {
+        let entries = self.entries.lock().ok()?;
+        let (at, refs) = entries.get(&(placed.key.clone(), placed.location.clone()))?;
+        (at.elapsed() < REFS_FRESH).then(|| refs.clone())
+    }
+
+    fn put(&self, placed: &Placed, refs: &Refs) {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.insert(
+                (placed.key.clone(), placed.location.clone()),
+                (Instant::now(), refs.clone()),
+            );
+        }
+    }
+
+    /// Keep only the placements that still stand.
+    fn retain(&self, standing: &[Placed]) {
+        let keep: std::collections::HashSet<(&str, &str)> = standing
+            .iter()
+            .map(|p| (p.key.as_str(), p.location.as_str()))
+            .collect();
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.retain(|(k, l), _| keep.contains(&(k.as_str(), l.as_str())));
+        }
+    }
+
+    /// Forget what was read of the table keyed `key` (a version was
+    /// committed to it through the catalog: it may name new bases).
+    pub(crate) fn forget_table(&self, key: &str) {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.retain(|(k, _), _| k != key);
+        }
+    }
+}
+
+/// Whether references are read afresh or may come from [`RefsCache`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    /// Every manifest read now (reports, repairs, reclaim).
+    Now,
+    /// Each table's as read within [`REFS_FRESH`], new placements now.
+    Recent,
+}
+
+impl Catalog {
+    /// Add every reference this root's tables (trashed ones too) make
+    /// outside their own locations.
+    pub async fn collect_foreign_refs(
+        &self,
+        into: &mut ForeignRefs,
+        fresh: Freshness,
+    ) -> CatalogResult<()> {
+        let placed = self.placed_tables().await?;
+        let mut seen = BTreeSet::new();
+        for placed in &placed {
+            if placed.location.is_empty() || !seen.insert(placed.location.clone()) {
+                continue;
+            }
+            let own = key_of(&self.location_uri(&placed.location));
+            let cached = match fresh {
+                Freshness::Recent => self.refs_cache.get(placed),
+                Freshness::Now => None,
+            };
+            let refs = match cached {
+                Some(refs) => refs,
+                None => {
+                    let (store, base) = self.location_store(&placed.location).await?;
+                    // Manifests live in `_versions/` and in branch trees only.
+                    let listed = list_and_read(&store, &base, &own, &["_versions", "tree"])
+                        .await
+                        .map_err(|e| {
+                            let message = format!(
+                                "the manifests at {:?} could not be read, and what is live needs every table's references: {}",
+                                placed.location, e.message
+                            );
+                            CatalogError::new(e.code, message)
+                        })?;
+                    let refs = listed.refs();
+                    self.refs_cache.put(placed, &refs);
+                    refs
+                }
+            };
+            into.add(placed.table_ref(), &placed.key, &own, refs);
+        }
+        self.refs_cache.retain(&placed);
+        Ok(())
+    }
+
+    /// The estate's references where the governance layer answers them
+    /// (every warehouse: a clone may live in another), this catalog's
+    /// own otherwise.
+    pub(crate) async fn estate_refs(&self, fresh: Freshness) -> CatalogResult<ForeignRefs> {
+        if let Some(source) = self.estate.get() {
+            if let Some(refs) = source.foreign_refs(fresh).await? {
+                return Ok(refs);
+            }
+        }
+        let mut own = ForeignRefs::default();
+        self.collect_foreign_refs(&mut own, fresh).await?;
+        Ok(own)
+    }
+
+    /// Refuse (19) deleting `relative` when a table other than those
+    /// placed as `except` (the ones being deleted with it) reads there (a clone of it, a multi-base table
+    /// writing into it), naming them.
+    pub(crate) fn refuse_reached(
+        &self,
+        relative: &str,
+        except: &[String],
+        refs: &ForeignRefs,
+    ) -> CatalogResult<()> {
+        let at = key_of(&self.location_uri(relative));
+        let reaching = refs.reaching(&at, except);
+        if reaching.is_empty() {
+            return Ok(());
+        }
+        let names: Vec<String> = reaching.iter().map(table_ref_name).collect();
+        Err(CatalogError::new(
+            Code::INVALID_TABLE_STATE,
+            format!(
+                "the bytes at {relative:?} are read by {} (a shallow clone or a multi-base table): deleting them would break it. Drop or deregister that table first, or deregister this one to keep its bytes",
+                names.join(", ")
+            ),
+        ))
+    }
+
+    /// Whether `relative` may be deleted as a leftover: no table, trashed
+    /// table or create claims it or a directory it lies in, nothing is
+    /// recorded inside it, and no table reads there (references as
+    /// `fresh` says). `Err` names why not.
+    pub(crate) async fn check_dead(&self, relative: &str, fresh: Freshness) -> CatalogResult<()> {
+        let tables = self.placed_tables_near(&[relative]).await?;
+        if let Some(t) = crate::core::table::locations::find_overlap(relative, &tables, None) {
+            return Err(CatalogError::new(
+                Code::INVALID_TABLE_STATE,
+                format!("{} owns {relative:?}", placed_name(&t.key)),
+            ));
+        }
+        let refs = self.estate_refs(fresh).await?;
+        self.refuse_reached(relative, &[], &refs)
+    }
+}
+
+/// A table as messages name it.
+pub(crate) fn table_ref_name(t: &crate::api::orphans::TableRef) -> String {
+    let id = crate::core::checks::display_id(&t.id);
+    match &t.trash_id {
+        Some(trash) => format!("dropped table {id} (in trash as {trash})"),
+        None => format!("table {id}"),
+    }
+}
+
+/// Symbolic links under a local root. Listings follow them (object_store
+/// walks a local directory with links followed), so a link inside a
+/// table's directory or under the root would let a scan name, and a
+/// deletion remove, files outside the root. Nothing is deleted through a
+/// link: a path with a link anywhere below the root is reported as one.
+pub(crate) struct Links {
+    /// The root's directory, for a local root.
+    root: Option<std::path::PathBuf>,
+    /// Directories already looked at: whether one is a link.
+    seen: HashMap<std::path::PathBuf, bool>,
+}
+
+impl Links {
+    /// The first part of `relative` (a path below the root, its segments
+    /// as the store names them) that is a symbolic link, relative to the
+    /// root; none on a store without links (S3) or when there is none.
+    /// A part that cannot be looked at counts as a link: nothing is
+    /// deleted that could not be told apart from one.
+    pub(crate) fn first_link(&mut self, relative: &str) -> Option<String> {
+        let root = self.root.clone()?;
+        let mut at = root;
+        let mut so_far: Vec<&str> = Vec::new();
+        for part in relative.split('/').filter(|s| !s.is_empty()) {
+            at.push(part);
+            so_far.push(part);
+            let link = match self.seen.get(&at) {
+                Some(link) => *link,
+                None => {
+                    let link = match std::fs::symlink_metadata(&at) {
+                        Ok(meta) => meta.file_type().is_symlink(),
+                        // Not there (yet): nothing to follow.
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+                        Err(_) => true,
+                    };
+                    self.seen.insert(at.clone(), link);
+                    link
+                }
+            };
+            if link {
+                return Some(so_far.join("/"));
+            }
+        }
+        None
+    }
+}
+
+impl Catalog {
+    /// A fresh look at the links under this root ([`Links`]).
+    pub(crate) fn links(&self) -> Links {
+        let root = match self.root.strip_prefix("file://") {
+            Some(path) => Some(path),
+            None if !self.root.contains("://") => Some(self.root.as_str()),
+            None => None,
+        };
+        Links {
+            root: root.map(std::path::PathBuf::from),
+            seen: HashMap::new(),
+        }
+    }
+}
