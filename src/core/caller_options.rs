@@ -108,6 +108,25 @@ pub(crate) fn check_caller_options(
 ) -> CatalogResult<()> {
     let mut keys: Vec<(&String, &String)> = options.into_iter().flatten().collect();
     keys.sort();
+    // Every option no caller may set is named at once.
+    let off_list: Vec<String> = keys
+        .iter()
+        .filter(|(k, _)| shape_of(k).is_none())
+        .map(|(k, _)| format!("{k:?}"))
+        .collect();
+    if !off_list.is_empty() {
+        return Err(CatalogError::invalid(format!(
+            "{what}: storage option{} {} may not be set by a caller: {} could redirect the server's requests or widen what its credentials reach (the operator sets such options on the root or the warehouse); a caller may set only {}",
+            if off_list.len() > 1 { "s" } else { "" },
+            off_list.join(", "),
+            if off_list.len() > 1 { "they" } else { "it" },
+            CALLER_SETTABLE
+                .iter()
+                .map(|(k, _)| *k)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
     for (k, v) in keys {
         if let Some(why) = refusal(k, v) {
             return Err(CatalogError::invalid(format!("{what}: {why}")));

@@ -126,3 +126,255 @@ def test_a_long_read_refreshes_and_a_revoked_grant_ends_it(vending):
     time.sleep(CAP + 1)
     with pytest.raises(Exception):
         ds.to_table()
+
+
+# Issue 54, items 4 to 6: another table's bytes through a case, names
+# that are URI syntax or policy wildcards, and the server's own key id.
+
+ARROW = "application/vnd.apache.arrow.stream"
+
+
+def post_rows(url, rows, headers):
+    """A create's POST with an Arrow IPC body: (status, decoded body)."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(url, data=ipc(rows), method="POST", headers={"content-type": ARROW, **headers})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+def path_id(*parts):
+    """A table or namespace id as a path segment: `$`-joined, URL-encoded."""
+    return urllib.parse.quote("$".join(parts), safe="")
+
+
+def bearer(who):
+    return {"authorization": f"Bearer {jwt(who)}"}
+
+
+def s3(v, opts=None):
+    """A pyarrow S3 file system on the vending store, with `opts`' session
+    (default: the operator's own credentials)."""
+    import pyarrow.fs as pafs
+
+    if opts is None:
+        creds = {"access_key": "admin", "secret_key": ADMIN_SECRET}
+    else:
+        creds = {"access_key": opts["aws_access_key_id"], "secret_key": opts["aws_secret_access_key"],
+                 "session_token": opts["aws_session_token"]}
+    return pafs.S3FileSystem(endpoint_override=v["endpoint"], scheme="http", region="us-east-1",
+                             retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=1), **creds)
+
+
+def store_path(location):
+    """An s3:// location (a URI, segments percent-encoded) as the store's
+    bucket/key path: decoded once, as the store keeps it."""
+    return urllib.parse.unquote(location.removeprefix("s3://")).rstrip("/")
+
+
+def objects_of(v, location):
+    """Every object key below an s3:// location (as bucket/key paths)."""
+    import pyarrow.fs as pafs
+
+    infos = s3(v).get_file_info(pafs.FileSelector(store_path(location), recursive=True))
+    return [i.path for i in infos if i.type == pafs.FileType.File]
+
+
+def reaches(v, opts, location, keys, dataset=True, write=True):
+    """What `opts` reach of the table at `location`: a listing, each of
+    `keys` read, an object written (unless not `write`), the dataset
+    opened (unless not `dataset`: a refused open takes Lance's retries,
+    seconds)."""
+    import pyarrow.fs as pafs
+
+    fs, got = s3(v, opts), []
+    try:
+        fs.get_file_info(pafs.FileSelector(store_path(location), recursive=True))
+        got.append("list")
+    except OSError:
+        pass
+    for key in keys:
+        try:
+            with fs.open_input_stream(key) as f:
+                f.read()
+            got.append(key)
+        except OSError:
+            pass
+    try:
+        if write:
+            with fs.open_output_stream(store_path(location) + "/planted") as f:
+                f.write(b"x")
+            got.append("write")
+    except OSError:
+        pass
+    try:
+        if dataset:
+            lance.dataset(location, storage_options=opts).count_rows()
+            got.append("dataset")
+    except Exception:
+        pass
+    return got
+
+
+def test_another_tables_bytes_are_not_reached_through_a_case(vending):
+    v, url, root = vending, vending["url"], vending["root"]
+    for n in ("a", "b"):
+        assert call(f"{url}/v1/namespace/{n}/create", "POST", {}, root)[0] == 200
+    status, made = post_rows(f"{url}/v1/table/{path_id('b', 'vic')}/create", sample(0, 10),
+                             {**root, "x-lance-table-location": "shared/victim"})
+    assert status == 200, made
+    victim = made["location"]
+    assert victim.rstrip("/").endswith("/shared/victim"), made
+    keys = objects_of(v, victim)
+    assert any("_versions" in k for k in keys) and any(k.endswith(".lance") for k in keys), keys
+    status, made, _ = call(f"{url}/v1/table/{path_id('b', 'cafe')}/declare", "POST",
+                           {"location": "shared/caf\u00e9"}, root)
+    assert status == 200, made
+    status, made, _ = call(f"{url}/v1/grants", "POST",
+                           {"resource": {"kind": "namespace", "id": ["a"]}, "principal": "bob", "relation": "writer"},
+                           root)
+    assert status == 200, made
+    bob = bearer("bob")
+
+    for i, location in enumerate(["shared/VICTIM", "SHARED/victim", "shared/victim/inner", "Shared",
+                                  "shared/Victim/inner", "SHARED/CAFE\u0301"]):
+        status, body, _ = call(f"{url}/v1/table/{path_id('a', f'case{i}')}/declare", "POST",
+                               {"location": location}, bob)
+        assert (status, (body or {}).get("code")) == (400, 13), f"{location}: {status} {body}"
+        assert "overlap" in body["error"] and "b$" in body["error"], body
+    status, body = post_rows(f"{url}/v1/table/{path_id('a', 'x')}/create", sample(0, 2),
+                             {**bob, "x-lance-table-location": "shared/Victim"})
+    assert (status, (body or {}).get("code")) == (400, 13), body
+    status, body, _ = call(f"{url}/v1/table/{path_id('a', 'x')}/exists", "POST", {}, bob)
+    assert status == 404, body
+
+    # Whatever bob can get: his own table's credentials (create and
+    # describe), and a declare's at any place he may still declare.
+    handed = []
+    status, made = post_rows(f"{url}/v1/table/{path_id('a', 'mine')}/create", sample(0, 2), bob)
+    assert status == 200, made
+    handed.append(("create a$mine", made.get("storage_options")))
+    status, described, _ = call(f"{url}/v1/table/{path_id('a', 'mine')}/describe", "POST", {}, bob)
+    assert status == 200, described
+    handed.append(("describe a$mine", described.get("storage_options")))
+    for i, location in enumerate(["shared/victim2", "shared/vic", "shared/victim/", "./shared/victim",
+                                  "shared//victim", "shared/./victim", "\u017fhared/victim", "shared/victim\u200b",
+                                  "shared/victim ", "shared/VIC\u0301TIM"]):
+        status, body, _ = call(f"{url}/v1/table/{path_id('a', f'near{i}')}/declare", "POST",
+                               {"location": location}, bob)
+        assert status in (200, 400), f"{location}: {status} {body}"
+        if status == 200:
+            handed.append((f"declare at {location!r}", body.get("storage_options")))
+    vended = [(what, o) for what, o in handed if o and "aws_session_token" in o]
+    assert len(vended) >= 2, handed
+    # The same checks reach bob's own table: a refusal below is the policy's.
+    mine = objects_of(v, described["location"])
+    assert reaches(v, described["storage_options"], described["location"], mine, write=False) == [
+        "list", *mine, "dataset"]
+    for what, opts in vended:
+        assert opts["aws_access_key_id"] != "admin", what
+        assert reaches(v, opts, victim, keys) == [], f"{what} reaches b$vic"
+    # The victim is intact.
+    status, body, _ = call(f"{url}/v1/table/{path_id('b', 'vic')}/count_rows", "POST", {}, root)
+    assert (status, body) == (200, 10)
+
+
+NAMES = ["t?x", "t%2Fx", "t%x", "t{x}", "t\u00e9", "t x", "t#x", "t*x"]
+# Names whose real key holds what a session policy reads as a wildcard: the
+# server may refuse to vend for them (19) rather than scope by a pattern.
+WILDCARDS = {"t?x", "t*x"}
+
+
+def test_names_that_are_uri_syntax_vend_for_their_own_table_only(vending):
+    v, url, root = vending, vending["url"], vending["root"]
+    team = fresh("names")
+    assert call(f"{url}/v1/namespace/{team}/create", "POST", {}, root)[0] == 200
+    siblings = {}
+    # A plain sibling, and siblings a wildcard or a decoding slip would name.
+    for name in ("sib", "tax", "t", "t/x", "t%25x"):
+        status, made = post_rows(f"{url}/v1/table/{path_id(team, name)}/create", sample(0, 7), root)
+        if name == "sib":
+            assert status == 200, made
+        if status == 200:
+            siblings[name] = (made["location"], objects_of(v, made["location"]))
+    for i, name in enumerate(NAMES):
+        status, made = post_rows(f"{url}/v1/table/{path_id(team, name)}/create", sample(0, 10 + i), root)
+        assert status == 200, f"{name!r}: {status} {made}"
+        assert "adminsecret" not in str(made) and (made.get("storage_options") or {}).get(
+            "aws_access_key_id") != "admin", made
+        status, made, _ = call(f"{url}/v1/grants", "POST",
+                               {"resource": {"kind": "table", "id": [team, name]}, "principal": "rhea",
+                                "relation": "reader"}, root)
+        assert status == 200, made
+    rhea = bearer("rhea")
+    outcomes = {}
+    for i, name in enumerate(NAMES):
+        status, described, _ = call(f"{url}/v1/table/{path_id(team, name)}/describe", "POST", {}, rhea)
+        if status != 200:
+            assert name in WILDCARDS, f"{name!r}: {status} {described}"
+            assert (described or {}).get("code") == 19 and "wildcard" in described["error"], described
+            outcomes[name] = "refused"
+            continue
+        opts = described["storage_options"]
+        assert "aws_session_token" in opts and opts["aws_access_key_id"] != "admin", described
+        ds = lance.dataset(described["location"], storage_options=opts)
+        assert ds.count_rows() == 10 + i, name
+        assert sorted(ds.to_table(columns=["id"]).column("id").to_pylist()) == list(range(10 + i))
+        own = objects_of(v, described["location"])
+        assert reaches(v, opts, described["location"], own, dataset=False, write=False) == ["list", *own], name
+        for sibling, (location, keys) in siblings.items():
+            got = reaches(v, opts, location, keys, dataset=sibling == "sib")
+            assert got == [], f"{name!r}'s credentials reach {sibling!r}: {got}"
+        outcomes[name] = "read"
+    assert all(outcomes.get(n) == "read" for n in NAMES if n not in WILDCARDS), outcomes
+
+
+def test_the_servers_key_id_never_leaves_with_an_answer(vending):
+    import json
+
+    v, url, root = vending, vending["url"], vending["root"]
+
+    def clean(answer, what):
+        text = json.dumps(answer)
+        assert ADMIN_SECRET not in text, f"{what}: {text}"
+        assert '"aws_access_key_id": "admin"' not in text and '"access_key_id": "admin"' not in text, f"{what}: {text}"
+
+    # rita's grant may be gone (the refresh test revokes it): a reader of our own.
+    status, made, _ = call(f"{url}/v1/grants", "POST",
+                           {"resource": {"kind": "table", "id": [v["team"], "t1"]}, "principal": "rory",
+                            "relation": "reader"}, root)
+    assert status == 200, made
+    status, described, _ = call(f"{url}/v1/table/{path_id(v['team'], 't1')}/describe", "POST", {}, bearer("rory"))
+    assert status == 200, described
+    clean(described, "a reader's describe")
+    opts = described["storage_options"]
+    assert opts["aws_access_key_id"] != "admin" and "aws_session_token" in opts, opts
+    status, handed, _ = call(f"{url}/v1/events?limit=1000", "GET", None, root)
+    assert status == 200
+    ids = [e.get("access_key_id") or (e.get("vended") or {}).get("access_key_id") for e in handed["events"]
+           if e.get("vended") and e.get("principal") == "rory"]
+    assert "admin" not in ids, ids
+
+    # A location the store's policies would read as a pattern: answered
+    # without the server's key id, or refused.
+    for i, location in enumerate(["shared/s*", "shared/s?", "shared/${aws:username}"]):
+        status, declared, _ = call(f"{url}/v1/table/{path_id(v['team'], f'star{i}')}/declare", "POST",
+                                   {"location": location}, root)
+        assert status in (200, 400, 409), f"{location}: {status} {declared}"
+        clean(declared, f"declare at {location!r}")
+        if status == 200:
+            assert "aws_session_token" not in (declared.get("storage_options") or {}), declared
+            status, described, _ = call(f"{url}/v1/table/{path_id(v['team'], f'star{i}')}/describe", "POST", {},
+                                        root)
+            clean(described, f"describe of the table at {location!r}")
+    # A create whose name holds a wildcard commits without credentials.
+    status, made = post_rows(f"{url}/v1/table/{path_id(v['team'], 'w*')}/create", sample(0, 2), root)
+    assert status == 200, made
+    clean(made, "create of w*")
+    status, described, _ = call(f"{url}/v1/table/{path_id(v['team'], 'w*')}/describe", "POST", {}, root)
+    clean(described, "describe of w*")

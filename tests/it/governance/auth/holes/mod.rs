@@ -111,3 +111,4 @@ const OK: (StatusCode, u64) = (StatusCode::OK, 0);
 mod exposure;
 mod grants;
 mod parts;
+mod seams;
