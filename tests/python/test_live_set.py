@@ -12,7 +12,6 @@ every live table, tag and branch reads whole and nothing outside the root
 changed."""
 import contextlib
 import hashlib
-import json
 import os
 import random
 import shutil
@@ -441,7 +440,7 @@ class _Table:
         self.ids = []           # latest version's ids
         self.tags = {}          # tag -> ids
         self.branches = {}      # branch -> ids
-        self.reads = set()      # names of tables whose location it reads
+        self.reads = set()      # names of tables whose bytes it reads (_reads_of)
         self.bases = []         # base directories (relative) it writes to
         self.state = "registered"   # registered | trash | deregistered | gone
         self.trash_id = None
@@ -465,7 +464,6 @@ def _build_estate(rng, root):
             choices = [f"bulk/b{i}", f"p/abulk{i}"] + [f"{o.loc}/extra{i}" for o in others]
             base = rng.choice(choices)
             t.bases.append(base)
-            t.reads |= {o.name for o in others if _overlaps(o.loc, base)}
             kw = {"initial_bases": [lance.DatasetBasePath(os.path.join(root, base), name="b")],
                   "target_bases": ["b"]}
         ds = lance.write_dataset(_rows(next_id, 30), path, mode="create", **kw)
@@ -506,7 +504,6 @@ def _build_estate(rng, root):
     for k, loc in enumerate(locs[n_src:]):
         s = rng.choice(sources)
         c = _Table(f"c{k}", loc)
-        c.reads = {s.name} | s.reads
         c.bases = list(s.bases)
         ref_kind = rng.choice(["version", "version", "tag", "branch"])
         src_ds = lance.dataset(os.path.join(root, s.loc))

@@ -12,9 +12,12 @@ clients bring none, and get what their grants allow for one table.
   hand-out is in the audit trail) and keeps reading; after the grant is
   revoked the refresh is refused and the read fails."""
 
+import json
 import os
 import time
+import urllib.error
 import urllib.parse
+import urllib.request
 import uuid
 
 import lance
@@ -136,10 +139,6 @@ ARROW = "application/vnd.apache.arrow.stream"
 
 def post_rows(url, rows, headers):
     """A create's POST with an Arrow IPC body: (status, decoded body)."""
-    import json
-    import urllib.error
-    import urllib.request
-
     req = urllib.request.Request(url, data=ipc(rows), method="POST", headers={"content-type": ARROW, **headers})
     try:
         with urllib.request.urlopen(req, timeout=60) as r:
@@ -335,8 +334,6 @@ def test_names_that_are_uri_syntax_vend_for_their_own_table_only(vending):
 
 
 def test_the_servers_key_id_never_leaves_with_an_answer(vending):
-    import json
-
     v, url, root = vending, vending["url"], vending["root"]
 
     def clean(answer, what):

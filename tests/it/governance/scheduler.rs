@@ -458,3 +458,128 @@ async fn the_manifest_keeps_few_versions_under_a_thousand_writes() {
     assert!(ns_a.namespace_exists(exists("n1")).await.is_err());
     ns_a.namespace_exists(exists("n2")).await.unwrap();
 }
+
+/// A round plans by what Lance will do: no compaction of small fragments
+/// Lance will not merge (an indexed one beside an unindexed one), no
+/// cleanup of versions only a shallow clone's pin keeps. Both were
+/// submitted every round and answered `fragments_removed: 0` /
+/// `old_versions_removed: 0`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_submits_only_what_lance_will_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_string_lossy().into_owned();
+    let gov = replica(&root, 0).await;
+    let addr = lance_catalog::server::spawn_governed(gov.clone(), RestConfig::default())
+        .await
+        .unwrap();
+    let base = format!("http://{addr}");
+    let ns = RestNamespaceBuilder::new(base.clone()).build();
+    namespace(&ns, &["ns"]).await;
+    // Two small fragments: the first indexed, the second not.
+    create(&ns, &["ns", "idx"], rows(0, 10)).await.unwrap();
+    ns.create_table_scalar_index(CreateTableIndexRequest {
+        id: ids(&["ns", "idx"]),
+        column: "id".into(),
+        index_type: "BTREE".into(),
+        name: Some("id_idx".into()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    ns.insert_into_table(
+        InsertIntoTableRequest {
+            id: ids(&["ns", "idx"]),
+            ..Default::default()
+        },
+        rows(10, 10),
+    )
+    .await
+    .unwrap();
+    // A source, a shallow clone of its first version (registered), then
+    // an overwrite: only version 1 references what the clone reads, so
+    // the clone's pin keeps it.
+    create(&ns, &["ns", "src"], rows(0, 10)).await.unwrap();
+    let src = dataset(&ns, &["ns", "src"]).await;
+    let mut first = src.checkout_version(1).await.unwrap();
+    let clone_dir = dir.path().join("clones/c1");
+    first
+        .shallow_clone(clone_dir.to_str().unwrap(), 1, None)
+        .await
+        .unwrap();
+    ns.register_table(RegisterTableRequest {
+        id: ids(&["ns", "clone"]),
+        location: "clones/c1".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    ns.insert_into_table(
+        InsertIntoTableRequest {
+            id: ids(&["ns", "src"]),
+            mode: Some("overwrite".into()),
+            ..Default::default()
+        },
+        rows(100, 10),
+    )
+    .await
+    .unwrap();
+    let c = Client::new();
+    let (s, p) = call(
+        &c,
+        Method::POST,
+        format!("{base}/v1/namespace/ns/maintenance_policy"),
+        Some(json!({"interval": "1s", "version_retention": "0", "versions_to_retain": 1})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{p}");
+    let (s, sweep) = call(
+        &c,
+        Method::GET,
+        format!("{base}/v1/namespace/ns/maintenance_sweep"),
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{sweep}");
+    let table = |name: &str| {
+        sweep["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == json!(["ns", name]))
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in {sweep}"))
+    };
+    let idx = table("idx");
+    assert_eq!(idx["untidy_fragments"], 2, "{idx}");
+    assert_eq!(idx["compactable_fragments"], 0, "{idx}");
+    assert!(
+        !idx["would_submit"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("lance_compact")),
+        "{idx}"
+    );
+    let src = table("src");
+    // Version 1 is past retention, but the clone's pin keeps it.
+    assert_eq!(src["versions"], 2, "{src}");
+    assert_eq!(src["versions_past_retention"], 0, "{src}");
+    assert_eq!(src["would_submit"], json!([]), "{src}");
+    // Without the clone, it would go.
+    let (s, b) = call(
+        &c,
+        Method::POST,
+        format!("{base}/v1/table/ns%24clone/deregister"),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let (_, again) = call(
+        &c,
+        Method::GET,
+        format!("{base}/v1/table/ns%24src/maintenance_sweep"),
+        None,
+    )
+    .await;
+    assert_eq!(again["versions_past_retention"], 1, "{again}");
+    assert_eq!(again["would_submit"], json!(["lance_cleanup"]), "{again}");
+}
