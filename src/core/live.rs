@@ -238,6 +238,39 @@ impl Links {
     }
 }
 
+impl Links {
+    /// The first symbolic link anywhere below `relative` (a directory
+    /// under the root), walked without following any: what a deletion
+    /// by listing (Lance's cleanup) would follow out of the root. None on
+    /// a store without links.
+    pub(crate) fn first_link_below(&mut self, relative: &str) -> Option<String> {
+        let root = self.root.clone()?;
+        if let Some(link) = self.first_link(relative) {
+            return Some(link);
+        }
+        let mut pending = vec![root.join(relative)];
+        while let Some(dir) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let Ok(kind) = entry.file_type() else {
+                    return Some(entry.path().to_string_lossy().into_owned());
+                };
+                if kind.is_symlink() {
+                    let path = entry.path();
+                    let shown = path.strip_prefix(&root).unwrap_or(&path);
+                    return Some(shown.to_string_lossy().into_owned());
+                }
+                if kind.is_dir() {
+                    pending.push(entry.path());
+                }
+            }
+        }
+        None
+    }
+}
+
 impl Catalog {
     /// A fresh look at the links under this root ([`Links`]).
     pub(crate) fn links(&self) -> Links {

@@ -9,6 +9,24 @@ use super::references::{below, key_of, list_and_read};
 use crate::error::{CatalogError, CatalogResult};
 
 impl crate::core::Catalog {
+    /// What a cleanup of table `id` must respect before Lance deletes
+    /// anything (`live.rs`): refused (19) when a symbolic link lies in
+    /// the table's directory (Lance's cleanup lists through links and
+    /// would delete what lies behind one, outside the root); else the
+    /// shallow-clone pin ([`Self::clone_pin`]).
+    pub(crate) async fn cleanup_prepass(&self, id: &[String]) -> CatalogResult<Option<u64>> {
+        let location = self.relative_table_location(id).await?;
+        if let Some(link) = self.links().first_link_below(&location) {
+            return Err(CatalogError::new(
+                crate::error::Code::INVALID_TABLE_STATE,
+                format!(
+                    "cleanup refused: {link:?} in the table's directory is a symbolic link, and Lance's cleanup would delete what lies behind it; remove the link first"
+                ),
+            ));
+        }
+        self.clone_pin(id).await
+    }
+
     /// The cleanup pre-pass: the newest version of the table at `location`
     /// a cleanup must keep, and everything after it, so that every file
     /// another table reaches into it through base paths (a shallow clone)

@@ -233,7 +233,15 @@ impl Catalog {
                 continue;
             }
             let Some((meta, class, referenced)) = scan.listed.get(path) else {
-                out.kept.push(kept(KeptReason::Missing));
+                // A link to a directory is no object of the listing.
+                let linked = self
+                    .links()
+                    .first_link(&format!("{}/{path}", scan.report.location))
+                    .is_some();
+                out.kept.push(kept(match linked {
+                    true => KeptReason::SymbolicLink,
+                    false => KeptReason::Missing,
+                }));
                 continue;
             };
             let file = file_of(path, meta, now);

@@ -149,7 +149,7 @@ impl Catalog {
         // removable either; a refusal there means the task would fail.
         let past = match past.is_empty() {
             true => 0,
-            false => match self.clone_pin(id).await {
+            false => match self.cleanup_prepass(id).await {
                 Ok(None) => past.len(),
                 Ok(Some(pin)) => past.iter().filter(|v| **v < pin).count(),
                 Err(e) => {

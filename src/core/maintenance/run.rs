@@ -62,8 +62,9 @@ pub(super) async fn execute(
     let mut result = match kind {
         TaskKind::Compact => compact(&mut ds, &p).await?,
         TaskKind::Cleanup => {
-            // The pre-pass: versions a shallow clone's files need stay.
-            let pin = catalog.clone_pin(id).await?;
+            // The pre-pass: no link in the table's directory, and the
+            // versions a shallow clone's files need stay.
+            let pin = catalog.cleanup_prepass(id).await?;
             cleanup(&ds, &p, pin).await?
         }
         TaskKind::ScalarIndex => create_index(&mut ds, &p, false).await?,

@@ -194,6 +194,17 @@ impl Catalog {
             _ => stripped,
         };
         let rel = crate::core::table::locations::check_relative(rel, location)?;
+        // Where this catalog vends, a location no session policy can
+        // narrow to (a `*` or `${` in its key) is refused now, not at
+        // every describe later.
+        if self.vends() {
+            if let Err(e) = crate::core::vending::Scope::of(&self.location_uri(&rel)) {
+                return Err(CatalogError::invalid(format!(
+                    "table location {location:?}: {}",
+                    e.message
+                )));
+            }
+        }
         if !nested && rel.contains('/') {
             return Err(CatalogError::invalid(format!(
                 "table location {location:?} must be a directory directly under the storage root, not a nested path"

@@ -121,10 +121,12 @@ impl Scope {
     }
 }
 
-fn refused(location: &str, why: &str) -> CatalogError {
+/// The location itself is not repeated: with the root's bucket and
+/// prefix in it, it would name the storage root.
+fn refused(_location: &str, why: &str) -> CatalogError {
     CatalogError::new(
         crate::error::Code::INVALID_TABLE_STATE,
-        format!("cannot vend credentials for the table at {location}: {why}; its readers bring their own"),
+        format!("cannot vend credentials for this table: {why}; its readers bring their own"),
     )
 }
 
