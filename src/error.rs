@@ -274,7 +274,7 @@ impl CatalogError {
                     tracing::debug!(request_id, instance, code, error = %self.message, cause, "request failed");
                 }
             }
-            self.message.clone()
+            redact_roots(&self.message)
         }
     }
 
@@ -309,6 +309,64 @@ impl From<arrow_schema::ArrowError> for CatalogError {
     fn from(err: arrow_schema::ArrowError) -> Self {
         Self::internal(format!("Arrow: {err}"))
     }
+}
+
+/// The storage roots this process serves (every warehouse's), which no
+/// answer names: with an S3 root, its bucket and prefix.
+static ROOTS: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
+
+/// Keep `root` out of every error a caller is shown (the engine's own
+/// messages name full paths). Called as each catalog opens.
+pub fn hide_root(root: &str) {
+    let trimmed = root.trim_end_matches('/');
+    if trimmed.is_empty() {
+        return;
+    }
+    let mut spellings = vec![trimmed.to_string()];
+    if !trimmed.contains("://") {
+        spellings.push(format!("file://{trimmed}"));
+    }
+    // A URI's percent-encoded spelling, as Lance prints locations.
+    let encoded = percent_encoding::utf8_percent_encode(trimmed, ROOT_ESCAPES).to_string();
+    if encoded != trimmed {
+        spellings.push(encoded);
+    }
+    if let Ok(mut roots) = ROOTS.write() {
+        for s in spellings {
+            if !roots.contains(&s) {
+                roots.push(s);
+            }
+        }
+        // Longest first: `file:///r` before `/r`.
+        roots.sort_by_key(|r| std::cmp::Reverse(r.len()));
+    }
+}
+
+const ROOT_ESCAPES: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}')
+    .add(b'$');
+
+/// `msg` with every storage root replaced by `<root>`.
+fn redact_roots(msg: &str) -> String {
+    let Ok(roots) = ROOTS.read() else {
+        return msg.to_string();
+    };
+    let mut out = msg.to_string();
+    for root in roots.iter() {
+        if out.contains(root.as_str()) {
+            out = out.replace(root.as_str(), "<root>");
+        }
+    }
+    out
 }
 
 /// Lance messages carry the source locations that raised them
@@ -373,6 +431,24 @@ mod tests {
         assert!(!shown.contains("secret"), "{shown}");
         let e = CatalogError::invalid("bad id");
         assert_eq!(e.public_message("req-42", "/x"), "bad id");
+    }
+
+    #[test]
+    fn no_answer_names_a_storage_root() {
+        hide_root("/srv/lake-test-root/");
+        hide_root("s3://bucket-test/prefix");
+        for raw in [
+            "Not found: /srv/lake-test-root/ab_t/_versions",
+            "Dataset at file:///srv/lake-test-root/ab_t was not found",
+            "table at s3://bucket-test/prefix/x: denied",
+        ] {
+            let shown = CatalogError::invalid(raw).public_message("r", "/x");
+            assert!(shown.contains("<root>"), "{shown}");
+            assert!(
+                !shown.contains("lake-test-root") && !shown.contains("bucket-test"),
+                "{shown}"
+            );
+        }
     }
 
     #[test]

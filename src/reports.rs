@@ -15,11 +15,13 @@ use crate::governance::Governance;
 /// (`drifts`, see `governance/drift.rs`), running the repair of each kind
 /// named in `repair` (`binding_to_missing_warehouse`, …).
 pub async fn reconcile(args: ServeArgs, repair: Vec<String>) -> Result<(), String> {
+    // An intent fresher than the expiry is a create in flight: live.
+    crate::core::set_intent_expiry(args.create_intent_expiry()?);
     let mut named = Vec::new();
     for name in repair {
         let kind: DriftKind = serde_json::from_value(serde_json::Value::String(name.clone()))
             .map_err(|_| {
-                format!("--repair {name:?} is not a drift kind: binding_to_missing_warehouse, table_without_data, unowned_directory, trash_without_bytes, tasks_of_missing_table or policy_of_missing_object")
+                format!("--repair {name:?} is not a drift kind: binding_to_missing_warehouse, table_without_data, unowned_directory, trash_without_bytes, tasks_of_missing_table, policy_of_missing_object or symbolic_link")
             })?;
         named.push(kind);
     }

@@ -155,6 +155,7 @@ impl Catalog {
     /// Open (creating when needed) the catalog at `config.root`.
     pub async fn open(config: &StorageConfig) -> CatalogResult<Self> {
         let opened = storage::open_directory_namespace(config).await?;
+        crate::error::hide_root(&opened.root);
         Ok(Self {
             control: opened.control.clone(),
             engine: Arc::new(engine_ns::EngineNs::new(

@@ -132,13 +132,19 @@ def test_a_create_killed_after_writing_is_swept_away_and_only_it():
         assert proc.wait(timeout=30) != 0
     _plant(root, "by_hand")
 
-    # Two datasets no table owns, and the planted directory.
+    # While their intents are fresh, the two creates may still be writing:
+    # their bytes are live, and only the planted directory is unowned.
+    left = _cli(root, "reconcile")["orphans"]
+    assert [o["location"] for o in left] == ["by_hand"], left
+
+    # Once the intents went untouched for the expiry, the creates are
+    # dead: two datasets no table owns, and the planted directory.
+    time.sleep(2.5)
     left = _cli(root, "reconcile")["orphans"]
     assert sorted(o["dataset"] for o in left) == [False, True, True], left
     assert "by_hand" in [o["location"] for o in left]
 
     # The sweep report names both dead creates, and would remove them.
-    time.sleep(2.5)
     [wh] = _cli(root, "maintenance", "sweep")["warehouses"]
     leftovers = wh["create_leftovers"]
     assert sorted(tuple(l["table"]) for l in leftovers) == [("a", "t_flight"), ("a", "t_rest")], leftovers

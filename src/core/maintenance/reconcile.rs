@@ -53,12 +53,17 @@ impl Catalog {
     /// reads there or keeps a base path over it. Links are never followed.
     pub async fn reconcile(&self) -> CatalogResult<Reconciliation> {
         let tables = self.placed_tables().await?;
-        // Tables, trashed tables and creates in flight claim locations alike.
+        // Tables, trashed tables and creates in flight claim locations
+        // alike. A stale intent's create died: its bytes are a leftover,
+        // reported here and removed by the sweep (the repair leaves them
+        // to it).
         let mut claims: Vec<String> = tables.iter().map(|t| t.location.clone()).collect();
+        let now = crate::records::now_ms();
         claims.extend(
             self.create_intents()
                 .await?
                 .into_iter()
+                .filter(|(_, i)| !crate::core::table::intents::stale(i, now))
                 .map(|(_, i)| canonical(&i.location)),
         );
         let refs = self.estate_refs(Freshness::Now).await?;

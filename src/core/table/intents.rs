@@ -48,7 +48,7 @@ fn expiry() -> Duration {
 }
 
 /// Whether intent `i` has gone untouched for the expiry at `now`.
-fn stale(i: &CreateIntent, now: u64) -> bool {
+pub(crate) fn stale(i: &CreateIntent, now: u64) -> bool {
     now.saturating_sub(i.touched_ms) >= expiry().as_millis() as u64
 }
 
