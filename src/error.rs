@@ -323,8 +323,11 @@ pub fn hide_root(root: &str) {
         return;
     }
     let mut spellings = vec![trimmed.to_string()];
-    if !trimmed.contains("://") {
-        spellings.push(format!("file://{trimmed}"));
+    match trimmed.split_once("://") {
+        // A store's messages name `bucket/prefix/key` without the scheme.
+        Some((_, rest)) if rest.contains('/') => spellings.push(rest.to_string()),
+        Some(_) => {}
+        None => spellings.push(format!("file://{trimmed}")),
     }
     // A URI's percent-encoded spelling, as Lance prints locations.
     let encoded = percent_encoding::utf8_percent_encode(trimmed, ROOT_ESCAPES).to_string();
@@ -362,10 +365,28 @@ fn redact_roots(msg: &str) -> String {
     };
     let mut out = msg.to_string();
     for root in roots.iter() {
-        if out.contains(root.as_str()) {
-            out = out.replace(root.as_str(), "<root>");
-        }
+        out = replace_whole(&out, root);
     }
+    out
+}
+
+/// `text` with `root` replaced by `<root>` where it stands whole: followed
+/// by a separator, a quote, a space or the end (`/data` is not the start
+/// of `/database`).
+fn replace_whole(text: &str, root: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(root) {
+        let after = &rest[i + root.len()..];
+        let whole = after
+            .chars()
+            .next()
+            .is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')));
+        out.push_str(&rest[..i]);
+        out.push_str(if whole { "<root>" } else { root });
+        rest = after;
+    }
+    out.push_str(rest);
     out
 }
 
@@ -449,6 +470,12 @@ mod tests {
                 "{shown}"
             );
         }
+        // Only the root itself, never a longer name that starts alike.
+        let shown = CatalogError::invalid("/srv/lake-test-rootless/x").public_message("r", "/x");
+        assert_eq!(shown, "/srv/lake-test-rootless/x");
+        let shown =
+            CatalogError::invalid("key bucket-test/prefix/t/1.manifest").public_message("r", "/x");
+        assert_eq!(shown, "key <root>/t/1.manifest");
     }
 
     #[test]

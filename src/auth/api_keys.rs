@@ -32,6 +32,10 @@ struct Stored {
     created_at_ms: u64,
     #[serde(default)]
     created_by: Option<String>,
+    /// The local user the key was minted for (its uid), when `principal`
+    /// named one: the key holds that user's grants, and no later user's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    user_uid: Option<String>,
 }
 
 impl From<&Stored> for ApiKeyInfo {
@@ -87,6 +91,7 @@ impl ApiKeys {
         principal: &str,
         description: Option<String>,
         created_by: Option<String>,
+        user_uid: Option<String>,
     ) -> CatalogResult<(ApiKeyInfo, String)> {
         let principal = principal.trim();
         if principal.is_empty() || principal.len() > 256 {
@@ -105,6 +110,7 @@ impl ApiKeys {
             salt,
             created_at_ms: chrono::Utc::now().timestamp_millis().max(0) as u64,
             created_by,
+            user_uid,
         };
         self.records
             .create(KIND, &key_id, &stored, Code::CONCURRENT_MODIFICATION)
@@ -148,6 +154,7 @@ impl ApiKeys {
             task: None,
             identity: super::Identity::ApiKey {
                 key_id: key_id.to_string(),
+                user_uid: stored.user_uid.clone(),
             },
         };
         if let Ok(mut trusted) = self.trusted.lock() {
@@ -158,6 +165,31 @@ impl ApiKeys {
             );
         }
         Ok(principal)
+    }
+
+    /// Give keys minted for a local user's name (after that user was
+    /// made) the user's uid: the one-time step of binding grants to users.
+    pub(crate) async fn bind_to_users(&self, users: &super::Users) -> CatalogResult<()> {
+        for (key_id, stored) in self.records.all::<Stored>(KIND).await? {
+            if stored.user_uid.is_some() {
+                continue;
+            }
+            let Some(super::Identity::User { uid, created_at_ms }) =
+                users.identity_of(&stored.principal).await?
+            else {
+                continue;
+            };
+            if stored.created_at_ms < created_at_ms {
+                continue;
+            }
+            self.records
+                .update(KIND, &key_id, Code::INTERNAL, |mut s: Stored| {
+                    s.user_uid.get_or_insert(uid.clone());
+                    Ok(s)
+                })
+                .await?;
+        }
+        Ok(())
     }
 
     /// Keys, optionally of one principal, sorted by id; never secrets.

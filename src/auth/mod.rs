@@ -48,8 +48,13 @@ pub enum Identity {
     /// A local user: a user made again under a deleted one's name has a
     /// new `uid` and is another principal.
     User { uid: String, created_at_ms: u64 },
-    /// An API key (its principal's name is the operator's choice).
-    ApiKey { key_id: String },
+    /// An API key (its principal's name is the operator's choice); one
+    /// minted for a local user carries that user's uid.
+    ApiKey {
+        key_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        user_uid: Option<String>,
+    },
     /// A verified token: its issuer and subject (the principal claim
     /// names it).
     Token { issuer: String, subject: String },
@@ -58,10 +63,12 @@ pub enum Identity {
 }
 
 impl Identity {
-    /// The local user's uid, if the principal is one.
+    /// The local user's uid, if the principal is one (or a key minted
+    /// for one).
     pub fn user_uid(&self) -> Option<&str> {
         match self {
             Identity::User { uid, .. } => Some(uid),
+            Identity::ApiKey { user_uid, .. } => user_uid.as_deref(),
             _ => None,
         }
     }

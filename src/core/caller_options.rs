@@ -82,11 +82,7 @@ fn refusal(key: &str, value: &str) -> Option<String> {
                     .chars()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         }
-        Shape::Tuning => {
-            !value.is_empty()
-                && value.len() <= 16
-                && value.chars().all(|c| c.is_ascii_alphanumeric() || c == '.')
-        }
+        Shape::Tuning => tuning_ok(value),
     };
     (!ok).then(|| match shape {
         // A credential's value is never repeated.
@@ -95,9 +91,30 @@ fn refusal(key: &str, value: &str) -> Option<String> {
             "storage option {key:?} must be a region name (lowercase letters, digits and '-'), not {value:?}"
         ),
         Shape::Tuning => format!(
-            "storage option {key:?} must be a plain number or duration, not {value:?}"
+            "storage option {key:?} must be a count up to 100 or a duration up to 10 minutes (\"30s\", \"500ms\"), not {value:?}"
         ),
     })
+}
+
+/// A count up to 100, or a duration up to ten minutes (`500ms`, `30s`,
+/// `2m`, or seconds alone): a caller's tuning may not hold the server's
+/// own work on the namespace for long.
+fn tuning_ok(value: &str) -> bool {
+    let digits: String = value.chars().take_while(char::is_ascii_digit).collect();
+    if digits.is_empty() || digits.len() > 9 {
+        return false;
+    }
+    let Ok(n) = digits.parse::<u64>() else {
+        return false;
+    };
+    let seconds = match &value[digits.len()..] {
+        "" => return n <= 600,
+        "ms" => n / 1000,
+        "s" => n,
+        "m" | "min" => n.saturating_mul(60),
+        _ => return false,
+    };
+    seconds <= 600
 }
 
 /// Refuse (13, naming the option) any option a caller may not set.
@@ -216,6 +233,9 @@ mod tests {
             ("client_max_retries", "3"),
         ] {
             check_caller_options(Some(&one(k, v)), "p").unwrap();
+        }
+        for bad in ["9999999999999999", "1h", "5d", "x", "30 s"] {
+            check_caller_options(Some(&one("client_max_retries", bad)), "p").unwrap_err();
         }
         // A region is a host name's part without an endpoint.
         for bad in ["evil.com#", "x/y", "EU", ""] {

@@ -118,11 +118,16 @@ impl Catalog {
                             CatalogError::new(e.code, message)
                         })?;
                     let refs = listed.refs();
-                    self.refs_cache.put(placed, &refs);
+                    // A location with no manifest yet (declared, or
+                    // being written) may be written any moment, by a
+                    // client the catalog does not see: never kept.
+                    if !listed.manifests.is_empty() {
+                        self.refs_cache.put(placed, &refs);
+                    }
                     refs
                 }
             };
-            into.add(placed.table_ref(), &placed.key, &own, refs);
+            into.add(placed.table_ref(), &own, refs);
         }
         self.refs_cache.retain(&placed);
         Ok(())
@@ -142,17 +147,22 @@ impl Catalog {
         Ok(own)
     }
 
-    /// Refuse (19) deleting `relative` when a table other than those
-    /// placed as `except` (the ones being deleted with it) reads there (a clone of it, a multi-base table
-    /// writing into it), naming them.
+    /// Refuse (19) deleting `relative` when a table other than those at
+    /// `together` (relative locations deleted with it, itself among them)
+    /// reads there (a clone of it, a multi-base table keeping files in
+    /// it), naming them.
     pub(crate) fn refuse_reached(
         &self,
         relative: &str,
-        except: &[String],
+        together: &[String],
         refs: &ForeignRefs,
     ) -> CatalogResult<()> {
         let at = key_of(&self.location_uri(relative));
-        let reaching = refs.reaching(&at, except);
+        let except: Vec<String> = together
+            .iter()
+            .map(|l| key_of(&self.location_uri(l)))
+            .collect();
+        let reaching = refs.reaching(&at, &except);
         if reaching.is_empty() {
             return Ok(());
         }
@@ -166,11 +176,17 @@ impl Catalog {
         ))
     }
 
-    /// Whether `relative` may be deleted as a leftover: no table, trashed
-    /// table or create claims it or a directory it lies in, nothing is
-    /// recorded inside it, and no table reads there (references as
-    /// `fresh` says). `Err` names why not.
-    pub(crate) async fn check_dead(&self, relative: &str, fresh: Freshness) -> CatalogResult<()> {
+    /// Whether `relative` may be deleted as a leftover: no table or
+    /// trashed table claims it, a directory it lies in or one inside it;
+    /// no live create's intent but `own_intent` (the caller's) overlaps
+    /// it; and no table reads there (`refs`, the estate's references).
+    /// `Err` names why not.
+    pub(crate) async fn check_dead(
+        &self,
+        relative: &str,
+        refs: &ForeignRefs,
+        own_intent: Option<&str>,
+    ) -> CatalogResult<()> {
         let tables = self.placed_tables_near(&[relative]).await?;
         if let Some(t) = crate::core::table::locations::find_overlap(relative, &tables, None) {
             return Err(CatalogError::new(
@@ -178,8 +194,20 @@ impl Catalog {
                 format!("{} owns {relative:?}", placed_name(&t.key)),
             ));
         }
-        let refs = self.estate_refs(fresh).await?;
-        self.refuse_reached(relative, &[], &refs)
+        let now = crate::records::now_ms();
+        let writing = self.create_intents().await?.into_iter().any(|(id, i)| {
+            Some(id.as_str()) != own_intent
+                && i.taken_ms.is_none()
+                && !crate::core::table::intents::stale(&i, now)
+                && crate::core::table::locations::overlaps(&i.location, relative)
+        });
+        if writing {
+            return Err(CatalogError::new(
+                Code::INVALID_TABLE_STATE,
+                format!("another create is writing at {relative:?}"),
+            ));
+        }
+        self.refuse_reached(relative, &[], refs)
     }
 }
 
@@ -275,8 +303,13 @@ impl Catalog {
     /// A fresh look at the links under this root ([`Links`]).
     pub(crate) fn links(&self) -> Links {
         let root = match self.root.strip_prefix("file://") {
-            Some(path) => Some(path),
-            None if !self.root.contains("://") => Some(self.root.as_str()),
+            // A URI's path is percent-encoded; the directory's is not.
+            Some(path) => Some(
+                percent_encoding::percent_decode_str(path)
+                    .decode_utf8_lossy()
+                    .into_owned(),
+            ),
+            None if !self.root.contains("://") => Some(self.root.clone()),
             None => None,
         };
         Links {

@@ -304,14 +304,67 @@ impl Catalog {
     /// new table there could not later tell its bytes from what was there.
     pub(crate) async fn require_empty_location(&self, relative: &str) -> CatalogResult<()> {
         use futures::TryStreamExt;
+        let holds = || {
+            CatalogError::invalid(format!(
+                "table location {relative:?} already holds data (in some case); register an existing dataset with register_table instead"
+            ))
+        };
         let (store, path) = self.location_store(relative).await?;
-        let first = engine(store.list(Some(path)).try_next().await)?;
-        match first {
-            None => Ok(()),
-            Some(_) => Err(CatalogError::invalid(format!(
-                "table location {relative:?} already holds data; register an existing dataset with register_table instead"
-            ))),
+        if engine(store.list(Some(path)).try_next().await)?.is_some() {
+            return Err(holds());
         }
+        // Where the catalog vends, a session policy is matched in any case
+        // by stores that fold it (SeaweedFS and others): the location must
+        // be empty in every case, or a writer would reach bytes no table
+        // owns (a deregistered table a clone still reads, a multi-base
+        // table's data) through another spelling.
+        if self.vends() && self.holds_in_any_case(relative).await? {
+            return Err(holds());
+        }
+        Ok(())
+    }
+
+    /// Whether anything lies at `relative` spelled in any case: each
+    /// level's listing compared by folded names.
+    async fn holds_in_any_case(&self, relative: &str) -> CatalogResult<bool> {
+        use futures::TryStreamExt;
+        use table::locations::fold;
+        let (store, root) = self.location_store("").await?;
+        let name = |p: &object_store::path::Path| {
+            p.filename()
+                .map(|f| fold(&percent_encoding::percent_decode_str(f).decode_utf8_lossy()))
+        };
+        let mut frontier = vec![root];
+        for segment in relative.split('/').filter(|s| !s.is_empty()) {
+            let want = fold(segment);
+            let mut next = Vec::new();
+            for dir in &frontier {
+                let listed = engine(store.list_with_delimiter(Some(dir)).await)?;
+                if listed
+                    .objects
+                    .iter()
+                    .any(|o| name(&o.location).as_deref() == Some(&want))
+                {
+                    return Ok(true);
+                }
+                next.extend(
+                    listed
+                        .common_prefixes
+                        .into_iter()
+                        .filter(|p| name(p).as_deref() == Some(&want)),
+                );
+            }
+            if next.is_empty() {
+                return Ok(false);
+            }
+            frontier = next;
+        }
+        for dir in frontier {
+            if engine(store.list(Some(dir)).try_next().await)?.is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// The storage options a client gets to reach the root's tables

@@ -79,6 +79,12 @@ impl Governance {
             }
             out.push(d);
         }
+        // What every table reads, read afresh once for every path a
+        // repair removes (each is checked against it right before).
+        let refs = match repair.contains(&DriftKind::UnownedDirectory) {
+            true => Some(self.foreign_refs().await?),
+            false => None,
+        };
         for ((w, catalog), tasks) in opened.iter().zip(tasks) {
             let report = catalog.reconcile().await?;
             for o in report.orphans {
@@ -88,7 +94,9 @@ impl Governance {
                 }
                 let mut d = finding(DriftKind::UnownedDirectory, Some(w), o.location.clone());
                 if repair.contains(&d.kind) {
-                    d.repaired = Some(catalog.remove_unowned(&o.location).await?);
+                    if let Some(refs) = &refs {
+                        d.repaired = Some(catalog.remove_unowned_with(&o.location, refs).await?);
+                    }
                 }
                 out.push(d);
             }

@@ -160,21 +160,36 @@ impl Governance {
         Ok(())
     }
 
-    /// Grants made to a local user's name before grants were bound to
-    /// users: each made while the user it names stood (at or after its
-    /// creation) gets a copy bound to that user. Idempotent; the unbound
-    /// grant stays the other principals' of the name.
+    /// Once per control root: grants made to a local user's name before
+    /// grants were bound to users, each made while the user it names
+    /// stood (at or after its creation), become bound to that user (a
+    /// bound grant replaces the unbound one, so no twin is left for a
+    /// revoke to miss), and API keys minted for a standing user (after it
+    /// was made) carry its uid.
     async fn bind_user_grants(&self) -> CatalogResult<usize> {
-        if !self.auth.users().enabled() {
+        const DONE: (&str, &str) = ("migration", "grants_bound_to_users");
+        #[derive(serde::Serialize, serde::Deserialize, Clone)]
+        struct Done {
+            at_ms: u64,
+        }
+        if !self.auth.users().enabled()
+            || self
+                .registry
+                .records
+                .get::<Done>(DONE.0, DONE.1)
+                .await?
+                .is_some()
+        {
             return Ok(0);
         }
+        let users = self.auth.users();
         let mut bound = 0;
         for g in self.registry.all_grants().await? {
             if g.principal_uid.is_some() || g.principal.starts_with("group:") {
                 continue;
             }
             let Some(crate::auth::Identity::User { uid, created_at_ms }) =
-                self.auth.users().identity_of(&g.principal).await?
+                users.identity_of(&g.principal).await?
             else {
                 continue;
             };
@@ -190,8 +205,18 @@ impl Governance {
                     g.granted_by.clone(),
                 )
                 .await?;
+            self.registry.revoke_grant(&g.grant_id).await?;
             bound += 1;
         }
+        self.auth.keys().bind_to_users(users).await?;
+        self.registry
+            .records
+            .upsert::<Done, _>(DONE.0, DONE.1, |_| {
+                Some(Done {
+                    at_ms: super::registry::now_ms(),
+                })
+            })
+            .await?;
         Ok(bound)
     }
 

@@ -246,7 +246,13 @@ impl Catalog {
             .as_ref()
             .and_then(|p| p.get(crate::core::reserved::TABLE_ID).cloned());
         let task = tokio::spawn(async move {
+            // The fresh name is checked as a REST create's is (see
+            // `create_table_at`), before and when it is recorded.
+            catalog
+                .check_unclaimed(&catalog.hold_manifest().await, &id, &dir)
+                .await?;
             let intent = catalog.begin_create(&id, &dir, real, false).await?;
+            let fresh = crate::core::table::placement::Placement::Fresh(dir.clone());
             let written = InsertBuilder::new(catalog.location_uri(&dir).as_str())
                 .with_params(&params)
                 .execute_stream(source)
@@ -254,29 +260,19 @@ impl Catalog {
             let ds = match written {
                 Ok(ds) => ds,
                 Err(e) => {
-                    catalog
-                        .undo_failed_write(&crate::core::table::placement::Placement::Fresh(
-                            dir.clone(),
-                        ))
-                        .await;
+                    catalog.undo_failed_write(&fresh, Some(intent.id())).await;
                     intent.finish().await;
                     return Err(CatalogError::from_lance(&e));
                 }
             };
             crate::fault::point("create.written");
             if let Err(e) = intent.confirm().await {
-                catalog
-                    .undo_failed_write(&crate::core::table::placement::Placement::Fresh(
-                        dir.clone(),
-                    ))
-                    .await;
+                catalog.undo_failed_write(&fresh, Some(intent.id())).await;
                 return Err(e);
             }
-            let held = catalog.hold_manifest().await;
             let recorded = catalog
-                .record_written(&held, &id, &dir, properties.as_ref())
+                .record_placed(&id, &fresh, properties.as_ref(), Some(intent.id()))
                 .await;
-            drop(held);
             intent.finish().await;
             recorded?;
             Ok(ds.version().version)

@@ -120,8 +120,19 @@ impl Catalog {
     /// nothing under it changed within the last hour. Deletes the objects
     /// the listing names; answers what it did.
     pub async fn remove_unowned(&self, relative: &str) -> CatalogResult<String> {
+        let refs = self.estate_refs(Freshness::Now).await?;
+        self.remove_unowned_with(relative, &refs).await
+    }
+
+    /// [`Self::remove_unowned`] against the estate's references `refs`,
+    /// read afresh by the caller (once for a repair's every path).
+    pub async fn remove_unowned_with(
+        &self,
+        relative: &str,
+        refs: &crate::core::ForeignRefs,
+    ) -> CatalogResult<String> {
         let relative = canonical(relative);
-        if let Err(e) = self.check_dead(&relative, Freshness::Now).await {
+        if let Err(e) = self.check_dead(&relative, refs, None).await {
             return Ok(format!("left alone: {}", e.message));
         }
         let intents = self.create_intents().await?;

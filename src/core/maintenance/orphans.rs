@@ -141,7 +141,7 @@ impl Catalog {
             }
         }
         report.branches = branches.into_iter().collect();
-        report.clones = foreign.reaching(&own, &[crate::core::checks::manifest_key(id)]);
+        report.clones = foreign.reaching(&own, std::slice::from_ref(&own));
         let mut listed = HashMap::new();
         let mut links = self.links();
         let mut symlinks = BTreeSet::new();

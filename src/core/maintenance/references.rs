@@ -342,15 +342,16 @@ pub struct ForeignRefs {
 pub(crate) struct Reacher {
     /// Who it is, as answers name it (a trashed one with its trash id).
     pub table: TableRef,
-    /// Its placement key (`Placed::key`): a trashed table's is its own.
-    pub placement: String,
+    /// Its own location's key: which table it is across warehouses (a
+    /// placement key, `ns$t`, may repeat in another warehouse).
+    pub own: String,
     /// What it references outside its own location.
     pub refs: Refs,
 }
 
 impl ForeignRefs {
     /// Add a table's references that lie outside its own location.
-    pub(crate) fn add(&mut self, table: TableRef, placement: &str, own: &str, refs: Refs) {
+    pub(crate) fn add(&mut self, table: TableRef, own: &str, refs: Refs) {
         let outside = Refs {
             files: refs
                 .files
@@ -374,7 +375,7 @@ impl ForeignRefs {
         self.refs.extend(&outside);
         self.tables.push(Reacher {
             table,
-            placement: placement.to_string(),
+            own: own.to_string(),
             refs: outside,
         });
     }
@@ -384,14 +385,16 @@ impl ForeignRefs {
         self.refs.footprint(key, root)
     }
 
-    /// The tables (other than those placed as `except`) that reference
-    /// something at or below `location`: its shallow clones, the
-    /// multi-base tables keeping files there.
+    /// The tables (other than those whose own locations' keys are
+    /// `except`: the ones deleted with it) that reference something at or
+    /// below `location`: its shallow clones, the multi-base tables keeping
+    /// files there.
     pub(crate) fn reaching(&self, location: &str, except: &[String]) -> Vec<TableRef> {
+        use crate::core::table::locations::same_place;
         let mut out: Vec<TableRef> = self
             .tables
             .iter()
-            .filter(|r| !except.contains(&r.placement))
+            .filter(|r| !except.iter().any(|e| same_place(e, &r.own)))
             .filter(|r| r.refs.reach(location))
             .map(|r| r.table.clone())
             .collect();

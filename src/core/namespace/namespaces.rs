@@ -219,12 +219,26 @@ impl Catalog {
                 .filter(|r| crate::core::manifest_tx::row_type(r).as_deref() == Some("table"))
                 .filter_map(crate::core::manifest_tx::row_object_id)
                 .collect();
-            self.deletable_locations(&ds, &below).await?;
+            let together: Vec<String> = self
+                .deletable_locations(&ds, &below)
+                .await?
+                .into_values()
+                .collect();
+            // Nor bytes a table outside the subtree reads (`live.rs`);
+            // the tables dropped together may read each other's.
+            if !together.is_empty() {
+                let refs = self
+                    .estate_refs(crate::core::live::Freshness::Recent)
+                    .await?;
+                for location in &together {
+                    self.refuse_reached(location, &together, &refs)?;
+                }
+            }
             // Cascade: deepest first, so no object is ever left without its parent.
             for table in &tables {
                 let mut t = id.clone();
                 t.push(table.clone());
-                self.drop_table_by_id(&t, force).await?;
+                self.drop_table_by_id(&t, force, &together).await?;
             }
             for child in &children {
                 let mut c = id.clone();

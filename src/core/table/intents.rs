@@ -74,6 +74,11 @@ fn gone() -> CatalogError {
 }
 
 impl Held {
+    /// The intent's id: its create's own, which its undo may overlap.
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
     /// Touch the intent now; refused once the sweep has taken it. Called
     /// right before the table is recorded.
     pub(crate) async fn confirm(&self) -> CatalogResult<()> {
@@ -249,7 +254,10 @@ impl Catalog {
                     .leftover_outcome(intent_id, intent, &fresh, now_ms())
                     .await?;
                 if outcome == LeftoverOutcome::WouldRemove {
-                    if !self.remove_if_unowned(&intent.location).await {
+                    if !self
+                        .remove_if_unowned(&intent.location, Some(intent_id))
+                        .await
+                    {
                         tracing::warn!(intent = %intent_id, location = %intent.location, "the bytes of a dead create could not be removed; the next sweep tries again");
                         continue;
                     }

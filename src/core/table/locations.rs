@@ -84,7 +84,14 @@ pub(crate) fn canonical(location: &str) -> String {
 /// spellings a store may take for one name compare equal.
 pub(crate) fn fold(segment: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
-    segment.nfc().collect::<String>().to_lowercase()
+    // Through upper case first: `ſ` and `K` (Kelvin) meet `s` and `k`
+    // there, as in the simple case folding some stores match with.
+    let folded = segment
+        .nfc()
+        .collect::<String>()
+        .to_uppercase()
+        .to_lowercase();
+    folded.nfc().collect()
 }
 
 /// A location's comparison key: its canonical segments, each folded.
@@ -289,9 +296,9 @@ impl Catalog {
         let ds = self.manifest_snapshot().await?;
         let tables = self.claimed_near(&ds, &[location]).await?;
         let key = manifest_key(id);
-        let Some(other) = find_overlap(location, &tables, Some(&key)).cloned() else {
+        if find_overlap(location, &tables, Some(&key)).is_none() {
             return Ok(None);
-        };
+        }
         let ours = tables
             .iter()
             .any(|t| t.key == key && t.location == canonical(location));
@@ -304,10 +311,8 @@ impl Catalog {
         Ok(Some(CatalogError::new(
             Code::CONCURRENT_MODIFICATION,
             format!(
-                "table {} was being recorded at {location:?} while {} was recorded at the overlapping {:?}; this one was undone, retry",
+                "table {} was being recorded at {location:?} while another table was recorded at an overlapping location; this one was undone, retry",
                 display_id(id),
-                placed_name(&other.key),
-                other.location
             ),
         )))
     }
@@ -317,11 +322,12 @@ impl Catalog {
     /// recorded table's location overlaps it, or a table reads there
     /// (`live.rs`), or that cannot be told (the reconciler reports what
     /// is left).
-    pub(crate) async fn remove_if_unowned(&self, relative: &str) -> bool {
-        match self
-            .check_dead(relative, crate::core::live::Freshness::Recent)
-            .await
-        {
+    pub(crate) async fn remove_if_unowned(&self, relative: &str, own_intent: Option<&str>) -> bool {
+        let dead = match self.estate_refs(crate::core::live::Freshness::Recent).await {
+            Ok(refs) => self.check_dead(relative, &refs, own_intent).await,
+            Err(e) => Err(e),
+        };
+        match dead {
             Ok(()) => self.remove_location(relative).await,
             Err(e) => {
                 tracing::warn!(
@@ -396,17 +402,6 @@ impl Catalog {
             if let Some(t) = tables.iter().find(|t| &t.key == key) {
                 Self::check_deletable(key, &t.location, &tables)?;
                 out.insert(key.clone(), t.location.clone());
-            }
-        }
-        // Nor bytes another table reads (a clone, a multi-base table):
-        // the live set's other half (`live.rs`). Tables deleted together
-        // may read each other's.
-        if !out.is_empty() {
-            let refs = self
-                .estate_refs(crate::core::live::Freshness::Recent)
-                .await?;
-            for location in out.values() {
-                self.refuse_reached(location, keys, &refs)?;
             }
         }
         Ok(out)

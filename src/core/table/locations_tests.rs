@@ -91,6 +91,8 @@ async fn the_lookup_keeps_every_overlapping_spelling() {
     );
     // The same name composed and decomposed, in two cases, is one place.
     assert!(overlaps("shared/caf\u{e9}", "SHARED/CAFE\u{301}/x"));
+    // Simple case folding's odd members: the long s, the Kelvin sign.
+    assert!(same_place("\u{17f}hared/\u{212a}ey", "shared/key"));
     assert!(same_place("shared/VICTIM", "shared/victim/"));
     assert!(!overlaps("shared/victim", "shared/victim2"));
 }

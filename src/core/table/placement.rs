@@ -140,18 +140,22 @@ impl Catalog {
             let ds = match written {
                 Ok(ds) => ds,
                 Err(e) => {
-                    catalog.undo_failed_write(&placement).await;
+                    catalog
+                        .undo_failed_write(&placement, Some(intent.id()))
+                        .await;
                     intent.finish().await;
                     return Err(CatalogError::from_lance(&e));
                 }
             };
             crate::fault::point("create.written");
             if let Err(e) = intent.confirm().await {
-                catalog.undo_failed_write(&placement).await;
+                catalog
+                    .undo_failed_write(&placement, Some(intent.id()))
+                    .await;
                 return Err(e);
             }
             let recorded = catalog
-                .record_placed(&id, &placement, req.properties.as_ref())
+                .record_placed(&id, &placement, req.properties.as_ref(), Some(intent.id()))
                 .await;
             intent.finish().await;
             recorded?;
@@ -175,20 +179,22 @@ impl Catalog {
         id: &[String],
         placement: &Placement,
         properties: Option<&HashMap<String, String>>,
+        own_intent: Option<&str>,
     ) -> CatalogResult<()> {
         let rel = placement.relative();
         let held = self.hold_manifest().await;
         if let Err(e) = self.check_unclaimed(&held, id, rel).await {
             // Another table claimed an overlapping location meanwhile: the
             // bytes may be its too; the reconciler reports what is left.
-            self.remove_if_unowned(rel).await;
+            self.remove_if_unowned(rel, own_intent).await;
             return Err(e);
         }
-        self.record_written(&held, id, rel, properties).await?;
+        self.record_written(&held, id, rel, properties, own_intent)
+            .await?;
         match self.settle_claim(&held, id, rel).await? {
             None => Ok(()),
             Some(err) => {
-                self.remove_if_unowned(rel).await;
+                self.remove_if_unowned(rel, own_intent).await;
                 Err(err)
             }
         }
@@ -197,14 +203,14 @@ impl Catalog {
     /// Undo a write that failed before anything was recorded. A fresh
     /// directory is this write's own; at a chosen location a committed
     /// dataset is another writer's (it won the race), so it stays.
-    pub(crate) async fn undo_failed_write(&self, placement: &Placement) {
+    pub(crate) async fn undo_failed_write(&self, placement: &Placement, own_intent: Option<&str>) {
         match placement {
             Placement::Fresh(rel) => {
-                self.remove_if_unowned(rel).await;
+                self.remove_if_unowned(rel, own_intent).await;
             }
             Placement::Chosen(rel) => match self.holds_dataset(rel).await {
                 Ok(false) => {
-                    self.remove_if_unowned(rel).await;
+                    self.remove_if_unowned(rel, own_intent).await;
                 }
                 _ => {
                     tracing::warn!(location = %rel, "a failed create left its bytes beside another writer's dataset")
@@ -223,6 +229,7 @@ impl Catalog {
         id: &[String],
         relative: &str,
         properties: Option<&HashMap<String, String>>,
+        own_intent: Option<&str>,
     ) -> CatalogResult<()> {
         let Err(e) = self.record_table(held, id, relative, properties).await else {
             return Ok(());
@@ -230,7 +237,7 @@ impl Catalog {
         match self.recorded_location(id).await {
             Ok(Some(at)) if at == relative => Ok(()),
             Ok(other) => {
-                self.remove_if_unowned(relative).await;
+                self.remove_if_unowned(relative, own_intent).await;
                 Err(lost_create(e, id, other.is_some()))
             }
             Err(_) => Err(e),

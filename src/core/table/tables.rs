@@ -402,19 +402,22 @@ impl Catalog {
         let trash = crate::core::trash::records::TrashContext::of(req.context.as_ref());
         match trash.keeps() {
             true => self.trash_table(&id, force, &trash).await,
-            false => self.drop_table_by_id(&id, force).await,
+            false => self.drop_table_by_id(&id, force, &[]).await,
         }
     }
 
     /// Drop a table: forget it, then delete its directory, which must be
     /// its own (see `table/locations.rs`: never the root, the manifest, or bytes
     /// another table's location overlaps, re-checked now).
+    /// `together`: the locations of tables a cascade drops with it (their
+    /// reading this one's bytes does not keep them).
     pub(crate) async fn drop_table_by_id(
         &self,
         id: &[String],
         force: bool,
+        together: &[String],
     ) -> CatalogResult<DropTableResponse> {
-        let (rel, _serial) = self.forget_table(id, force, true).await?;
+        let (rel, _serial) = self.forget_table(id, force, Some(together)).await?;
         // The table is gone from the catalog; bytes that cannot be removed
         // now are left for the reconciler to report, not an error. The lock
         // is held until they are gone, so no registration in this process
@@ -435,7 +438,7 @@ impl Catalog {
         id: &[String],
         force: bool,
     ) -> CatalogResult<lance_namespace::models::DeregisterTableResponse> {
-        let (rel, _held) = self.forget_table(id, force, false).await?;
+        let (rel, _held) = self.forget_table(id, force, None).await?;
         Ok(lance_namespace::models::DeregisterTableResponse {
             id: Some(id.to_vec()),
             location: Some(self.location_uri(&rel)),
@@ -449,24 +452,35 @@ impl Catalog {
     /// that was checked, so a rename, re-create or registration in between
     /// makes it conflict and check again, instead of deleting bytes that
     /// became another table's.
+    /// `deleting`: the locations deleted with it (see
+    /// `drop_table_by_id`); none when the bytes are kept.
     async fn forget_table(
         &self,
         id: &[String],
         force: bool,
-        deleting: bool,
+        deleting: Option<&[String]>,
     ) -> CatalogResult<(String, crate::core::manifest_lock::Held<'_>)> {
         let key = crate::core::checks::manifest_key(id);
+        // What other tables read (the live set's other half), read before
+        // the lock: it may read the whole estate's manifests.
+        let refs = match deleting {
+            Some(_) => Some(
+                self.estate_refs(crate::core::live::Freshness::Recent)
+                    .await?,
+            ),
+            None => None,
+        };
         let mut attempt = 0;
         loop {
             attempt += 1;
             let held = self.hold_manifest().await;
             let ds = self.manifest_snapshot().await?;
             let located = match deleting {
-                true => self
+                Some(_) => self
                     .deletable_locations(&ds, std::slice::from_ref(&key))
                     .await?
                     .remove(&key),
-                false => crate::core::manifest_tx::single_rows(
+                None => crate::core::manifest_tx::single_rows(
                     &self.manifest_rows(&ds, std::slice::from_ref(&key)).await?,
                 )
                 .find(|r| crate::core::manifest_tx::row_type(r).as_deref() == Some("table"))
@@ -475,6 +489,11 @@ impl Catalog {
             let Some(rel) = located else {
                 return Err(table_not_found(id));
             };
+            if let (Some(together), Some(refs)) = (deleting, &refs) {
+                let mut with = together.to_vec();
+                with.push(rel.clone());
+                self.refuse_reached(&rel, &with, refs)?;
+            }
             self.guard_table(&ds, id, force).await?;
             match self
                 .manifest_apply(&held, ds, Vec::new(), std::slice::from_ref(&key), false)

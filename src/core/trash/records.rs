@@ -257,6 +257,15 @@ impl Catalog {
             .map(|p| p.location)
             .collect();
         let near: Vec<&str> = near.iter().map(String::as_str).collect();
+        // What other tables read, read before the lock (it may read the
+        // whole estate's manifests).
+        let refs = match doomed.iter().any(|e| e.is_table()) {
+            true => Some(
+                self.estate_refs(crate::core::live::Freshness::Recent)
+                    .await?,
+            ),
+            false => None,
+        };
         let _held = self.hold_manifest().await;
         let ds = self.manifest_snapshot().await?;
         // Only what may overlap the doomed locations is read (nothing when
@@ -277,17 +286,10 @@ impl Catalog {
         });
         // Check every table's bytes before deleting any: no other table's
         // location overlaps them, and no other table reads there.
-        let refs = match doomed.iter().any(|e| e.is_table()) {
-            true => Some(
-                self.estate_refs(crate::core::live::Freshness::Recent)
-                    .await?,
-            ),
-            false => None,
-        };
-        let doomed_keys: Vec<String> = doomed
+        let together: Vec<String> = doomed
             .iter()
             .filter_map(TrashEntry::placed)
-            .map(|p| p.key)
+            .map(|p| p.location)
             .collect();
         let mut removals = Vec::new();
         for e in doomed.iter().filter(|e| e.is_table()) {
@@ -301,7 +303,7 @@ impl Catalog {
             if !standing {
                 Self::check_deletable(&place.key, &place.location, &claimed)?;
                 if let Some(refs) = &refs {
-                    self.refuse_reached(&place.location, &doomed_keys, refs)?;
+                    self.refuse_reached(&place.location, &together, refs)?;
                 }
                 removals.push(place.location);
             }

@@ -13,6 +13,14 @@ impl Plane<'_> {
         let mut access = self
             .control(self.call, op::CreateApiKey.action, "server", vec![])
             .await?;
+        // A key for a local user's name is that user's: it holds the
+        // grants bound to it (and dies with it).
+        let user_uid = self
+            .auth
+            .users()
+            .identity_of(request.principal.trim())
+            .await?
+            .and_then(|i| i.user_uid().map(str::to_string));
         let (info, key) = self
             .auth
             .keys()
@@ -20,6 +28,7 @@ impl Plane<'_> {
                 &request.principal,
                 request.description,
                 caller.map(|c| c.id),
+                user_uid,
             )
             .await?;
         // Audited as the key it made (its id, never its secret).
