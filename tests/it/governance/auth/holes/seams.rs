@@ -362,6 +362,18 @@ async fn a_user_made_again_holds_nothing_of_the_old_one_on_any_replica() {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
+    // An API key minted for the user is the user's: it holds the grant
+    // bound to it.
+    let minted = a
+        .ok(
+            "root",
+            "POST",
+            "/v1/api-keys",
+            json!({"principal": "phoenix"}),
+        )
+        .await;
+    let key = format!("key:{}", minted["key"].as_str().unwrap());
+    assert_eq!(a.status(&key, "POST", count, json!({})).await, super::OK);
 }
 
 /// The one rule: the user `--bootstrap-admin-password-file` made is server
