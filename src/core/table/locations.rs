@@ -386,11 +386,10 @@ impl Catalog {
     ) -> CatalogResult<HashMap<String, String>> {
         // Their own rows first (an index lookup), then only the tables
         // that may overlap them.
-        let own: Vec<String> = self
-            .manifest_rows(ds, keys)
-            .await?
-            .iter()
-            .filter_map(crate::core::manifest_tx::row_location)
+        // One row at a time: a batch may hold several.
+        let rows = self.manifest_rows(ds, keys).await?;
+        let own: Vec<String> = crate::core::manifest_tx::single_rows(&rows)
+            .filter_map(|r| crate::core::manifest_tx::row_location(&r))
             .collect();
         let near: Vec<&str> = own.iter().map(String::as_str).collect();
         let tables = match near.is_empty() {
