@@ -152,20 +152,6 @@ pub(crate) fn check_caller_options(
     Ok(())
 }
 
-/// Refuse (13) a namespace property under `lance.storage.` naming an
-/// option a caller may not set.
-pub(crate) fn check_namespace_properties(
-    properties: Option<&HashMap<String, String>>,
-) -> CatalogResult<()> {
-    let prefix = crate::core::namespace::storage_options::NAMESPACE_OPTION_PREFIX;
-    let options: HashMap<String, String> = properties
-        .into_iter()
-        .flatten()
-        .filter_map(|(k, v)| Some((k.strip_prefix(prefix)?.to_string(), v.clone())))
-        .collect();
-    check_caller_options(Some(&options), "a namespace's lance.storage.* property")
-}
-
 /// The options of `options` a caller may set, the others dropped (with a
 /// warning naming the key, never the value): how a record written before
 /// the rule is read.

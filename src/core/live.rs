@@ -209,6 +209,29 @@ impl Catalog {
         }
         self.refuse_reached(relative, &[], refs)
     }
+
+    /// Remove what a failed write or a dead create left at `relative`
+    /// (true: removed), unless the live set says it is someone's: a
+    /// recorded table's location overlaps it, or a table reads there
+    /// (`live.rs`), or that cannot be told (the reconciler reports what
+    /// is left).
+    pub(crate) async fn remove_if_unowned(&self, relative: &str, own_intent: Option<&str>) -> bool {
+        let dead = match self.estate_refs(Freshness::Recent).await {
+            Ok(refs) => self.check_dead(relative, &refs, own_intent).await,
+            Err(e) => Err(e),
+        };
+        match dead {
+            Ok(()) => self.remove_location(relative).await,
+            Err(e) => {
+                tracing::warn!(
+                    location = %relative,
+                    why = %e.message,
+                    "left a failed write's bytes in place: they are not certainly its alone"
+                );
+                false
+            }
+        }
+    }
 }
 
 /// A table as messages name it.

@@ -20,7 +20,9 @@ impl Catalog {
     ) -> CatalogResult<CreateNamespaceResponse> {
         let id = namespace_id(&req.id)?;
         crate::core::checks::check_properties(req.properties.as_ref())?;
-        crate::core::caller_options::check_namespace_properties(req.properties.as_ref())?;
+        crate::core::namespace::storage_options::check_namespace_properties(
+            req.properties.as_ref(),
+        )?;
         if id.is_empty() {
             return Err(CatalogError::new(
                 Code::NAMESPACE_ALREADY_EXISTS,

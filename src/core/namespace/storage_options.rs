@@ -159,3 +159,24 @@ pub(crate) fn redact_namespace_properties(props: &mut Option<HashMap<String, Str
         }
     }
 }
+
+/// Refuse (13) a namespace property under `lance.storage.` naming an
+/// option a caller may not set.
+pub(crate) fn check_namespace_properties(
+    properties: Option<&HashMap<String, String>>,
+) -> CatalogResult<()> {
+    let options: HashMap<String, String> = properties
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| {
+            Some((
+                k.strip_prefix(NAMESPACE_OPTION_PREFIX)?.to_string(),
+                v.clone(),
+            ))
+        })
+        .collect();
+    crate::core::caller_options::check_caller_options(
+        Some(&options),
+        "a namespace's lance.storage.* property",
+    )
+}

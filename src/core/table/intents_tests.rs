@@ -3,6 +3,7 @@
 //! the sweep took for dead learning so before it records anything.
 
 use super::*;
+use crate::api::sweep::{CreateLeftover, LeftoverOutcome};
 use crate::core::StorageConfig;
 use lance_namespace::models::DeclareTableRequest;
 

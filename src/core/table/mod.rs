@@ -6,6 +6,7 @@
 
 pub(crate) mod describe;
 pub(crate) mod intents;
+mod intents_sweep;
 pub(crate) mod locations;
 pub(crate) mod metadata;
 pub(crate) mod placement;
