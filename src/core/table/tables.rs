@@ -249,8 +249,11 @@ impl Catalog {
     ) -> CatalogResult<DeclareTableResponse> {
         self.require_table_absent(id).await?;
         let rel = placement.relative().to_string();
-        let chosen = matches!(placement, Placement::Chosen(_));
-        if chosen {
+        // Another table's location is the clearer refusal, so it is
+        // checked before what lies in storage (as `create_table_at` does).
+        self.check_unclaimed(&self.hold_manifest().await, id, &rel)
+            .await?;
+        if matches!(placement, Placement::Chosen(_)) {
             self.require_empty_location(&rel).await?;
         }
         // A fresh name is checked as well (see `create_table_at`).
