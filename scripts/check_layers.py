@@ -32,7 +32,7 @@ LAYERS = [
     ["auth"],
     ["governance"],
     ["identity", "rest", "grpc", "flight"],
-    ["server", "reports", "config", "config_ray", "config_users", "config_file", "audit_fill"],
+    ["server", "reports", "config", "config_doc", "config_ray", "config_users", "config_file", "audit_fill"],
 ]
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's curl walkthrough (the Gravitino seed's lance-rest-walkthrough
+# The curl walkthrough of docs/walkthrough.md (the Gravitino seed's lance-rest-walkthrough
 # and its "Create namespaces and tables" examples), against a server started
 # with `cargo run -- serve --prefix /lance` (root ./lance-catalog-data). The
 # seed's `s3://{bucket}` is the server's root here: ROOT_URI.

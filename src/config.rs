@@ -16,6 +16,7 @@ use crate::rest::RestConfig;
 pub struct ServeArgs {
     /// Storage root: a path, file://…, memory://…, or s3://bucket/prefix.
     #[arg(
+        help_heading = "Storage",
         long,
         env = "LANCE_CATALOG_ROOT",
         default_value = "./lance-catalog-data"
@@ -25,73 +26,122 @@ pub struct ServeArgs {
     /// Where the registries (projects, warehouses, bindings) live: a path
     /// or URI. Default: `<root>/_catalog/control`, which no spec id can
     /// address. Several replicas must share one.
-    #[arg(long, env = "LANCE_CATALOG_CONTROL_ROOT")]
+    #[arg(help_heading = "Storage", long, env = "LANCE_CATALOG_CONTROL_ROOT")]
     pub control_root: Option<String>,
 
     /// `on`: top-level namespaces are created through their warehouse
     /// (`POST /v1/warehouses/{id}/namespaces`, or a client pointed at
     /// `/warehouses/{id}`) and routed to its root. `off`: one root.
-    #[arg(long, env = "LANCE_CATALOG_WAREHOUSES", default_value = "off", value_parser = ["on", "off"])]
+    #[arg(help_heading = "Storage", long, env = "LANCE_CATALOG_WAREHOUSES", default_value = "off", value_parser = ["on", "off"])]
     pub warehouses: String,
 
     /// `required`: every request needs an API key or a bearer token, and
     /// Cedar policies fed by grants decide what it may do. `none` (the
     /// default, for a server on loopback): anyone who reaches the port may
     /// do anything.
-    #[arg(long, env = "LANCE_CATALOG_AUTH", default_value = "none", value_parser = ["none", "required"])]
+    #[arg(help_heading = "Authentication and access", long, env = "LANCE_CATALOG_AUTH", default_value = "none", value_parser = ["none", "required"])]
     pub auth: String,
 
     /// Made server admin at start (a grant `admin` on the server), so a
     /// fresh deployment can be administered.
-    #[arg(long, env = "LANCE_CATALOG_BOOTSTRAP_ADMIN")]
+    #[arg(
+        help_heading = "Authentication and access",
+        long,
+        env = "LANCE_CATALOG_BOOTSTRAP_ADMIN"
+    )]
     pub bootstrap_admin: Option<String>,
 
     /// A directory of operators' own Cedar policy files (`*.cedar`),
     /// validated against the catalog's schema at start.
-    #[arg(long, env = "LANCE_CATALOG_POLICY_DIR")]
+    #[arg(
+        help_heading = "Authentication and access",
+        long,
+        env = "LANCE_CATALOG_POLICY_DIR"
+    )]
     pub policy_dir: Option<std::path::PathBuf>,
 
     /// HS256 secret for bearer JWTs.
-    #[arg(long, env = "LANCE_CATALOG_JWT_SECRET", hide_env_values = true)]
+    #[arg(
+        help_heading = "Authentication and access",
+        long,
+        env = "LANCE_CATALOG_JWT_SECRET",
+        hide_env_values = true
+    )]
     pub jwt_secret: Option<String>,
 
     /// A JWKS file with the keys of RS256 / ES256 bearer JWTs.
-    #[arg(long, env = "LANCE_CATALOG_JWKS_FILE")]
+    #[arg(
+        help_heading = "Authentication and access",
+        long,
+        env = "LANCE_CATALOG_JWKS_FILE"
+    )]
     pub jwks_file: Option<std::path::PathBuf>,
 
     /// A JWKS URL (fetched, cached, fetched again for an unknown `kid`).
-    #[arg(long, env = "LANCE_CATALOG_JWKS_URL")]
+    #[arg(
+        help_heading = "Authentication and access",
+        long,
+        env = "LANCE_CATALOG_JWKS_URL"
+    )]
     pub jwks_url: Option<String>,
 
     /// An OIDC issuer whose discovery document names the JWKS URL.
-    #[arg(long, env = "LANCE_CATALOG_OIDC_ISSUER")]
+    #[arg(
+        help_heading = "Authentication and access",
+        long,
+        env = "LANCE_CATALOG_OIDC_ISSUER"
+    )]
     pub oidc_issuer: Option<String>,
 
     /// Required `iss` of bearer JWTs.
-    #[arg(long, env = "LANCE_CATALOG_JWT_ISSUER")]
+    #[arg(
+        help_heading = "Authentication and access",
+        long,
+        env = "LANCE_CATALOG_JWT_ISSUER"
+    )]
     pub jwt_issuer: Option<String>,
 
     /// Required `aud` of bearer JWTs.
-    #[arg(long, env = "LANCE_CATALOG_JWT_AUDIENCE")]
+    #[arg(
+        help_heading = "Authentication and access",
+        long,
+        env = "LANCE_CATALOG_JWT_AUDIENCE"
+    )]
     pub jwt_audience: Option<String>,
 
     /// The JWT claim naming the principal.
-    #[arg(long, env = "LANCE_CATALOG_JWT_PRINCIPAL_CLAIM", default_value = "sub")]
+    #[arg(
+        help_heading = "Authentication and access",
+        long,
+        env = "LANCE_CATALOG_JWT_PRINCIPAL_CLAIM",
+        default_value = "sub"
+    )]
     pub jwt_principal_claim: String,
 
     /// The JWT claim listing the principal's groups.
-    #[arg(long, env = "LANCE_CATALOG_JWT_GROUPS_CLAIM", default_value = "groups")]
+    #[arg(
+        help_heading = "Authentication and access",
+        long,
+        env = "LANCE_CATALOG_JWT_GROUPS_CLAIM",
+        default_value = "groups"
+    )]
     pub jwt_groups_claim: String,
 
     /// How long a dropped table or namespace stays recoverable (undrop),
     /// e.g. 7d, 24h, 30m, 90 (seconds). 0 (the default): a drop deletes
     /// at once. A project may set its own.
-    #[arg(long, env = "LANCE_CATALOG_TRASH_GRACE", default_value = "0")]
+    #[arg(
+        help_heading = "Drops and leftovers",
+        long,
+        env = "LANCE_CATALOG_TRASH_GRACE",
+        default_value = "0"
+    )]
     pub trash_grace: String,
 
     /// Let the trash sweep purge expired entries (default: only report
     /// them). A project may set its own.
     #[arg(
+        help_heading = "Drops and leftovers",
         long,
         env = "LANCE_CATALOG_TRASH_PURGE_EXPIRED",
         default_value_t = false
@@ -102,6 +152,7 @@ pub struct ServeArgs {
     /// once a newer one exists. Policy records (on a project, namespace or
     /// table) say otherwise; the winning record's unset fields are these.
     #[arg(
+        help_heading = "Maintenance policy and scheduler",
         long,
         env = "LANCE_CATALOG_MAINTENANCE_VERSION_RETENTION",
         default_value = "7d"
@@ -110,6 +161,7 @@ pub struct ServeArgs {
 
     /// The newest versions kept however old they are.
     #[arg(
+        help_heading = "Maintenance policy and scheduler",
         long,
         env = "LANCE_CATALOG_MAINTENANCE_VERSIONS_TO_RETAIN",
         default_value_t = 10
@@ -117,15 +169,21 @@ pub struct ServeArgs {
     pub maintenance_versions_to_retain: u64,
 
     /// Whether tables are compacted (`on`/`off`).
-    #[arg(long, env = "LANCE_CATALOG_MAINTENANCE_COMPACTION", default_value = "on", value_parser = ["on", "off"])]
+    #[arg(help_heading = "Maintenance policy and scheduler", long, env = "LANCE_CATALOG_MAINTENANCE_COMPACTION", default_value = "on", value_parser = ["on", "off"])]
     pub maintenance_compaction: String,
 
     /// How often a table's maintenance round is due (at least 1s).
-    #[arg(long, env = "LANCE_CATALOG_MAINTENANCE_INTERVAL", default_value = "1d")]
+    #[arg(
+        help_heading = "Maintenance policy and scheduler",
+        long,
+        env = "LANCE_CATALOG_MAINTENANCE_INTERVAL",
+        default_value = "1d"
+    )]
     pub maintenance_interval: String,
 
     /// The rows a compacted fragment aims for.
     #[arg(
+        help_heading = "Maintenance policy and scheduler",
         long,
         env = "LANCE_CATALOG_MAINTENANCE_TARGET_ROWS_PER_FRAGMENT",
         default_value_t = 1_048_576
@@ -135,25 +193,36 @@ pub struct ServeArgs {
     /// How often this replica's maintenance scheduler looks for tables whose
     /// round is due by their policy (0: the scheduler is off here; other
     /// replicas' still run, and a round happens once across all).
-    #[arg(long, env = "LANCE_CATALOG_SCHEDULER_INTERVAL", default_value = "1m")]
+    #[arg(
+        help_heading = "Maintenance policy and scheduler",
+        long,
+        env = "LANCE_CATALOG_SCHEDULER_INTERVAL",
+        default_value = "1m"
+    )]
     pub scheduler_interval: String,
 
     /// `on` (the default): the scheduler also submits cleanups of old
     /// versions by policy. Each keeps what a shallow clone registered in
     /// any warehouse reads; a clone the catalog does not know of is not
     /// seen: turn it off where such clones read this catalog's tables.
-    #[arg(long, env = "LANCE_CATALOG_SCHEDULER_CLEANUP", default_value = "on", value_parser = ["on", "off"])]
+    #[arg(help_heading = "Maintenance policy and scheduler", long, env = "LANCE_CATALOG_SCHEDULER_CLEANUP", default_value = "on", value_parser = ["on", "off"])]
     pub scheduler_cleanup: String,
 
     /// The scheduler removes versions of each warehouse's `__manifest`
     /// older than this (at least 10m), keeping the newest
     /// `--manifest-versions-to-retain`. Every replica should be given the
     /// same.
-    #[arg(long, env = "LANCE_CATALOG_MANIFEST_RETENTION", default_value = "1h")]
+    #[arg(
+        help_heading = "Maintenance policy and scheduler",
+        long,
+        env = "LANCE_CATALOG_MANIFEST_RETENTION",
+        default_value = "1h"
+    )]
     pub manifest_retention: String,
 
     /// The newest `__manifest` versions kept whatever their age.
     #[arg(
+        help_heading = "Maintenance policy and scheduler",
         long,
         env = "LANCE_CATALOG_MANIFEST_VERSIONS_TO_RETAIN",
         default_value_t = 20
@@ -162,13 +231,19 @@ pub struct ServeArgs {
 
     /// How often the trash sweep runs (0: never; `POST /v1/trash/sweep`
     /// runs it on demand).
-    #[arg(long, env = "LANCE_CATALOG_TRASH_SWEEP_INTERVAL", default_value = "1h")]
+    #[arg(
+        help_heading = "Drops and leftovers",
+        long,
+        env = "LANCE_CATALOG_TRASH_SWEEP_INTERVAL",
+        default_value = "1h"
+    )]
     pub trash_sweep_interval: String,
 
     /// How long a create's intent may go untouched before the sweep takes
     /// the create for dead and removes the bytes it wrote (a running
     /// create touches it five times per period).
     #[arg(
+        help_heading = "Drops and leftovers",
         long,
         env = "LANCE_CATALOG_CREATE_INTENT_EXPIRY",
         default_value = "15m"
@@ -177,12 +252,18 @@ pub struct ServeArgs {
 
     /// How long audit events are kept, e.g. 90d; 0 (the default): for
     /// ever. The audit upkeep deletes what is older.
-    #[arg(long, env = "LANCE_CATALOG_AUDIT_RETENTION", default_value = "0")]
+    #[arg(
+        help_heading = "Audit trail",
+        long,
+        env = "LANCE_CATALOG_AUDIT_RETENTION",
+        default_value = "0"
+    )]
     pub audit_retention: String,
 
     /// How often the audit upkeep runs (merges closed segments, applies
     /// the retention; 0: never).
     #[arg(
+        help_heading = "Audit trail",
         long,
         env = "LANCE_CATALOG_AUDIT_UPKEEP_INTERVAL",
         default_value = "1m"
@@ -192,16 +273,26 @@ pub struct ServeArgs {
     /// Post every audit event as a CloudEvent (structured JSON) to this
     /// http(s) URL, at least once, retried with backoff; requests never
     /// wait for it. One replica sends at a time.
-    #[arg(long, env = "LANCE_CATALOG_AUDIT_SINK_URL")]
+    #[arg(
+        help_heading = "Audit trail",
+        long,
+        env = "LANCE_CATALOG_AUDIT_SINK_URL"
+    )]
     pub audit_sink_url: Option<String>,
 
     /// Key of the sink's `X-Lance-Catalog-Signature` header:
     /// `sha256=` HMAC-SHA256 hex of `<X-Lance-Catalog-Timestamp>.<body>`.
-    #[arg(long, env = "LANCE_CATALOG_AUDIT_SINK_SECRET", hide_env_values = true)]
+    #[arg(
+        help_heading = "Audit trail",
+        long,
+        env = "LANCE_CATALOG_AUDIT_SINK_SECRET",
+        hide_env_values = true
+    )]
     pub audit_sink_secret: Option<String>,
 
     /// The CloudEvents `source` of the sink's events.
     #[arg(
+        help_heading = "Audit trail",
         long,
         env = "LANCE_CATALOG_AUDIT_SINK_SOURCE",
         default_value = "lance-catalog"
@@ -211,62 +302,93 @@ pub struct ServeArgs {
     /// How long after an event's time the sink sends it: longer than the
     /// control root's slowest write, so that an event still being stored
     /// by another replica is not passed over.
-    #[arg(long, env = "LANCE_CATALOG_AUDIT_SINK_DELAY", default_value = "10s")]
+    #[arg(
+        help_heading = "Audit trail",
+        long,
+        env = "LANCE_CATALOG_AUDIT_SINK_DELAY",
+        default_value = "10s"
+    )]
     pub audit_sink_delay: String,
 
     /// Maintenance tasks this replica runs at once (0: it serves the task
     /// API only and other replicas run the tasks).
-    #[arg(long, env = "LANCE_CATALOG_WORKERS", default_value_t = 1)]
+    #[arg(
+        help_heading = "Maintenance tasks",
+        long,
+        env = "LANCE_CATALOG_WORKERS",
+        default_value_t = 1
+    )]
     pub workers: usize,
 
     /// Seconds a worker's claim on a task lasts without renewal: after a
     /// replica dies its running tasks wait this long for another replica.
-    #[arg(long, env = "LANCE_CATALOG_TASK_LEASE", default_value_t = 30.0)]
+    #[arg(
+        help_heading = "Maintenance tasks",
+        long,
+        env = "LANCE_CATALOG_TASK_LEASE",
+        default_value_t = 30.0
+    )]
     pub task_lease: f64,
 
     /// Seconds between an idle worker's looks at the task queue.
-    #[arg(long, env = "LANCE_CATALOG_TASK_POLL", default_value_t = 1.0)]
+    #[arg(
+        help_heading = "Maintenance tasks",
+        long,
+        env = "LANCE_CATALOG_TASK_POLL",
+        default_value_t = 1.0
+    )]
     pub task_poll: f64,
 
     /// Maintenance tasks kept per table and task type, finished ones
     /// included until deleted; a submit beyond it answers 429 (10002).
-    #[arg(long, env = "LANCE_CATALOG_TASK_QUOTA", default_value_t = 1000)]
+    #[arg(
+        help_heading = "Maintenance tasks",
+        long,
+        env = "LANCE_CATALOG_TASK_QUOTA",
+        default_value_t = 1000
+    )]
     pub task_quota: usize,
 
     /// A TOML file of settings: keys are the flags' names with `_` (e.g.
     /// `control_root = "s3://…"`, `storage_options = ["aws_region=…"]`).
     /// A flag or an environment variable overrides the file; an unknown
     /// key is an error.
-    #[arg(long, env = "LANCE_CATALOG_CONFIG")]
+    #[arg(help_heading = "Serving", long, env = "LANCE_CATALOG_CONFIG")]
     pub config: Option<std::path::PathBuf>,
 
     /// `text` (the default, for a terminal) or `json`: one object per line,
     /// with one line per request (request id, operation, principal,
     /// status, code, duration).
-    #[arg(long, env = "LANCE_CATALOG_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
+    #[arg(help_heading = "Serving", long, env = "LANCE_CATALOG_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub log_format: String,
 
     /// Address to serve on; port 0 picks a free port (the log line names it).
-    #[arg(long, env = "LANCE_CATALOG_LISTEN", default_value = "127.0.0.1:2333")]
+    #[arg(
+        help_heading = "Serving",
+        long,
+        env = "LANCE_CATALOG_LISTEN",
+        default_value = "127.0.0.1:2333"
+    )]
     pub listen: String,
 
     /// Serve gRPC on this address instead of on the REST port.
-    #[arg(long, env = "LANCE_CATALOG_GRPC_LISTEN")]
+    #[arg(help_heading = "Serving", long, env = "LANCE_CATALOG_GRPC_LISTEN")]
     pub grpc_listen: Option<String>,
 
     /// Also serve the API under this path prefix, e.g. /lance.
-    #[arg(long, env = "LANCE_CATALOG_PREFIX")]
+    #[arg(help_heading = "Serving", long, env = "LANCE_CATALOG_PREFIX")]
     pub prefix: Option<String>,
 
     /// `on` (the default): serve the web console at /console/; it calls
     /// the REST routes with the user's own credential. `off`: not served.
-    #[arg(long, env = "LANCE_CATALOG_CONSOLE", default_value = "on", value_parser = ["on", "off"])]
+    #[arg(help_heading = "Serving", long, env = "LANCE_CATALOG_CONSOLE", default_value = "on", value_parser = ["on", "off"])]
     pub console: String,
 
     /// Object-store option for the root, KEY=VALUE (repeatable), e.g.
     /// aws_endpoint=http://127.0.0.1:9000. The environment variable takes a
     /// comma-separated list.
     #[arg(
+        help_heading = "Storage",
         long = "storage-option",
         env = "LANCE_CATALOG_STORAGE_OPTIONS",
         value_delimiter = ','
@@ -280,6 +402,7 @@ pub struct ServeArgs {
     /// every caller allowed to describe one table holds what those
     /// credentials reach; opt in only where that is meant.
     #[arg(
+        help_heading = "Storage",
         long,
         env = "LANCE_CATALOG_FORWARD_STORAGE_SECRETS",
         default_value_t = false
@@ -291,54 +414,89 @@ pub struct ServeArgs {
     /// with a session policy allowing that table's prefix only, read-only
     /// or read-write by the caller's grants. Unset: no vending. (Other
     /// warehouses carry their own settings in their record.)
-    #[arg(long, env = "LANCE_CATALOG_VEND_ROLE_ARN")]
+    #[arg(
+        help_heading = "Vended credentials",
+        long,
+        env = "LANCE_CATALOG_VEND_ROLE_ARN"
+    )]
     pub vend_role_arn: Option<String>,
 
     /// The external id the vending role's trust policy asks for.
-    #[arg(long, env = "LANCE_CATALOG_VEND_EXTERNAL_ID")]
+    #[arg(
+        help_heading = "Vended credentials",
+        long,
+        env = "LANCE_CATALOG_VEND_EXTERNAL_ID"
+    )]
     pub vend_external_id: Option<String>,
 
     /// Seconds a vended session lives (STS: 900 to 43200).
-    #[arg(long, env = "LANCE_CATALOG_VEND_DURATION_SECONDS")]
+    #[arg(
+        help_heading = "Vended credentials",
+        long,
+        env = "LANCE_CATALOG_VEND_DURATION_SECONDS"
+    )]
     pub vend_duration_seconds: Option<u32>,
 
     /// The STS endpoint; unset: the root's aws_endpoint if set (S3-compatible
     /// stores serve STS beside S3), else AWS's.
-    #[arg(long, env = "LANCE_CATALOG_VEND_STS_ENDPOINT")]
+    #[arg(
+        help_heading = "Vended credentials",
+        long,
+        env = "LANCE_CATALOG_VEND_STS_ENDPOINT"
+    )]
     pub vend_sts_endpoint: Option<String>,
 
     /// The STS region; unset: the root's aws_region, else us-east-1.
-    #[arg(long, env = "LANCE_CATALOG_VEND_STS_REGION")]
+    #[arg(
+        help_heading = "Vended credentials",
+        long,
+        env = "LANCE_CATALOG_VEND_STS_REGION"
+    )]
     pub vend_sts_region: Option<String>,
 
     /// The longest a vended answer lasts before its client refreshes (and
     /// is authorized again), in seconds, on every warehouse. The session
     /// itself lives at least STS's 900 s; this bounds how long an honest
     /// client goes without asking again.
-    #[arg(long, env = "LANCE_CATALOG_VEND_MAX_SECONDS")]
+    #[arg(
+        help_heading = "Vended credentials",
+        long,
+        env = "LANCE_CATALOG_VEND_MAX_SECONDS"
+    )]
     pub vend_max_seconds: Option<u64>,
 
     /// MiB of Lance's metadata cache (manifests, fragment metadata) per
     /// warehouse: repeated reads of a table skip storage within it.
-    #[arg(long, env = "LANCE_CATALOG_METADATA_CACHE_MIB", default_value_t = 128)]
+    #[arg(
+        help_heading = "Storage",
+        long,
+        env = "LANCE_CATALOG_METADATA_CACHE_MIB",
+        default_value_t = 128
+    )]
     pub metadata_cache_mib: usize,
 
     /// MiB of Lance's index cache per warehouse (vector and scalar index
     /// pages that searches read).
-    #[arg(long, env = "LANCE_CATALOG_INDEX_CACHE_MIB", default_value_t = 1024)]
+    #[arg(
+        help_heading = "Storage",
+        long,
+        env = "LANCE_CATALOG_INDEX_CACHE_MIB",
+        default_value_t = 1024
+    )]
     pub index_cache_mib: usize,
 
     /// Largest Arrow IPC request body, in bytes (create, insert, merge-insert).
-    #[arg(long, env = "LANCE_CATALOG_MAX_ARROW_BODY", default_value_t = 2 * 1024 * 1024 * 1024)]
+    #[arg(help_heading = "Serving", long, env = "LANCE_CATALOG_MAX_ARROW_BODY", default_value_t = 2 * 1024 * 1024 * 1024)]
     pub max_arrow_body: usize,
 
     /// Largest JSON request body, in bytes.
-    #[arg(long, env = "LANCE_CATALOG_MAX_JSON_BODY", default_value_t = 16 * 1024 * 1024)]
+    #[arg(help_heading = "Serving", long, env = "LANCE_CATALOG_MAX_JSON_BODY", default_value_t = 16 * 1024 * 1024)]
     pub max_json_body: usize,
 
     /// Seconds a client may take to send a request's headers (HTTP/1.1);
     /// past it the connection is closed.
     #[arg(
+        help_heading = "Serving",
         long,
         env = "LANCE_CATALOG_HEADER_READ_TIMEOUT",
         default_value_t = 30.0
@@ -347,7 +505,12 @@ pub struct ServeArgs {
 
     /// Seconds a REST request body may send nothing before it is refused
     /// with 408.
-    #[arg(long, env = "LANCE_CATALOG_BODY_IDLE_TIMEOUT", default_value_t = 60.0)]
+    #[arg(
+        help_heading = "Serving",
+        long,
+        env = "LANCE_CATALOG_BODY_IDLE_TIMEOUT",
+        default_value_t = 60.0
+    )]
     pub body_idle_timeout: f64,
 
     /// Where maintenance tasks run (`config_ray.rs`).

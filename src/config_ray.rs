@@ -17,31 +17,59 @@ use crate::core::maintenance::ray::{RayConfig, RayExecutor};
 pub struct RayArgs {
     /// The Ray dashboard's address (its Jobs API), e.g.
     /// `http://ray-head:8265`. Unset: no task runs on Ray.
-    #[arg(long, env = "LANCE_CATALOG_RAY_ADDRESS")]
+    #[arg(
+        help_heading = "Maintenance tasks",
+        long,
+        env = "LANCE_CATALOG_RAY_ADDRESS"
+    )]
     pub ray_address: Option<String>,
 
     /// Ray's token when the cluster runs with `RAY_AUTH_MODE=token`.
-    #[arg(long, env = "LANCE_CATALOG_RAY_TOKEN", hide_env_values = true)]
+    #[arg(
+        help_heading = "Maintenance tasks",
+        long,
+        env = "LANCE_CATALOG_RAY_TOKEN",
+        hide_env_values = true
+    )]
     pub ray_token: Option<String>,
 
     /// The catalog's REST URL as the cluster's jobs reach it (default:
     /// this server's own listening address, fine for a cluster on the
     /// same host; behind a load balancer, its URL).
-    #[arg(long, env = "LANCE_CATALOG_RAY_CATALOG_URL")]
+    #[arg(
+        help_heading = "Maintenance tasks",
+        long,
+        env = "LANCE_CATALOG_RAY_CATALOG_URL"
+    )]
     pub ray_catalog_url: Option<String>,
 
     /// The Python the cluster runs jobs with; it needs pylance and
-    /// lance-ray (README: Ray).
-    #[arg(long, env = "LANCE_CATALOG_RAY_PYTHON", default_value = "python")]
+    /// lance-ray (docs/ray.md).
+    #[arg(
+        help_heading = "Maintenance tasks",
+        long,
+        env = "LANCE_CATALOG_RAY_PYTHON",
+        default_value = "python"
+    )]
     pub ray_python: String,
 
     /// lance-ray's workers per job (its `num_workers`).
-    #[arg(long, env = "LANCE_CATALOG_RAY_WORKERS", default_value_t = 4)]
+    #[arg(
+        help_heading = "Maintenance tasks",
+        long,
+        env = "LANCE_CATALOG_RAY_WORKERS",
+        default_value_t = 4
+    )]
     pub ray_workers: usize,
 
     /// A job running longer is stopped and its task fails; a job's
     /// credential never outlives it.
-    #[arg(long, env = "LANCE_CATALOG_RAY_JOB_TIMEOUT", default_value = "24h")]
+    #[arg(
+        help_heading = "Maintenance tasks",
+        long,
+        env = "LANCE_CATALOG_RAY_JOB_TIMEOUT",
+        default_value = "24h"
+    )]
     pub ray_job_timeout: String,
 
     /// Send tasks and jobs to an executor, first match wins (repeatable;
@@ -50,7 +78,12 @@ pub struct RayArgs {
     /// `min_rows=N`, `min_bytes=N[KiB|MiB|GiB|TiB]`,
     /// e.g. `ray:task_types=lance_compact|lance_vector_index,min_rows=10000000`.
     /// No rule matching: in process.
-    #[arg(long, env = "LANCE_CATALOG_EXECUTOR_RULES", value_delimiter = ' ')]
+    #[arg(
+        help_heading = "Maintenance tasks",
+        long,
+        env = "LANCE_CATALOG_EXECUTOR_RULES",
+        value_delimiter = ' '
+    )]
     pub executor_rule: Vec<String>,
 }
 

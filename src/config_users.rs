@@ -14,25 +14,41 @@ pub struct UsersArgs {
     /// `on`: with `--auth required`, local users (made through
     /// `/v1/users`) sign in with a name and password (HTTP Basic, Flight's
     /// Handshake). `off`: Basic credentials and session tokens are refused.
-    #[arg(long, env = "LANCE_CATALOG_LOCAL_USERS", default_value = "on", value_parser = ["on", "off"])]
+    #[arg(help_heading = "Local users", long, env = "LANCE_CATALOG_LOCAL_USERS", default_value = "on", value_parser = ["on", "off"])]
     pub local_users: String,
 
     /// Failed sign-ins in a row before a user name is held off (0: never).
-    #[arg(long, env = "LANCE_CATALOG_LOGIN_MAX_FAILURES", default_value_t = 5)]
+    #[arg(
+        help_heading = "Local users",
+        long,
+        env = "LANCE_CATALOG_LOGIN_MAX_FAILURES",
+        default_value_t = 5
+    )]
     pub login_max_failures: u32,
 
     /// The first hold-off after `--login-max-failures`; each further
     /// failure doubles it, up to 15 minutes (e.g. 30s, 2m).
-    #[arg(long, env = "LANCE_CATALOG_LOGIN_HOLD_OFF", default_value = "30s")]
+    #[arg(
+        help_heading = "Local users",
+        long,
+        env = "LANCE_CATALOG_LOGIN_HOLD_OFF",
+        default_value = "30s"
+    )]
     pub login_hold_off: String,
 
     /// How long a session token from Flight's Handshake is good for.
-    #[arg(long, env = "LANCE_CATALOG_SESSION_TTL", default_value = "1h")]
+    #[arg(
+        help_heading = "Local users",
+        long,
+        env = "LANCE_CATALOG_SESSION_TTL",
+        default_value = "1h"
+    )]
     pub session_ttl: String,
 
     /// Argon2id memory per password hash, in KiB (new hashes; a stored
     /// hash keeps its own).
     #[arg(
+        help_heading = "Local users",
         long,
         env = "LANCE_CATALOG_PASSWORD_MEMORY_KIB",
         default_value_t = 19_456
@@ -40,18 +56,32 @@ pub struct UsersArgs {
     pub password_memory_kib: u32,
 
     /// Argon2id passes per password hash.
-    #[arg(long, env = "LANCE_CATALOG_PASSWORD_PASSES", default_value_t = 2)]
+    #[arg(
+        help_heading = "Local users",
+        long,
+        env = "LANCE_CATALOG_PASSWORD_PASSES",
+        default_value_t = 2
+    )]
     pub password_passes: u32,
 
     /// A file holding the password of the `--bootstrap-admin` as a local
     /// user, made at start when no user of that name exists (an existing
     /// one keeps its password): a fresh deployment without an identity
     /// provider can then sign in and make the rest.
-    #[arg(long, env = "LANCE_CATALOG_BOOTSTRAP_ADMIN_PASSWORD_FILE")]
+    #[arg(
+        help_heading = "Local users",
+        long,
+        env = "LANCE_CATALOG_BOOTSTRAP_ADMIN_PASSWORD_FILE"
+    )]
     pub bootstrap_admin_password_file: Option<std::path::PathBuf>,
 
     /// Argon2id lanes per password hash.
-    #[arg(long, env = "LANCE_CATALOG_PASSWORD_LANES", default_value_t = 1)]
+    #[arg(
+        help_heading = "Local users",
+        long,
+        env = "LANCE_CATALOG_PASSWORD_LANES",
+        default_value_t = 1
+    )]
     pub password_lanes: u32,
 }
 

@@ -5,12 +5,13 @@
 //!
 //! The core ([`core::Catalog`]) implements `lance_namespace::LanceNamespace`;
 //! the REST gateway ([`rest`]) serves it with the Lance Namespace spec's exact
-//! wire format. See `README.md` for running and configuring the server.
+//! wire format. See `README.md` and `docs/` for running and configuring the server.
 
 pub mod api;
 pub mod audit_fill;
 pub mod auth;
 pub mod config;
+pub mod config_doc;
 pub mod config_file;
 pub mod config_ray;
 pub mod config_users;

@@ -32,6 +32,10 @@ enum Command {
         #[command(subcommand)]
         report: Report,
     },
+    /// Print the configuration reference (docs/configuration.md): every
+    /// setting of `serve`, its environment variable, default and meaning.
+    #[command(hide = true)]
+    ConfigurationReference,
     /// Benchmarks only: add a synthetic audit trail to a control root.
     #[command(hide = true)]
     AuditFill(lance_catalog::audit_fill::FillArgs),
@@ -161,6 +165,10 @@ fn main() {
     // The subcommand is checked (and help printed) first; its settings are
     // then read again with the config file beneath flags and environment.
     let cli = Cli::parse();
+    if let Some(Command::ConfigurationReference) = cli.command {
+        print!("{}", lance_catalog::config_doc::configuration_markdown());
+        return;
+    }
     if let Some(Command::AuditFill(fill)) = cli.command {
         let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
         if let Err(e) = runtime.block_on(lance_catalog::audit_fill::fill(fill)) {

@@ -1,4 +1,4 @@
-"""The README's walkthrough (scripts/walkthrough.sh: the Gravitino seed's
+"""The walkthrough of docs/walkthrough.md (scripts/walkthrough.sh: the Gravitino seed's
 examples, nested locations included) runs to the end against the real
 server with the /lance prefix: without authentication, and with
 `--auth required` as a local user's name and password (curl -u, the
