@@ -21,12 +21,12 @@ pub mod fault;
 pub mod flight;
 pub mod governance;
 pub mod grpc;
-pub mod identity;
 pub mod records;
 pub mod reports;
 pub mod rest;
 pub mod server;
 pub mod telemetry;
+pub mod transport;
 
 pub use crate::core::{Catalog, StorageConfig};
 pub use crate::error::{CatalogError, CatalogResult, Code};

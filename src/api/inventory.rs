@@ -37,8 +37,14 @@
 //!   and one more segment), `batch` (no id; its parts name tables), or a
 //!   control-plane object), its Cedar action group, whether REST
 //!   streams its body or answer (`streams`) or reads it whole, and, last
-//!   and only where it holds, `vends`: its answer hands a table to a
-//!   client (location and storage options, with vended credentials).
+//!   and only where they hold: `vends` (its answer hands a table to a
+//!   client: location and storage options, with vended credentials; the
+//!   first of these words, where `governance/spec.rs` matches it),
+//!   `reads_tables` (its SQL may read any table of its warehouse: a
+//!   materialized view's), `registers` (it records bytes no table owns,
+//!   which needs the register privilege on its warehouse) and
+//!   `ends_object` (it ends the table its id names: a drop, a
+//!   deregistration). The `OpDef` fields of the same names say why.
 //!
 //! Path parameters: `{id}` is the object id, split by the delimiter;
 //! others (`{index_name}`) are strings of the same name.
@@ -60,11 +66,11 @@ macro_rules! for_each_spec_op {
             NamespaceExists => namespace_exists(NamespaceExistsRequest -> NamespaceExistsResponse) unit, POST "/v1/namespace/{id}/exists", body json, 200, query [], facts [read namespace read_metadata whole];
             ListTables => list_tables(ListTablesRequest -> ListTablesResponse) json, GET "/v1/namespace/{id}/table/list", body none, 200, query [page_token: Str, limit: Int, include_declared: Bool], facts [read namespace read_metadata whole];
             ListAllTables => list_all_tables(ListTablesRequest -> ListTablesResponse) ids, GET "/v1/table", body none, 200, query [page_token: Str, limit: Int, include_declared: Bool], facts [read namespace read_metadata whole];
-            RegisterTable => register_table(RegisterTableRequest -> RegisterTableResponse) json, POST "/v1/table/{id}/register", body json, 200, query [], facts [create table create_child whole];
+            RegisterTable => register_table(RegisterTableRequest -> RegisterTableResponse) json, POST "/v1/table/{id}/register", body json, 200, query [], facts [create table create_child whole registers];
             DescribeTable => describe_table(DescribeTableRequest -> DescribeTableResponse) json, POST "/v1/table/{id}/describe", body json, 200, query [with_table_uri: Bool, load_detailed_metadata: Bool, check_declared: Bool], facts [read table read_metadata whole vends];
             TableExists => table_exists(TableExistsRequest -> TableExistsResponse) unit, POST "/v1/table/{id}/exists", body json, 200, query [], facts [read table read_metadata whole];
-            DropTable => drop_table(DropTableRequest -> DropTableResponse) json, POST "/v1/table/{id}/drop", body none, 200, query [force: Context, purge: Context], facts [write table drop whole];
-            DeregisterTable => deregister_table(DeregisterTableRequest -> DeregisterTableResponse) json, POST "/v1/table/{id}/deregister", body json, 200, query [force: Context], facts [write table drop whole];
+            DropTable => drop_table(DropTableRequest -> DropTableResponse) json, POST "/v1/table/{id}/drop", body none, 200, query [force: Context, purge: Context], facts [write table drop whole ends_object];
+            DeregisterTable => deregister_table(DeregisterTableRequest -> DeregisterTableResponse) json, POST "/v1/table/{id}/deregister", body json, 200, query [force: Context], facts [write table drop whole ends_object];
             RestoreTable => restore_table(RestoreTableRequest -> RestoreTableResponse) json, POST "/v1/table/{id}/restore", body json, 200, query [], facts [write table write_data whole];
             RenameTable => rename_table(RenameTableRequest -> RenameTableResponse) json, POST "/v1/table/{id}/rename", body json, 200, query [], facts [move table write_data whole];
             UpdateTableSchemaMetadata => update_table_schema_metadata(UpdateTableSchemaMetadataRequest -> UpdateTableSchemaMetadataResponse) map, POST "/v1/table/{id}/schema_metadata/update", body map, 200, query [branch: Str], facts [write table write_data whole];
@@ -89,8 +95,8 @@ macro_rules! for_each_spec_op {
             AnalyzeTableQueryPlan => analyze_table_query_plan(AnalyzeTableQueryPlanRequest -> AnalyzeTableQueryPlanResponse) text["analysis"], POST "/v1/table/{id}/analyze_plan", body json, 200, query [], facts [read table read_metadata whole];
             AlterTableAddColumns => alter_table_add_columns(AlterTableAddColumnsRequest -> AlterTableAddColumnsResponse) json, POST "/v1/table/{id}/add_columns", body json, 200, query [], facts [write table write_data whole];
             AlterTableBackfillColumns => alter_table_backfill_columns(AlterTableBackfillColumnsRequest -> AlterTableBackfillColumnsResponse) json, POST "/v1/table/{id}/backfill_column", body json, 202, query [], facts [write table write_data whole];
-            RefreshMaterializedView => refresh_materialized_view(RefreshMaterializedViewRequest -> RefreshMaterializedViewResponse) json, POST "/v1/materialized_view/{id}/refresh", body json, 202, query [], facts [write table write_data whole];
-            CreateMaterializedView => create_materialized_view(CreateMaterializedViewRequest -> CreateMaterializedViewResponse) json, POST "/v1/materialized_view/{id}/create", body json, 201, query [], facts [create table create_child whole];
+            RefreshMaterializedView => refresh_materialized_view(RefreshMaterializedViewRequest -> RefreshMaterializedViewResponse) json, POST "/v1/materialized_view/{id}/refresh", body json, 202, query [], facts [write table write_data whole reads_tables];
+            CreateMaterializedView => create_materialized_view(CreateMaterializedViewRequest -> CreateMaterializedViewResponse) json, POST "/v1/materialized_view/{id}/create", body json, 201, query [], facts [create table create_child whole reads_tables];
             CreateTableIndex => create_table_index(CreateTableIndexRequest -> CreateTableIndexResponse) json, POST "/v1/table/{id}/create_index", body json, 200, query [], facts [write table write_data whole];
             CreateTableScalarIndex => create_table_scalar_index(CreateTableIndexRequest -> CreateTableScalarIndexResponse) json, POST "/v1/table/{id}/create_scalar_index", body json, 200, query [], facts [write table write_data whole];
             ListTableIndices => list_table_indices(ListTableIndicesRequest -> ListTableIndicesResponse) json, POST "/v1/table/{id}/index/list", body json, 200, query [], facts [read table read_metadata whole];

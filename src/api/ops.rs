@@ -183,6 +183,21 @@ pub struct OpDef {
     /// Whether its answer hands a table to a client (its location and
     /// storage options), with vended credentials where the warehouse vends.
     pub vends: bool,
+    /// Whether its request carries SQL that may read any table of its
+    /// warehouse (a materialized view's definition): whoever makes or
+    /// refreshes one must be able to read them all, so admission also asks
+    /// for `query_table` on the warehouse's root.
+    pub reads_tables: bool,
+    /// Whether it records bytes no table owns as a table (a registration):
+    /// besides its own action it needs the register privilege
+    /// (`RegisterLocation`) on its warehouse, since writing to a namespace
+    /// is not enough.
+    pub registers: bool,
+    /// Whether it ends the object its id names (a table's drop or
+    /// deregistration): what the object's grants bind to is ended with it
+    /// (kept by a drop into trash, for its undrop). A namespace's drop
+    /// ends a subtree and says so itself.
+    pub ends_object: bool,
 }
 
 macro_rules! body_kind {
@@ -320,12 +335,38 @@ macro_rules! flow {
     };
 }
 
-macro_rules! vends {
-    () => {
+/// Whether a row's optional fact words (after its flow) include `$want`:
+/// `has_fact!(vends; $($word)*)`. The words are `vends` (first, where
+/// `governance/spec.rs` matches it), `reads_tables`, `registers` and
+/// `ends_object`; any other word matches no rule and fails to compile
+/// (every row is walked once in full, see `op_defs!`).
+macro_rules! has_fact {
+    ($want:ident;) => {
         false
     };
-    (vends) => {
+    (vends; vends $($rest:ident)*) => {
         true
+    };
+    (reads_tables; reads_tables $($rest:ident)*) => {
+        true
+    };
+    (registers; registers $($rest:ident)*) => {
+        true
+    };
+    (ends_object; ends_object $($rest:ident)*) => {
+        true
+    };
+    ($want:ident; vends $($rest:ident)*) => {
+        has_fact!($want; $($rest)*)
+    };
+    ($want:ident; reads_tables $($rest:ident)*) => {
+        has_fact!($want; $($rest)*)
+    };
+    ($want:ident; registers $($rest:ident)*) => {
+        has_fact!($want; $($rest)*)
+    };
+    ($want:ident; ends_object $($rest:ident)*) => {
+        has_fact!($want; $($rest)*)
     };
 }
 
@@ -340,8 +381,10 @@ macro_rules! opt_field {
 
 macro_rules! op_defs {
     ($plane:ident $list:ident; $( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident $([$field:literal])?,
-        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$effect:ident $target:ident $group:ident $body_flow:ident $($vends:ident)?]; )*) => {
+        $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$effect:ident $target:ident $group:ident $body_flow:ident $($fact:ident)*]; )*) => {
         $(
+            // Every fact word is a known one (a walk that matches none).
+            const _: bool = has_fact!(any_known; $($fact)*);
             #[doc = concat!("`", stringify!($Name), "`: `", stringify!($verb), " ", $path, "`.")]
             pub static $Name: OpDef = OpDef {
                 plane: Plane::$plane,
@@ -360,7 +403,10 @@ macro_rules! op_defs {
                 request: stringify!($Req),
                 response: stringify!($Resp),
                 field: opt_field!($($field)?),
-                vends: vends!($($vends)?),
+                vends: has_fact!(vends; $($fact)*),
+                reads_tables: has_fact!(reads_tables; $($fact)*),
+                registers: has_fact!(registers; $($fact)*),
+                ends_object: has_fact!(ends_object; $($fact)*),
             };
         )*
         /// Every operation of this plane, in inventory order.
@@ -406,6 +452,9 @@ pub mod op {
         response: "",
         field: None,
         vends: false,
+        reads_tables: false,
+        registers: false,
+        ends_object: false,
     };
 
     /// Cedar actions beyond the routed operations.
@@ -459,6 +508,35 @@ mod tests {
         assert_eq!(BY_ACTION.len(), n, "an action is spelled twice");
         assert_eq!(by_action("create_table"), Some(&op::CreateTable));
         assert!(by_action("fly").is_none());
+    }
+
+    #[test]
+    fn optional_facts_hold_on_their_rows() {
+        /// The names of the rows a fact holds on, sorted.
+        fn with(fact: fn(&OpDef) -> bool) -> Vec<&'static str> {
+            let mut names: Vec<&'static str> = OPS
+                .iter()
+                .chain(CONTROL_OPS)
+                .chain(op::EXTRA)
+                .copied()
+                .filter(|o| fact(o))
+                .map(|o| o.name)
+                .collect();
+            names.sort();
+            names
+        }
+        assert_eq!(
+            with(|o| o.vends),
+            ["CreateTable", "DeclareTable", "DescribeTable"]
+        );
+        assert_eq!(
+            with(|o| o.reads_tables),
+            ["CreateMaterializedView", "RefreshMaterializedView"]
+        );
+        assert_eq!(with(|o| o.registers), ["RegisterTable"]);
+        assert_eq!(with(|o| o.ends_object), ["DeregisterTable", "DropTable"]);
+        // A rename is the one operation that moves its object.
+        assert_eq!(with(|o| o.effect == Effect::Move), ["RenameTable"]);
     }
 
     #[test]

@@ -24,7 +24,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::maintenance::references::{key_of, list_and_read, ForeignRefs, Refs};
+use super::references::{key_of, list_and_read, ForeignRefs, Refs};
 use crate::core::table::locations::{placed_name, Placed};
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};

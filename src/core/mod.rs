@@ -32,8 +32,8 @@
 //! | tags on a branch, branch helpers, opening datasets | `branch/open.rs` |
 //! | query, explain/analyze on a branch, Flight scans | `data/scan.rs`, `data/query.rs` |
 //! | count rows, explain and analyze plans (the catalog's checks first) | `data/reads.rs` |
-//! | Flight writes (create, insert, merge-insert from a stream) | `data/stream_write.rs` |
-//! | Arrow bodies; SQL text in requests | `data/body.rs`, `data/rows.rs`, `data/sql_text.rs` |
+//! | Flight writes (create, insert, merge-insert from a stream) | `table/stream_write.rs` |
+//! | Arrow bodies; SQL text in requests | `body.rs`, `data/rows.rs`, `data/sql_text.rs` |
 //! | add columns (computed, virtual), backfill | `derived/computed.rs`, `derived/jobs.rs` |
 //! | materialized views | `derived/views.rs` |
 //! | recoverable drops: trash records, purge, pending deadlines | `trash/records.rs` |
@@ -42,6 +42,7 @@
 //! | table maintenance tasks: submit, list, workers, running them | `maintenance/` |
 //! | the reconciler | `maintenance/reconcile.rs` |
 //! | what bytes are live: the one answer every deletion asks | `live.rs` |
+//! | what a dataset's manifests reference, through base paths too | `references.rs` |
 //! | vended credentials: a table's scope, its session policy, STS, the kept sessions | `vending/` |
 //! | deletion protection of tables and namespaces | `protection.rs` |
 //! | object identity: real ids of tables and namespaces | `identity.rs` |
@@ -49,6 +50,7 @@
 //! | manifest transactions: conditional commits, the lock they ask for | `manifest_tx.rs`, `manifest_lock.rs` |
 //! | opening the storage root | `storage.rs` |
 
+pub(crate) mod body;
 pub mod branch;
 pub mod caller_options;
 mod checks;
@@ -67,6 +69,7 @@ mod meta_cache;
 pub mod namespace;
 mod namespace_impl;
 pub mod protection;
+pub(crate) mod references;
 pub mod reserved;
 mod settle;
 mod storage;
@@ -77,19 +80,19 @@ pub mod vending;
 pub mod version;
 
 pub use data::scan::{Scan, ScanSpec};
-pub use data::stream_write::{insert_mode_is_overwrite, MergeCounts, WriteOp, WriteOutcome};
 pub use derived::jobs::{Job, JobState};
 pub use live::Freshness;
 pub use maintenance::estate::EstateRefs;
 pub use maintenance::reconcile::{Orphan, Reconciliation, TableWithoutData};
-pub use maintenance::references::ForeignRefs;
 pub use manifest_keeping::{ManifestKeeping, ManifestKept, MIN_RETENTION};
 pub use namespace::storage_options::{is_secret, REDACTED};
+pub use references::ForeignRefs;
 pub use reserved::UNSET_KEYS;
 pub use storage::{
     open_records, probe_root, resolve_root, set_cache_limits, CacheLimits, StorageConfig,
 };
 pub use table::intents::set_intent_expiry;
+pub use table::stream_write::{insert_mode_is_overwrite, MergeCounts, WriteOp, WriteOutcome};
 pub use table::tables::{LOCATION_KEY, PROPERTIES_KEY};
 
 use std::collections::HashMap;

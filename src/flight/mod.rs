@@ -9,6 +9,9 @@
 //!   `{"op": "merge_insert", "id": [...], "on": [...], "when_matched_update_all": true, ...}`.
 //! - Tickets are [`ScanSpec`]s in JSON: DoGet streams batches straight from
 //!   the Lance scanner.
+//! - GetFlightInfo, GetSchema and ListFlights answer from the table's
+//!   metadata, admitted as a describe is (read_metadata): no scan starts;
+//!   total_records is the manifest's count for a whole-table ticket, else -1.
 //! - DoPut with a path descriptor creates the table when missing and appends
 //!   otherwise; all batches of one DoPut are one commit, answered by one
 //!   PutResult whose app_metadata is the JSON [`WriteOutcome`].
@@ -27,7 +30,7 @@ use arrow_flight::{
     HandshakeRequest, HandshakeResponse, PollInfo, PutResult, SchemaAsIpc, SchemaResult, Ticket,
 };
 use arrow_ipc::writer::IpcWriteOptions;
-use arrow_schema::Schema;
+use arrow_schema::{Schema, SchemaRef};
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use lance_namespace::models::{
@@ -39,7 +42,7 @@ use tonic::{Request, Response, Status, Streaming};
 use crate::core::{ScanSpec, WriteOp};
 use crate::error::CatalogError;
 use crate::governance::Governance;
-use crate::grpc::status::to_status;
+use crate::transport::status::to_status;
 
 /// The Flight service over the catalog.
 #[derive(Debug)]
@@ -52,16 +55,30 @@ impl CatalogFlight {
         Self { gov }
     }
 
-    /// A scan of the table's warehouse, through the read guards, as the
-    /// caller whose headers came with the call.
+    /// A scan of the table's warehouse (DoGet), through the read guards, as
+    /// the caller whose headers came with the call.
     async fn scan(
         &self,
         spec: &ScanSpec,
         headers: &http::HeaderMap,
     ) -> Result<crate::core::Scan, Status> {
-        let credentials = crate::identity::credentials(headers);
+        let credentials = crate::transport::headers::credentials(headers);
         self.gov
             .scan_streamed(spec, &credentials)
+            .await
+            .map_err(to_status)
+    }
+
+    /// The schema and row count a ticket for `spec` would stream, from the
+    /// table's metadata, as the caller whose headers came with the call.
+    async fn outline(
+        &self,
+        spec: &ScanSpec,
+        headers: &http::HeaderMap,
+    ) -> Result<(SchemaRef, Option<u64>), Status> {
+        let credentials = crate::transport::headers::credentials(headers);
+        self.gov
+            .scan_outline(spec, &credentials)
             .await
             .map_err(to_status)
     }
@@ -114,7 +131,7 @@ fn id_of(v: &Value) -> Vec<String> {
 
 /// The caller's identity from a call's headers, as a spec request holds it.
 fn identity(headers: &http::HeaderMap) -> Option<Box<lance_namespace::models::Identity>> {
-    let c = crate::identity::credentials(headers);
+    let c = crate::transport::headers::credentials(headers);
     (!c.is_empty()).then(|| {
         Box::new(lance_namespace::models::Identity {
             api_key: c.api_key,
@@ -134,14 +151,14 @@ impl CatalogFlight {
         descriptor: FlightDescriptor,
         headers: &http::HeaderMap,
     ) -> Result<FlightInfo, Status> {
-        let scan = self.scan(&spec, headers).await?;
+        let (schema, exact_rows) = self.outline(&spec, headers).await?;
         let ticket = serde_json::to_vec(&spec).map_err(|e| invalid(e.to_string()))?;
         let info = FlightInfo::new()
-            .try_with_schema(&scan.schema)
+            .try_with_schema(&schema)
             .map_err(|e| to_status(CatalogError::internal(e.to_string())))?
             .with_endpoint(FlightEndpoint::new().with_ticket(Ticket::new(ticket)))
             .with_descriptor(descriptor)
-            .with_total_records(scan.exact_rows.map(|n| n as i64).unwrap_or(-1));
+            .with_total_records(exact_rows.map(|n| n as i64).unwrap_or(-1));
         Ok(info)
     }
 }
@@ -168,7 +185,7 @@ impl FlightService for CatalogFlight {
         request: Request<Streaming<HandshakeRequest>>,
     ) -> Result<Response<Self::HandshakeStream>, Status> {
         let headers = request.metadata().clone().into_headers();
-        let credentials = crate::identity::credentials(&headers);
+        let credentials = crate::transport::headers::credentials(&headers);
         let session = self.gov.sign_in(&credentials).await.map_err(to_status)?;
         let mut response = Response::new(futures::stream::empty().boxed());
         if let Some(session) = session {
@@ -213,6 +230,7 @@ impl FlightService for CatalogFlight {
                     .collect()
             }
         };
+        // Each from its table's metadata: listing scans nothing.
         let mut infos = Vec::with_capacity(tables.len());
         for id in tables {
             let spec = ScanSpec {
@@ -256,8 +274,8 @@ impl FlightService for CatalogFlight {
     ) -> Result<Response<SchemaResult>, Status> {
         let headers = request.metadata().clone().into_headers();
         let spec = scan_spec(&request.into_inner())?;
-        let scan = self.scan(&spec, &headers).await?;
-        let result: SchemaResult = SchemaAsIpc::new(&scan.schema, &IpcWriteOptions::default())
+        let (schema, _) = self.outline(&spec, &headers).await?;
+        let result: SchemaResult = SchemaAsIpc::new(&schema, &IpcWriteOptions::default())
             .try_into()
             .map_err(|e: arrow_schema::ArrowError| {
                 to_status(CatalogError::internal(e.to_string()))
@@ -332,7 +350,7 @@ impl FlightService for CatalogFlight {
                 CatalogError::invalid(format!("the Flight stream is not valid Arrow data: {e}"))
             })
             .boxed();
-        let credentials = crate::identity::credentials(&headers);
+        let credentials = crate::transport::headers::credentials(&headers);
         let outcome = self
             .gov
             .write_streamed(&id, branch, write, schema, batches, &credentials)

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::grants::{key, object_key, relations};
 use super::guard::{Access, Facts, ObjectRef};
 use super::models::GrantResource;
+use super::requests::moves;
 use super::{Governance, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
 use crate::auth::cedar::Chain;
 use crate::auth::{unauthenticated, Credentials, Principal};
@@ -302,11 +303,9 @@ impl Governance {
                 .forget_grants_of(access.kind, &access.id)
                 .await
                 .map(|_| ())
-        } else if let (true, Some(to), Some(real)) = (
-            a == op::RenameTable.action,
-            &access.moved_to,
-            access.object.known(),
-        ) {
+        } else if let (true, Some(to), Some(real)) =
+            (moves(a), &access.moved_to, access.object.known())
+        {
             self.registry.rename_grants(real, to).await
         } else {
             return;

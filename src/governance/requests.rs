@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::guard::Access;
-use crate::api::Target;
+use crate::api::{Effect, Target};
 
 /// The access an operation asks for, from its request.
 pub(super) fn access(op: &'static str, warehouse: &str, request: &Value) -> Access {
@@ -56,6 +56,29 @@ pub(super) fn is_door(op: &str) -> bool {
 /// action that is no operation is not one.
 pub(super) fn is_read(op: &str) -> bool {
     row(op).is_some_and(|o| o.reads())
+}
+
+/// A rename: a door at its destination that keeps its object (its source
+/// must stand first, and its grants follow it to its new name).
+pub(super) fn moves(op: &str) -> bool {
+    row(op).is_some_and(|o| o.effect == Effect::Move)
+}
+
+/// Whether `op`'s SQL may read any table of its warehouse (a materialized
+/// view's; `OpDef::reads_tables`).
+pub(super) fn reads_tables(op: &str) -> bool {
+    row(op).is_some_and(|o| o.reads_tables)
+}
+
+/// Whether `op` also needs the register privilege on its warehouse
+/// (`OpDef::registers`).
+pub(super) fn registers(op: &str) -> bool {
+    row(op).is_some_and(|o| o.registers)
+}
+
+/// Whether `op` ends the table its id names (`OpDef::ends_object`).
+pub(super) fn ends_object(op: &str) -> bool {
+    row(op).is_some_and(|o| o.ends_object)
 }
 
 pub(super) fn string_list(v: Option<&Value>) -> Option<Vec<String>> {

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::guard::{Access, ObjectRef};
 use super::objects::{batch_parts, is_batch, mint};
-use super::requests::string_list;
+use super::requests::{ends_object, moves, reads_tables, registers, string_list};
 use super::router::{access, id_is_namespace, is_door, is_read};
 use super::vending::AsksCredentials;
 use super::{Governance, Route, DEFAULT_WAREHOUSE};
@@ -42,7 +42,7 @@ impl Governance {
         }
         let mut access = access(op, &route.warehouse, &value);
         access.principal = principal;
-        if op == op::RenameTable.action {
+        if moves(op) {
             // The source is the "parent" a rename needs first.
             let source = string_list(value.get("id"));
             let found = route
@@ -70,8 +70,7 @@ impl Governance {
                 .get("mode")
                 .and_then(Value::as_str)
                 .is_some_and(|m| !m.eq_ignore_ascii_case("create"));
-            creates = self.door(&route, &access, op, &id, may_exist).await?
-                && op != op::RenameTable.action;
+            creates = self.door(&route, &access, op, &id, may_exist).await? && !moves(op);
         }
         if is_batch(op) {
             // A batch is allowed exactly when each of its parts would be.
@@ -88,14 +87,14 @@ impl Governance {
                     ..access.clone()
                 };
                 self.authorize_object(&route, &mut part).await?;
-                if action == op::DeregisterTable.action {
+                if ends_object(action) {
                     access.ended.extend(part.object.known().map(str::to_string));
                 }
             }
         } else {
             self.authorize_object(&route, &mut access).await?;
         }
-        if op.contains("materialized_view") {
+        if reads_tables(op) {
             // A view's SQL may read any table of its warehouse: whoever
             // makes or refreshes one must be able to read them all.
             self.authorize(&Access {
@@ -107,7 +106,7 @@ impl Governance {
             })
             .await?;
         }
-        if op == op::RegisterTable.action {
+        if registers(op) {
             // Registering bytes no table owns is a privilege of its own,
             // held on the warehouse: writing to a namespace is not enough.
             self.authorize(&Access {
@@ -133,10 +132,10 @@ impl Governance {
         if creates || is_batch(op) {
             access.minted = minted;
         }
-        if op == op::RenameTable.action {
+        if moves(op) {
             access.moved_to = door_id(op, &value)?;
         }
-        if op == op::DropTable.action || op == op::DeregisterTable.action {
+        if ends_object(op) {
             access
                 .ended
                 .extend(access.object.known().map(str::to_string));
@@ -452,7 +451,7 @@ pub(super) async fn root_namespaces(catalog: &crate::core::Catalog) -> CatalogRe
 /// rename's destination namespace (a batch's parts are authorized each as
 /// its own operation, see `objects.rs`).
 fn others(op: &str, request: &Value) -> Vec<(&'static str, Vec<String>)> {
-    if op == op::RenameTable.action {
+    if moves(op) {
         if let Ok(Some(mut dest)) = door_id(op, request) {
             dest.pop();
             return vec![("namespace", dest)];
@@ -463,7 +462,7 @@ fn others(op: &str, request: &Value) -> Vec<(&'static str, Vec<String>)> {
 
 /// The id a door creates: the request's id, or a rename's destination.
 fn door_id(op: &str, request: &Value) -> CatalogResult<Option<Vec<String>>> {
-    if op != op::RenameTable.action {
+    if !moves(op) {
         return Ok(string_list(request.get("id")));
     }
     let mut id = match request.get("new_namespace_id") {
@@ -525,7 +524,7 @@ macro_rules! governed {
         ] $($rest)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
-        $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$e:ident $t:ident $g:ident $f:ident vends]; $($rest:tt)*) => {
+        $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$e:ident $t:ident $g:ident $f:ident vends $($more:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
             async fn $method(&self, mut request: models::$Req, data: Bytes) -> CatalogResult<models::$Resp> {
                 let (route, access) = self.admit(stringify!($method), &mut request).await?;
@@ -564,7 +563,7 @@ macro_rules! governed {
         governed!(@plain [$($done)*] $method $Req models::$Resp; $($row)*);
     };
     (@plain [$($done:tt)*] $method:ident $Req:ident $Ret:ty;
-        , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$e:ident $t:ident $g:ident $f:ident vends]; $($rest:tt)*) => {
+        , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$e:ident $t:ident $g:ident $f:ident vends $($more:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
             async fn $method(&self, mut request: models::$Req) -> CatalogResult<$Ret> {
                 let (route, access) = self.admit(stringify!($method), &mut request).await?;

@@ -54,8 +54,8 @@ impl Governance {
         Ok(answer)
     }
 
-    /// A scan of one table (Flight's GetFlightInfo, GetSchema, DoGet), as
-    /// the caller holding `credentials`.
+    /// A scan of one table (Flight's DoGet), as the caller holding
+    /// `credentials`.
     pub async fn scan_streamed(
         &self,
         spec: &ScanSpec,
@@ -67,6 +67,24 @@ impl Governance {
         let scan = route.catalog.scan(spec).await?;
         self.finish(&access).await;
         Ok(scan)
+    }
+
+    /// What a scan of one table would stream, from its metadata alone
+    /// (Flight's GetFlightInfo, GetSchema, ListFlights): a schema and a row
+    /// count are what describing the table tells, so they are admitted as
+    /// DescribeTable (read_metadata), not as a read of the rows, and no
+    /// scan is started.
+    pub async fn scan_outline(
+        &self,
+        spec: &ScanSpec,
+        credentials: &Credentials,
+    ) -> CatalogResult<(arrow_schema::SchemaRef, Option<u64>)> {
+        let (route, access) = self
+            .table_route(op::DescribeTable.action, &spec.id, credentials)
+            .await?;
+        let outline = route.catalog.scan_outline(spec).await?;
+        self.finish(&access).await;
+        Ok(outline)
     }
 
     /// A stream of batches written to one table as one commit (Flight's

@@ -20,7 +20,7 @@ use tonic::{Request, Response, Status};
 use super::convert::{from_json, model_from_value, to_json};
 use super::pb::lance_namespace_service_client::LanceNamespaceServiceClient;
 use crate::error::{CatalogError, CatalogResult};
-use crate::grpc::status::from_status;
+use crate::transport::status::from_status;
 
 type Client = LanceNamespaceServiceClient<Channel>;
 

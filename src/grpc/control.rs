@@ -17,7 +17,7 @@ use super::pb;
 use super::pb::catalog_control_service_client::CatalogControlServiceClient;
 use crate::api::control::*;
 use crate::error::{CatalogError, CatalogResult};
-use crate::grpc::status::{from_status, to_status};
+use crate::transport::status::{from_status, to_status};
 
 /// The control plane served over gRPC.
 #[derive(Clone)]
@@ -52,7 +52,7 @@ fn call_of<P>(request: &Request<P>) -> Call {
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    Call::new(crate::identity::credentials(&headers), request_id)
+    Call::new(crate::transport::headers::credentials(&headers), request_id)
 }
 
 /// A request message as its model.

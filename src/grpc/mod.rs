@@ -5,7 +5,6 @@ pub mod client;
 pub mod control;
 pub mod convert;
 pub mod service;
-pub mod status;
 pub mod stream;
 
 use std::sync::Arc;

@@ -17,7 +17,7 @@ use tonic::{Request, Response, Status};
 use super::convert::{from_json, request_json, request_model};
 use super::pb;
 use crate::error::CatalogError;
-use crate::grpc::status::to_status;
+use crate::transport::status::to_status;
 
 /// The spec operations over gRPC.
 #[derive(Clone)]
@@ -68,7 +68,7 @@ impl NamespaceService {
                     .map(Bytes::from)
                     .map_err(|e| to_status(CatalogError::internal(format!("data field: {e}"))))?;
             }
-            crate::identity::apply_headers(&meta.into_headers(), obj);
+            crate::transport::headers::apply_headers(&meta.into_headers(), obj);
         }
         Ok((value, data))
     }

@@ -256,7 +256,7 @@ async fn run(
     let (parts, body) = req.into_parts();
     let headers = parts.headers;
     if let Some(gate) = &state.gate {
-        let caller = crate::identity::credentials(&headers);
+        let caller = crate::transport::headers::credentials(&headers);
         gate.authenticate(&caller)
             .await
             .map_err(|e| Problem::new(e, instance))?;

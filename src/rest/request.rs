@@ -4,7 +4,7 @@
 
 use axum::http::{header, HeaderMap};
 
-pub(super) use crate::identity::apply_headers;
+pub(super) use crate::transport::headers::apply_headers;
 use serde_json::{Map, Value};
 
 use super::problem::Problem;

@@ -382,3 +382,63 @@ pub async fn table(ns: &dyn LanceNamespace, id: &[&str], n: usize) {
     namespace(ns, &id[..id.len() - 1]).await;
     create(ns, id, rows(0, n)).await.unwrap();
 }
+
+/// The HS256 secret of the governed test servers ([`serve_governed`]).
+pub const SECRET: &str = "test-secret-of-at-least-32-bytes!!";
+
+/// Seconds since the epoch.
+pub fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// An HS256 token for `sub`, audience `lance`, valid for a minute unless
+/// `claims` say else.
+pub fn token(sub: &str, claims: serde_json::Value) -> String {
+    let mut c = serde_json::json!({"sub": sub, "exp": now() + 60, "aud": "lance"});
+    for (k, v) in claims.as_object().unwrap() {
+        c[k] = v.clone();
+    }
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &c,
+        &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()).unwrap(),
+    )
+    .unwrap()
+}
+
+/// Serve a catalog over `dir`'s root (`dir/data`) with `--auth required`,
+/// `root` its admin, HS256 tokens of audience `lance` ([`token`]), and
+/// whatever `change` sets; its base URL.
+pub async fn serve_governed(
+    dir: &std::path::Path,
+    change: impl FnOnce(&mut GovernanceConfig),
+) -> String {
+    use lance_catalog::auth::JwtConfig;
+    use lance_catalog::governance::AuthConfig;
+    let mut config = GovernanceConfig {
+        storage: StorageConfig {
+            root: dir.join("data").to_string_lossy().into_owned(),
+            ..Default::default()
+        },
+        auth: AuthConfig {
+            required: true,
+            jwt: Some(JwtConfig {
+                secret: Some(SECRET.into()),
+                audience: Some("lance".into()),
+                ..Default::default()
+            }),
+            bootstrap_admin: Some("root".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    change(&mut config);
+    let gov = Governance::open(&config).await.unwrap();
+    let addr = lance_catalog::server::spawn_governed(Arc::new(gov), RestConfig::default())
+        .await
+        .unwrap();
+    format!("http://{addr}")
+}

@@ -11,7 +11,7 @@ use lance_namespace::models::{
     MergeInsertIntoTableResponse,
 };
 
-use crate::core::data::body::Stream;
+use crate::core::body::Stream;
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 

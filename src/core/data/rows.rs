@@ -19,7 +19,7 @@ use datafusion::physical_plan::SendableRecordBatchStream;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 
-use crate::core::data::body::Stream;
+use crate::core::body::Stream;
 use crate::error::{CatalogError, CatalogResult};
 
 /// A body as it arrives: chunks of bytes, or why the body could not be read.
@@ -168,7 +168,7 @@ impl Rows {
 
     /// Re-encoded as one IPC stream, for the engine's own write paths.
     pub(crate) async fn into_bytes(self) -> CatalogResult<Bytes> {
-        crate::core::data::body::encode_stream(&self.collect().await?)
+        crate::core::body::encode_stream(&self.collect().await?)
     }
 
     /// The batches as Lance's writers take them, pulled on their own task
@@ -317,7 +317,7 @@ mod tests {
             Arc::new(Int64Array::from(rows.to_vec())) as arrow_array::ArrayRef,
         )])
         .unwrap();
-        crate::core::data::body::encode_stream(&Stream {
+        crate::core::body::encode_stream(&Stream {
             schema: batch.schema(),
             batches: vec![batch],
         })

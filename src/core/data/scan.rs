@@ -100,6 +100,16 @@ impl Catalog {
         })
     }
 
+    /// What a scan of `spec` would stream, without starting it: the schema
+    /// of the plan `scan` would run (so exactly DoGet's: projection order,
+    /// aliases, blob columns as descriptions, `_rowid`, `_distance`,
+    /// `_score`), and the row count when known up front. Planning reads the
+    /// manifest, and index metadata for a search; never a data file.
+    pub async fn scan_outline(&self, spec: &ScanSpec) -> CatalogResult<(SchemaRef, Option<u64>)> {
+        let (scan, exact_rows) = self.scanner(spec).await?;
+        Ok((scan.schema().await?, exact_rows))
+    }
+
     /// A Lance scanner for `spec`, and the row count when it is known up
     /// front.
     async fn scanner(

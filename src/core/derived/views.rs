@@ -21,8 +21,8 @@ use lance_namespace::models::{
 };
 use lance_namespace::LanceNamespace;
 
+use crate::core::body::{encode_stream, Stream};
 use crate::core::checks::{display_id, table_id};
-use crate::core::data::body::{encode_stream, Stream};
 use crate::core::derived::jobs::JobSpec;
 use crate::core::maintenance::TaskKind;
 use crate::core::{engine, Catalog};

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::references::{below, key_of, list_and_read};
+use crate::core::references::{below, key_of, list_and_read};
 use crate::error::{CatalogError, CatalogResult};
 
 impl crate::core::Catalog {

@@ -201,7 +201,7 @@ pub(crate) fn relative_to(
     root: &object_store::path::Path,
     path: &object_store::path::Path,
 ) -> String {
-    super::references::relative(root, path)
+    crate::core::references::relative(root, path)
 }
 
 /// 503: the storage failed under a repair (the cause goes to the log).

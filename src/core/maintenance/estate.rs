@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use super::references::ForeignRefs;
 use crate::core::live::Freshness;
+use crate::core::references::ForeignRefs;
 use crate::core::Catalog;
 use crate::error::CatalogResult;
 

@@ -31,7 +31,7 @@
 //! | the operator's rules choosing an executor | `placement.rs` |
 //! | the Ray executor (lance-ray through Ray's Jobs API), its client, its runner | `ray.rs`, `ray_jobs.rs`, `ray_runner.py` |
 //! | index health, a report | `index_health.rs` |
-//! | what manifests reference, through base paths too | `references.rs` |
+//! | what manifests reference, through base paths too | `../references.rs` (below `live.rs`, which asks it) |
 //! | the orphan scan and reclaim | `orphans.rs` |
 //! | records naming what is gone (the reconciler's core half) | `drift.rs` |
 //! | the cleanup's shallow-clone pre-pass | `clone_pin.rs` |
@@ -51,7 +51,6 @@ pub mod placement;
 pub mod ray;
 mod ray_jobs;
 pub(crate) mod reconcile;
-pub(crate) mod references;
 pub(crate) mod rounds;
 mod run;
 pub(crate) mod worker;

@@ -14,10 +14,10 @@ use std::collections::{BTreeSet, HashMap};
 
 use object_store::ObjectMeta;
 
-use super::references::{key_of, list_and_read, relative, ForeignRefs, Listed, Refs};
 use crate::api::orphans::{
     KeptFile, KeptReason, OrphanFile, OrphanReport, ReclaimResponse, MAX_RECLAIM_PATHS,
 };
+use crate::core::references::{key_of, list_and_read, relative, ForeignRefs, Listed, Refs};
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -113,7 +113,7 @@ impl Catalog {
             .await?
             .into_iter()
             .filter_map(|p| {
-                let rel = super::references::below(&p.location, &location)?;
+                let rel = crate::core::references::below(&p.location, &location)?;
                 (!rel.is_empty()).then(|| rel.to_string())
             })
             .collect();
@@ -134,7 +134,7 @@ impl Catalog {
         };
         let mut branches: BTreeSet<String> = BTreeSet::new();
         for (m, _, _) in &manifests {
-            if let Some(rest) = super::references::below(&m.dataset_key, &own) {
+            if let Some(rest) = crate::core::references::below(&m.dataset_key, &own) {
                 if let Some(name) = rest.strip_prefix("tree/") {
                     branches.insert(name.to_string());
                 }
@@ -156,7 +156,7 @@ impl Catalog {
             });
             let nested_here = nested
                 .iter()
-                .any(|n| rel == *n || super::references::below(&rel, n).is_some());
+                .any(|n| rel == *n || crate::core::references::below(&rel, n).is_some());
             let class = match (link, nested_here) {
                 (Some(link), _) => {
                     symlinks.insert(link);

@@ -7,9 +7,9 @@
 use object_store::path::Path;
 use serde::Serialize;
 
-use super::references::key_of;
 use crate::core::checks::manifest_id;
 use crate::core::live::Freshness;
+use crate::core::references::key_of;
 use crate::core::table::locations::{canonical, is_reserved, overlaps};
 use crate::core::{engine, Catalog};
 use crate::error::CatalogResult;

@@ -8,8 +8,8 @@ use lance_namespace::models::{
 };
 use lance_namespace::LanceNamespace;
 
+use crate::core::body::parse_mode;
 use crate::core::checks::{display_id, namespace_id};
-use crate::core::data::body::parse_mode;
 use crate::core::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 

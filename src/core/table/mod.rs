@@ -11,4 +11,5 @@ pub(crate) mod locations;
 pub(crate) mod metadata;
 pub(crate) mod placement;
 pub(crate) mod rename;
+pub(crate) mod stream_write;
 pub(crate) mod tables;

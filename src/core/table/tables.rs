@@ -15,12 +15,12 @@ use lance_namespace::models::{
 use lance_namespace::LanceNamespace;
 use lance_namespace_impls::dir::manifest::ManifestNamespace;
 
+use crate::core::body::{merge_on_columns, parse_mode};
 use crate::core::branch::open::branch_of;
 use crate::core::checks::{table_id, table_not_found};
-use crate::core::data::body::{merge_on_columns, parse_mode};
 use crate::core::data::rows::Rows;
-use crate::core::data::stream_write::{Target, WriteOp};
 use crate::core::table::placement::{lost_create, own_task, Placement};
+use crate::core::table::stream_write::{Target, WriteOp};
 use crate::core::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 

@@ -1,5 +1,7 @@
 //! Arrow Flight round trips with the Rust arrow-flight client.
 
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{Array, Int64Array, RecordBatch, StringArray};
@@ -12,7 +14,7 @@ use futures::TryStreamExt;
 use lance_catalog::rest::RestConfig;
 use serde_json::{json, Value};
 
-use crate::harness::{batch, Env};
+use crate::harness::{batch, token, Env};
 
 async fn client() -> (Env, FlightClient) {
     let env = Env::over_rest_with(RestConfig::default()).await;
@@ -133,13 +135,7 @@ async fn flight_round_trips() {
         .unwrap();
     assert_eq!(count[0], Bytes::from("260"));
 
-    let listed: Vec<_> = client
-        .list_flights(json!({"id": ["f"]}).to_string())
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let listed = list(&mut client, "f").await;
     assert_eq!(listed.len(), 1);
     assert_eq!(
         listed[0].flight_descriptor.as_ref().unwrap().path,
@@ -309,4 +305,234 @@ async fn concurrent_flight_creates() {
         .filter(|n| n != "__manifest" && !n.starts_with('_'))
         .collect();
     assert_eq!(dirs.len(), 1, "one table directory, not {dirs:?}");
+}
+
+/// A query descriptor for `spec` (a ScanSpec in JSON).
+fn query(spec: &Value) -> FlightDescriptor {
+    let mut cmd = spec.clone();
+    cmd["op"] = json!("query");
+    FlightDescriptor::new_cmd(cmd.to_string())
+}
+
+/// A schema's column names and types, as a client reads them.
+fn shape(schema: &Schema) -> Vec<(String, DataType)> {
+    schema
+        .fields()
+        .iter()
+        .map(|f| (f.name().clone(), f.data_type().clone()))
+        .collect()
+}
+
+fn names(schema: &Schema) -> Vec<String> {
+    shape(schema).into_iter().map(|(n, _)| n).collect()
+}
+
+/// The batches of a ticket, or the error however it came (refused at
+/// once, or mid-stream).
+async fn read(client: &mut FlightClient, ticket: Ticket) -> Result<Vec<RecordBatch>, FlightError> {
+    match client.do_get(ticket).await {
+        Ok(stream) => stream.try_collect().await,
+        Err(e) => Err(e),
+    }
+}
+
+/// Every Lance data file of the tables under `root` (not of the catalog's
+/// own `_`-named records, `__manifest` among them).
+fn data_files(root: &Path) -> BTreeSet<PathBuf> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeSet<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let own = path
+                .strip_prefix(root)
+                .unwrap()
+                .components()
+                .any(|c| c.as_os_str().to_string_lossy().starts_with('_'));
+            if own {
+                continue;
+            }
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else if path.extension().is_some_and(|e| e == "lance")
+                && path
+                    .parent()
+                    .and_then(Path::file_name)
+                    .is_some_and(|d| d == "data")
+            {
+                out.insert(path);
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// GetFlightInfo and GetSchema answer from the table's metadata: the schema
+/// DoGet streams for the same ticket (a projection, row ids), the
+/// manifest's row count for a whole table and -1 when a filter or limit
+/// leaves it unknown; and they still answer with a table's data files
+/// gone, which DoGet cannot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flight_info_and_schema_come_from_metadata() {
+    let (env, mut client) = client().await;
+    reqwest::Client::new()
+        .post(format!(
+            "{}/v1/namespace/m/create",
+            env.base.as_ref().unwrap()
+        ))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .error_for_status()
+        .unwrap();
+    let path = FlightDescriptor::new_path(vec!["m".into(), "t".into()]);
+    put(&mut client, path.clone(), vec![batch(0, 120)])
+        .await
+        .unwrap();
+    put(&mut client, path.clone(), vec![batch(120, 30)])
+        .await
+        .unwrap();
+
+    // A table never read, its data files removed: only a scan would miss them.
+    let before = data_files(env.root());
+    let gone = FlightDescriptor::new_path(vec!["m".into(), "gone".into()]);
+    put(&mut client, gone.clone(), vec![batch(0, 40)])
+        .await
+        .unwrap();
+    let removed: Vec<PathBuf> = data_files(env.root())
+        .difference(&before)
+        .cloned()
+        .collect();
+    assert!(!removed.is_empty(), "the new table wrote data files");
+    for f in &removed {
+        std::fs::remove_file(f).unwrap();
+    }
+    let info = client.get_flight_info(gone.clone()).await.unwrap();
+    assert_eq!(info.total_records, 40);
+    let schema = client
+        .get_schema(query(&json!({"id": ["m", "gone"], "columns": ["id"]})))
+        .await
+        .unwrap();
+    assert_eq!(names(&schema), vec!["id"]);
+    let ticket = info.endpoint[0].ticket.clone().unwrap();
+    assert!(
+        read(&mut client, ticket).await.is_err(),
+        "DoGet read a table whose data files were removed"
+    );
+
+    // For each ticket: GetFlightInfo's schema, GetSchema's and DoGet's agree.
+    for (spec, total, count) in [
+        (json!({"id": ["m", "t"]}), 150, 150),
+        (json!({"id": ["m", "t"], "columns": ["s", "id"]}), 150, 150),
+        (json!({"id": ["m", "t"], "with_row_id": true}), 150, 150),
+        (
+            json!({"id": ["m", "t"], "filter": "id >= 100", "columns": ["id"]}),
+            -1,
+            50,
+        ),
+        (json!({"id": ["m", "t"], "limit": 5}), -1, 5),
+    ] {
+        let info = client.get_flight_info(query(&spec)).await.unwrap();
+        assert_eq!(info.total_records, total, "{spec}");
+        let announced = info.clone().try_decode_schema().unwrap();
+        let schema = client.get_schema(query(&spec)).await.unwrap();
+        assert_eq!(shape(&announced), shape(&schema), "{spec}");
+        let ticket = info.endpoint[0].ticket.clone().unwrap();
+        let batches = read(&mut client, ticket).await.unwrap();
+        assert_eq!(rows(&batches), count, "{spec}");
+        assert_eq!(shape(&batches[0].schema()), shape(&schema), "{spec}");
+        let mut columns = names(&schema);
+        columns.sort();
+        let expected: &[&str] = match spec.get("columns") {
+            Some(_) if spec.get("filter").is_some() => &["id"],
+            Some(_) => &["id", "s"],
+            None if spec.get("with_row_id").is_some() => &["_rowid", "id", "s", "x"],
+            None => &["id", "s", "x"],
+        };
+        assert_eq!(columns, expected, "{spec}");
+    }
+}
+
+/// A server requiring authentication, `root` its admin, whose operator's
+/// policy lets `meg` read metadata and nothing else (every shipped relation
+/// that reads metadata reads data too); its base URL.
+async fn governed(dir: &Path) -> String {
+    let policies = dir.join("policies");
+    std::fs::create_dir_all(&policies).unwrap();
+    std::fs::write(
+        policies.join("meg.cedar"),
+        "permit (principal == User::\"meg\", action in [Action::\"read_metadata\"], resource);\n",
+    )
+    .unwrap();
+    crate::harness::serve_governed(dir, |c| c.auth.policy_dir = Some(policies)).await
+}
+
+/// The flights `ListFlights` names in namespace `ns`.
+async fn list(client: &mut FlightClient, ns: &str) -> Vec<arrow_flight::FlightInfo> {
+    client
+        .list_flights(json!({"id": [ns]}).to_string())
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+/// A Flight client sending `who`'s token on every call.
+pub(crate) async fn signed_in(base: &str, who: &str) -> FlightClient {
+    let mut client = connect(base).await;
+    client
+        .add_header(
+            "authorization",
+            &format!("Bearer {}", token(who, json!({}))),
+        )
+        .unwrap();
+    client
+}
+
+/// GetFlightInfo, GetSchema and ListFlights are admitted as a describe
+/// (read_metadata): a caller who may only read metadata gets them and is
+/// refused the rows; a caller with no rights gets none of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flight_metadata_rights_describe_but_do_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = governed(dir.path()).await;
+    reqwest::Client::new()
+        .post(format!("{base}/v1/namespace/m/create"))
+        .bearer_auth(token("root", json!({})))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .error_for_status()
+        .unwrap();
+    let path = FlightDescriptor::new_path(vec!["m".into(), "t".into()]);
+    let mut root = signed_in(&base, "root").await;
+    put(&mut root, path.clone(), vec![batch(0, 70)])
+        .await
+        .unwrap();
+
+    let mut meg = signed_in(&base, "meg").await;
+    let info = meg.get_flight_info(path.clone()).await.unwrap();
+    assert_eq!(info.total_records, 70);
+    let projected = query(&json!({"id": ["m", "t"], "columns": ["id"]}));
+    let schema = meg.get_schema(projected.clone()).await.unwrap();
+    assert_eq!(names(&schema), vec!["id"]);
+    let polled = meg.poll_flight_info(projected).await.unwrap();
+    assert_eq!(polled.info.unwrap().total_records, 70);
+    let listed = list(&mut meg, "m").await;
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].total_records, 70);
+    let ticket = info.endpoint[0].ticket.clone().unwrap();
+    let refused = read(&mut meg, ticket.clone()).await.unwrap_err();
+    assert_eq!(spec_code(refused), "15");
+    // The ticket itself is good: the admin reads it.
+    assert_eq!(rows(&read(&mut root, ticket).await.unwrap()), 70);
+
+    let mut nobody = signed_in(&base, "nobody").await;
+    let err = nobody.get_flight_info(path.clone()).await.unwrap_err();
+    assert_eq!(spec_code(err), "15");
+    let err = nobody.get_schema(path).await.unwrap_err();
+    assert_eq!(spec_code(err), "15");
 }

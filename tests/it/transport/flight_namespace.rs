@@ -83,7 +83,7 @@ fn lance_error(err: FlightError) -> lance::Error {
         FlightError::Tonic(status) => *status,
         other => tonic::Status::internal(other.to_string()),
     };
-    lance_catalog::grpc::status::from_status(&status).into_lance()
+    lance_catalog::transport::status::from_status(&status).into_lance()
 }
 
 fn version(v: u64) -> Option<i64> {

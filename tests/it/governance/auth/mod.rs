@@ -3,12 +3,9 @@
 //! file, force without permission, JWT failures, RS256 against a JWKS
 //! served on loopback, and an API key revoked mid-test.
 
-use std::sync::Arc;
 
-use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use lance_catalog::auth::JwtConfig;
 use lance_catalog::governance::{AuthConfig, Governance, GovernanceConfig};
-use lance_catalog::rest::RestConfig;
 use lance_catalog::StorageConfig;
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{json, Value};
@@ -22,28 +19,7 @@ mod trash;
 mod users;
 mod vending;
 
-const SECRET: &str = "test-secret-of-at-least-32-bytes!!";
-
-fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-/// An HS256 token for `sub`, valid for a minute unless `claims` say else.
-fn token(sub: &str, claims: Value) -> String {
-    let mut c = json!({"sub": sub, "exp": now() + 60, "aud": "lance"});
-    for (k, v) in claims.as_object().unwrap() {
-        c[k] = v.clone();
-    }
-    encode(
-        &Header::new(Algorithm::HS256),
-        &c,
-        &EncodingKey::from_secret(SECRET.as_bytes()).unwrap(),
-    )
-    .unwrap()
-}
+use crate::harness::{now, token, SECRET};
 
 struct Server {
     base: String,
@@ -93,30 +69,7 @@ impl Server {
 
     /// Serve a governed catalog over `dir`'s root; its base URL.
     async fn serve(dir: &std::path::Path, change: impl FnOnce(&mut GovernanceConfig)) -> String {
-        let mut config = GovernanceConfig {
-            storage: StorageConfig {
-                root: dir.join("data").to_string_lossy().into_owned(),
-                ..Default::default()
-            },
-            auth: AuthConfig {
-                required: true,
-                jwt: Some(JwtConfig {
-                    secret: Some(SECRET.into()),
-                    audience: Some("lance".into()),
-                    ..Default::default()
-                }),
-                bootstrap_admin: Some("root".into()),
-                policy_dir: None,
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        change(&mut config);
-        let gov = Governance::open(&config).await.unwrap();
-        let addr = lance_catalog::server::spawn_governed(Arc::new(gov), RestConfig::default())
-            .await
-            .unwrap();
-        format!("http://{addr}")
+        crate::harness::serve_governed(dir, change).await
     }
 
     /// The storage root's directory.
@@ -516,32 +469,8 @@ async fn the_audit_trail_records_mutations_and_denials() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grants_stay_in_their_warehouse() {
     let (dir, other) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let gov = Governance::open(&GovernanceConfig {
-        storage: StorageConfig {
-            root: dir.path().to_string_lossy().into_owned(),
-            ..Default::default()
-        },
-        warehouses: true,
-        auth: AuthConfig {
-            required: true,
-            jwt: Some(JwtConfig {
-                secret: Some(SECRET.into()),
-                audience: Some("lance".into()),
-                ..Default::default()
-            }),
-            bootstrap_admin: Some("root".into()),
-            policy_dir: None,
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    let addr = lance_catalog::server::spawn_governed(Arc::new(gov), RestConfig::default())
-        .await
-        .unwrap();
     let s = Server {
-        base: format!("http://{addr}"),
+        base: crate::harness::serve_governed(dir.path(), |c| c.warehouses = true).await,
         c: Client::new(),
         _dir: dir,
     };

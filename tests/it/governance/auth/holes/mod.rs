@@ -44,14 +44,7 @@ pub(super) async fn grpc(s: &Server) -> GrpcNamespace {
 }
 
 async fn flight(s: &Server, who: &str) -> FlightClient {
-    let mut client = crate::transport::flight::connect(&s.base).await;
-    client
-        .add_header(
-            "authorization",
-            &format!("Bearer {}", token(who, json!({}))),
-        )
-        .unwrap();
-    client
+    crate::transport::flight::signed_in(&s.base, who).await
 }
 
 /// The spec code of a failed call.

@@ -18,9 +18,9 @@ use lance_namespace::models::{DescribeTableRequest, MergeInsertIntoTableRequest}
 use lance_namespace_impls::dir::manifest::ManifestNamespace;
 use serde::{Deserialize, Serialize};
 
+use crate::core::body::parse_mode;
 use crate::core::branch::open::branch_of;
 use crate::core::checks::{display_id, table_id, table_not_found};
-use crate::core::data::body::parse_mode;
 use crate::core::data::rows::Rows;
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -88,7 +88,7 @@ impl Catalog {
         // Checked before anything is written, as for a REST merge-insert.
         let on = match &op {
             WriteOp::MergeInsert(req) => {
-                crate::core::data::body::merge_on_columns(req.on.clone(), source.schema().as_ref())?
+                crate::core::body::merge_on_columns(req.on.clone(), source.schema().as_ref())?
             }
             _ => Vec::new(),
         };
