@@ -112,9 +112,12 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
 }
 
 /// `app` behind the middleware that names, times, counts and logs every
-/// request.
+/// request, each request one scope for its caller (verified once).
 fn observed(app: axum::Router) -> axum::Router {
-    app.layer(axum::middleware::from_fn(crate::telemetry::observe))
+    app.layer(axum::middleware::from_fn(
+        crate::transport::caller::one_caller,
+    ))
+    .layer(axum::middleware::from_fn(crate::telemetry::observe))
 }
 
 /// Check readiness every 2 s: `/readyz` and gRPC health answer from the

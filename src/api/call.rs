@@ -5,7 +5,7 @@
 //! task-local or in a request body the caller controls.
 
 /// Credentials as a request carries them. Debug never shows their values.
-#[derive(Clone, Default)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Credentials {
     pub api_key: Option<String>,
     /// The `Authorization` header's credential: a bearer token's value, or

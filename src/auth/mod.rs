@@ -7,6 +7,7 @@
 mod api_keys;
 pub mod cedar;
 mod jwt;
+pub mod once;
 mod secrets;
 mod task_keys;
 mod users;
@@ -90,6 +91,8 @@ pub struct Authenticator {
     keys: ApiKeys,
     jwt: Option<JwtVerifier>,
     users: Users,
+    /// Credentials verified so far (a request's second ask is not one).
+    verified: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -113,7 +116,14 @@ impl Authenticator {
             keys,
             jwt,
             users,
+            verified: Default::default(),
         }
+    }
+
+    /// How many times credentials were verified (each request's are
+    /// verified once, see [`once`]), refusals included.
+    pub fn verifications(&self) -> u64 {
+        self.verified.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether credentials are required (and authorization enforced).
@@ -150,8 +160,12 @@ impl Authenticator {
         &self,
         credentials: &Credentials,
     ) -> CatalogResult<Option<Principal>> {
+        if let Some(p) = once::recall(credentials) {
+            return Ok(Some(p));
+        }
         let principal = self.verify(credentials).await?;
         if let Some(p) = &principal {
+            once::remember(credentials, p);
             // For the request's log line.
             crate::telemetry::note_principal(&p.id);
         }
@@ -162,6 +176,8 @@ impl Authenticator {
         if !self.required {
             return Ok(None);
         }
+        self.verified
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let Some(presented) = Presented::of(credentials) else {
             return Err(unauthenticated(match self.users.enabled() {
                 true => "authentication required: send an API key (x-api-key), a bearer token (Authorization: Bearer …) or a user name and password (Authorization: Basic …)",

@@ -54,6 +54,12 @@ impl Governance {
         self.identify(credentials).await
     }
 
+    /// How many times this server verified credentials (each request's
+    /// once, however many of its steps ask who is calling).
+    pub fn credentials_verified(&self) -> u64 {
+        self.auth.verifications()
+    }
+
     /// The caller of a control-plane operation, from its call's metadata.
     pub(super) async fn caller(&self, call: &Call) -> CatalogResult<Option<Principal>> {
         self.identify(&call.credentials).await

@@ -416,6 +416,14 @@ pub async fn serve_governed(
     dir: &std::path::Path,
     change: impl FnOnce(&mut GovernanceConfig),
 ) -> String {
+    serve_governed_with(dir, change).await.0
+}
+
+/// [`serve_governed`], with the governance layer the server runs.
+pub async fn serve_governed_with(
+    dir: &std::path::Path,
+    change: impl FnOnce(&mut GovernanceConfig),
+) -> (String, Arc<Governance>) {
     use lance_catalog::auth::JwtConfig;
     use lance_catalog::governance::AuthConfig;
     let mut config = GovernanceConfig {
@@ -436,9 +444,9 @@ pub async fn serve_governed(
         ..Default::default()
     };
     change(&mut config);
-    let gov = Governance::open(&config).await.unwrap();
-    let addr = lance_catalog::server::spawn_governed(Arc::new(gov), RestConfig::default())
+    let gov = Arc::new(Governance::open(&config).await.unwrap());
+    let addr = lance_catalog::server::spawn_governed(gov.clone(), RestConfig::default())
         .await
         .unwrap();
-    format!("http://{addr}")
+    (format!("http://{addr}"), gov)
 }

@@ -2,6 +2,7 @@
 //! plain HTTP client sees it (`wire`) and as a hostile one does
 //! (`hostile`), gRPC, Arrow Flight, and the web console's files.
 
+mod authentication;
 mod console;
 pub(crate) mod flight;
 pub(crate) mod flight_namespace;

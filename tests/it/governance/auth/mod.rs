@@ -3,7 +3,6 @@
 //! file, force without permission, JWT failures, RS256 against a JWKS
 //! served on loopback, and an API key revoked mid-test.
 
-
 use lance_catalog::auth::JwtConfig;
 use lance_catalog::governance::{AuthConfig, Governance, GovernanceConfig};
 use lance_catalog::StorageConfig;
