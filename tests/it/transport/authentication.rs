@@ -4,7 +4,6 @@
 //! a door's parent check, the finish).
 
 use arrow_flight::FlightDescriptor;
-use futures::TryStreamExt;
 use lance_catalog::grpc::client::GrpcNamespace;
 use lance_namespace::models::{DescribeTableRequest, Identity, ListTablesRequest};
 use lance_namespace::LanceNamespace;
@@ -12,7 +11,7 @@ use reqwest::{Client, StatusCode};
 use serde_json::json;
 
 use crate::harness::{rows, serve_governed_with, token};
-use crate::transport::flight::signed_in;
+use crate::transport::flight::{read, signed_in};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_request_is_authenticated_once() {
@@ -93,13 +92,7 @@ async fn each_request_is_authenticated_once() {
     assert_eq!(verified() - before, 1, "Flight GetFlightInfo");
     let before = verified();
     let ticket = info.endpoint[0].ticket.clone().unwrap();
-    let batches: Vec<_> = flight
-        .do_get(ticket)
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let batches = read(&mut flight, ticket).await.unwrap();
     assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 10);
     assert_eq!(verified() - before, 1, "Flight DoGet");
 }

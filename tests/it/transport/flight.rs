@@ -96,13 +96,7 @@ async fn flight_round_trips() {
     let info = client.get_flight_info(path.clone()).await.unwrap();
     assert_eq!(info.total_records, 250);
     let ticket = info.endpoint[0].ticket.clone().unwrap();
-    let all: Vec<RecordBatch> = client
-        .do_get(ticket)
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let all = read(&mut client, ticket).await.unwrap();
     assert_eq!(rows(&all), 250);
 
     // Filter and projection.
@@ -329,7 +323,10 @@ fn names(schema: &Schema) -> Vec<String> {
 
 /// The batches of a ticket, or the error however it came (refused at
 /// once, or mid-stream).
-async fn read(client: &mut FlightClient, ticket: Ticket) -> Result<Vec<RecordBatch>, FlightError> {
+pub(crate) async fn read(
+    client: &mut FlightClient,
+    ticket: Ticket,
+) -> Result<Vec<RecordBatch>, FlightError> {
     match client.do_get(ticket).await {
         Ok(stream) => stream.try_collect().await,
         Err(e) => Err(e),
