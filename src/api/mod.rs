@@ -15,6 +15,7 @@ pub mod health;
 pub mod hierarchy;
 pub(crate) mod inventory;
 pub mod jobs;
+pub mod kind;
 pub mod maintenance;
 mod ops;
 pub mod orphans;

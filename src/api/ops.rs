@@ -194,9 +194,10 @@ pub struct OpDef {
     /// is not enough.
     pub registers: bool,
     /// Whether it ends the object its id names (a table's drop or
-    /// deregistration): what the object's grants bind to is ended with it
-    /// (kept by a drop into trash, for its undrop). A namespace's drop
-    /// ends a subtree and says so itself.
+    /// deregistration, a project's or warehouse's delete): the grants
+    /// bound to the object end with it (a table's drop into trash keeps
+    /// them, for its undrop). A namespace's drop ends a subtree and says
+    /// so itself.
     pub ends_object: bool,
 }
 
@@ -534,7 +535,15 @@ mod tests {
             ["CreateMaterializedView", "RefreshMaterializedView"]
         );
         assert_eq!(with(|o| o.registers), ["RegisterTable"]);
-        assert_eq!(with(|o| o.ends_object), ["DeregisterTable", "DropTable"]);
+        assert_eq!(
+            with(|o| o.ends_object),
+            [
+                "DeleteProject",
+                "DeleteWarehouse",
+                "DeregisterTable",
+                "DropTable"
+            ]
+        );
         // A rename is the one operation that moves its object.
         assert_eq!(with(|o| o.effect == Effect::Move), ["RenameTable"]);
     }

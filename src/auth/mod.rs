@@ -15,6 +15,7 @@ mod users;
 use serde::{Deserialize, Serialize};
 
 pub use crate::api::call::{AuthToken, Credentials};
+use crate::api::kind::Kind;
 pub use api_keys::{ApiKeyInfo, ApiKeys};
 pub use jwt::{JwtConfig, JwtVerifier};
 pub use task_keys::TaskKeys;
@@ -142,14 +143,14 @@ impl Authenticator {
     /// Who a request's credentials claim to be, unverified: what the
     /// audit trail names for a refused one (`user`, `session`, `api_key`
     /// or `task` and its id), never a secret.
-    pub fn claimed(credentials: &Credentials) -> Option<(&'static str, String)> {
+    pub fn claimed(credentials: &Credentials) -> Option<(Kind, String)> {
         match Presented::of(credentials)? {
             // Only a name a user could have: a password typed into the
             // name field is not written down.
-            Presented::Basic(b) => valid_username(&b.username).then_some(("user", b.username)),
-            Presented::Session(t) => Users::claimed_session(t).map(|id| ("session", id)),
-            Presented::ApiKey(k) => ApiKeys::claimed_id(k).map(|id| ("api_key", id)),
-            Presented::TaskKey(k) => TaskKeys::claimed_id(k).map(|id| ("task", id)),
+            Presented::Basic(b) => valid_username(&b.username).then_some((Kind::User, b.username)),
+            Presented::Session(t) => Users::claimed_session(t).map(|id| (Kind::Session, id)),
+            Presented::ApiKey(k) => ApiKeys::claimed_id(k).map(|id| (Kind::ApiKey, id)),
+            Presented::TaskKey(k) => TaskKeys::claimed_id(k).map(|id| (Kind::Task, id)),
             Presented::BadBasic | Presented::Jwt(_) => None,
         }
     }

@@ -4,13 +4,12 @@
 //! caller creates.
 
 use crate::api::call::Call;
-use crate::api::op;
 use serde_json::Value;
 
 use super::grants::{key, object_key, relations};
-use super::guard::{Access, Facts, ObjectRef};
+use super::guard::{Access, Facts, Kind, ObjectRef};
 use super::models::GrantResource;
-use super::requests::moves;
+use super::requests::{ends_object, moves};
 use super::{Governance, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
 use crate::auth::cedar::Chain;
 use crate::auth::{unauthenticated, Credentials, Principal};
@@ -99,23 +98,25 @@ impl Governance {
                 keys.push(key("project", &[p.to_string()]));
             };
         match access.kind {
-            "server" => {}
-            "project" => {
+            // A user, a key, a session or a task key is the server's: only
+            // the server level above it holds grants on it.
+            Kind::Server | Kind::User | Kind::ApiKey | Kind::Session | Kind::Task => {}
+            Kind::Project => {
                 let p = id.first().cloned().unwrap_or_default();
                 chain.push(("Project", p.clone()));
                 keys.push(key("project", &[p]));
             }
-            "warehouse" => {
+            Kind::Warehouse => {
                 let w = id.first().cloned().unwrap_or_default();
                 let p = self.project_of(&w).await?;
                 warehouse_level(&mut chain, &mut keys, &w, &p);
             }
-            kind => {
+            kind @ (Kind::Namespace | Kind::Table) => {
                 // Nearest first: the object itself, then each namespace.
                 let mut levels: Vec<(&'static str, Vec<String>)> = Vec::new();
                 let namespaces = match kind {
-                    "table" => {
-                        levels.push(("table", id.clone()));
+                    Kind::Table => {
+                        levels.push((Kind::Table.as_str(), id.clone()));
                         &id[..id.len().saturating_sub(1)]
                     }
                     _ => &id[..],
@@ -304,9 +305,11 @@ impl Governance {
     pub(super) async fn grants_follow(&self, access: &Access) {
         self.forget_objects(&access.ended).await;
         let a = access.action;
-        let done = if a == op::DeleteProject.action || a == op::DeleteWarehouse.action {
+        // A table's end is in `ended` (its real id); a project or a
+        // warehouse is named by its id.
+        let done = if ends_object(a) && matches!(access.kind, Kind::Project | Kind::Warehouse) {
             self.registry
-                .forget_grants_of(access.kind, &access.id)
+                .forget_grants_of(access.kind.as_str(), &access.id)
                 .await
                 .map(|_| ())
         } else if let (true, Some(to), Some(real)) =
@@ -345,7 +348,7 @@ impl Governance {
             return;
         };
         let resources: Vec<GrantResource> = match access.kind {
-            "namespace" | "table" => access
+            Kind::Namespace | Kind::Table => access
                 .minted
                 .iter()
                 .map(|(id, real)| GrantResource {
@@ -356,7 +359,7 @@ impl Governance {
                 })
                 .collect(),
             kind => vec![GrantResource {
-                kind: kind.to_string(),
+                kind: kind.as_str().to_string(),
                 id: access.id.clone(),
                 ..Default::default()
             }],

@@ -7,6 +7,7 @@ use lance_namespace::models::{CreateNamespaceRequest, DropNamespaceRequest};
 use super::guard::Access;
 use super::models::*;
 use super::{Governance, DEFAULT_WAREHOUSE};
+use crate::api::kind::Kind;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 /// How old a binding must be before a door may take it back from a
@@ -90,7 +91,7 @@ impl Governance {
             creates: true,
             action: op::CreateNamespace.action,
             warehouse: Some(warehouse.to_string()),
-            kind: "namespace",
+            kind: Kind::Namespace,
             id: id.clone(),
             minted: vec![(id.clone(), real)],
             ..Default::default()
@@ -99,7 +100,7 @@ impl Governance {
             Ok(r) => r,
             Err(e) => {
                 let w = vec![warehouse.to_string()];
-                return Err(self.hidden(e, &access, "warehouse", w).await);
+                return Err(self.hidden(e, &access, Kind::Warehouse, w).await);
             }
         };
         self.authorize(&access).await?;

@@ -5,6 +5,7 @@ use super::guard::{Access, ObjectRef};
 use super::models::*;
 use super::{Governance, Route, DEFAULT_PROJECT};
 use crate::api::call::Call;
+use crate::api::kind::Kind;
 use crate::api::op;
 use crate::api::page::{page_items, CONTROL};
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -18,20 +19,20 @@ impl Governance {
     pub(super) async fn grant_target(
         &self,
         resource: &mut GrantResource,
-    ) -> CatalogResult<(&'static str, Option<Route>, ObjectRef)> {
+    ) -> CatalogResult<(Kind, Option<Route>, ObjectRef)> {
         let kind = grant_kind(&resource.kind)?;
         resource.object_id = None;
         match kind {
-            "server" => {
+            Kind::Server => {
                 resource.id.clear();
                 Ok((kind, None, ObjectRef::Standing))
             }
-            "project" | "warehouse" => {
+            Kind::Project | Kind::Warehouse => {
                 resource.warehouse = None;
                 Ok((kind, None, ObjectRef::Standing))
             }
             _ => {
-                let op = if kind == "namespace" {
+                let op = if kind == Kind::Namespace {
                     op::DescribeNamespace.action
                 } else {
                     op::DescribeTable.action
@@ -43,14 +44,14 @@ impl Governance {
                 let route = self.route(op, &value).await?;
                 resource.warehouse = Some(route.warehouse.clone());
                 let present = match kind {
-                    "namespace" => route.catalog.namespace_present(&resource.id).await?,
+                    Kind::Namespace => route.catalog.namespace_present(&resource.id).await?,
                     _ => route.catalog.table_present(&resource.id).await?,
                 };
                 let object = match present {
                     false => ObjectRef::Absent,
                     true => match route
                         .catalog
-                        .object_ids(&[(kind, resource.id.clone())])
+                        .object_ids(&[(kind.as_str(), resource.id.clone())])
                         .await?
                         .remove(0)
                     {
@@ -64,9 +65,9 @@ impl Governance {
     }
 
     /// Whether a project or warehouse grant's resource stands.
-    async fn registry_object_stands(&self, kind: &str, id: &str) -> bool {
+    async fn registry_object_stands(&self, kind: Kind, id: &str) -> bool {
         match kind {
-            "project" => id == DEFAULT_PROJECT || self.registry.project(id).await.is_ok(),
+            Kind::Project => id == DEFAULT_PROJECT || self.registry.project(id).await.is_ok(),
             _ => self.warehouse(id).await.is_ok(),
         }
     }
@@ -92,8 +93,8 @@ impl Governance {
         let missing =
             || CatalogError::invalid(format!("a grant's {kind} {:?} does not exist", resource.id));
         let stands = match kind {
-            "server" => true,
-            "project" | "warehouse" => {
+            Kind::Server => true,
+            Kind::Project | Kind::Warehouse => {
                 let id = resource.id.first().cloned().unwrap_or_default();
                 resource.id.len() == 1 && self.registry_object_stands(kind, &id).await
             }
@@ -113,7 +114,7 @@ impl Governance {
                 ObjectRef::Known(real) => real,
                 _ => route
                     .catalog
-                    .assign_object_id(kind, &resource.id)
+                    .assign_object_id(kind.as_str(), &resource.id)
                     .await
                     .map_err(|e| match e.code {
                         Code::TABLE_NOT_FOUND | Code::NAMESPACE_NOT_FOUND => missing(),
@@ -185,7 +186,7 @@ impl Governance {
             resource.object_id = object.known().map(str::to_string);
             wanted = Some(super::grants::key_of(&resource));
         } else if !own {
-            self.control(call, op::ListGrants.action, "server", vec![])
+            self.control(call, op::ListGrants.action, Kind::Server, vec![])
                 .await?;
         }
         let grants: Vec<Grant> = self
@@ -220,7 +221,7 @@ impl Governance {
             Ok(g) => g,
             // Told only to whoever could manage every grant.
             Err(e) => {
-                self.control(call, op::RevokeGrant.action, "server", vec![])
+                self.control(call, op::RevokeGrant.action, Kind::Server, vec![])
                     .await?;
                 return Err(e);
             }
@@ -229,8 +230,8 @@ impl Governance {
         // Authorized on the object the grant is bound to, wherever (and
         // whatever its name) it is now.
         let object = match (kind, &grant.resource.object_id) {
-            ("namespace" | "table", Some(real)) => ObjectRef::Known(real.clone()),
-            ("namespace" | "table", None) => ObjectRef::Absent,
+            (Kind::Namespace | Kind::Table, Some(real)) => ObjectRef::Known(real.clone()),
+            (Kind::Namespace | Kind::Table, None) => ObjectRef::Absent,
             _ => ObjectRef::Standing,
         };
         let access = on_resource(
@@ -254,7 +255,7 @@ impl Governance {
 fn on_resource(
     principal: Option<crate::auth::Principal>,
     action: &'static str,
-    kind: &'static str,
+    kind: Kind,
     resource: &GrantResource,
     object: ObjectRef,
 ) -> Access {
@@ -262,7 +263,7 @@ fn on_resource(
         principal,
         action,
         warehouse: match kind {
-            "warehouse" => resource.id.first().cloned(),
+            Kind::Warehouse => resource.id.first().cloned(),
             _ => resource.warehouse.clone(),
         },
         kind,
@@ -272,12 +273,20 @@ fn on_resource(
     }
 }
 
+/// The kinds of object a grant may name.
+const GRANTABLE: [Kind; 5] = [
+    Kind::Server,
+    Kind::Project,
+    Kind::Warehouse,
+    Kind::Namespace,
+    Kind::Table,
+];
+
 /// A grant resource kind as the authorizer names it.
-pub(super) fn grant_kind(kind: &str) -> CatalogResult<&'static str> {
-    super::grants::KINDS
-        .iter()
-        .find(|k| **k == kind)
-        .copied()
+pub(super) fn grant_kind(kind: &str) -> CatalogResult<Kind> {
+    GRANTABLE
+        .into_iter()
+        .find(|k| k.as_str() == kind)
         .ok_or_else(|| {
             CatalogError::invalid(format!(
                 "resource kind {kind:?} is not one of {:?}",

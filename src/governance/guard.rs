@@ -37,6 +37,8 @@ impl ObjectRef {
     }
 }
 
+pub use crate::api::kind::Kind;
+
 /// What a caller asks to do, to what.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Access {
@@ -46,8 +48,8 @@ pub struct Access {
     pub action: &'static str,
     /// The warehouse the object lives in (`None` for server-level objects).
     pub warehouse: Option<String>,
-    /// `namespace`, `table`, `project`, `warehouse` or `server`.
-    pub kind: &'static str,
+    /// What kind of object `id` names.
+    pub kind: Kind,
     /// The object's id (a project or warehouse id is one segment).
     pub id: Vec<String>,
     /// Whether the operation creates this object (its caller becomes its
@@ -113,7 +115,7 @@ pub trait Hooks: Send + Sync {
         tracing::debug!(
             target: "lance_catalog::events",
             action = access.action,
-            kind = access.kind,
+            kind = access.kind.as_str(),
             warehouse = access.warehouse.as_deref().unwrap_or(""),
             principal = access.principal.as_ref().map(|p| p.id.as_str()).unwrap_or(""),
             id = ?access.id,

@@ -13,6 +13,7 @@ use super::guard::{Access, ObjectRef};
 use super::models::Grant;
 use super::requests::string_list;
 use super::{Governance, Route, DEFAULT_WAREHOUSE};
+use crate::api::kind::Kind;
 use crate::api::{Effect, Target};
 use crate::core::identity::fresh_object_id;
 use crate::core::reserved::OBJECT_ID;
@@ -138,12 +139,12 @@ impl Governance {
         route: &Route,
         access: &Access,
     ) -> CatalogResult<ObjectRef> {
-        if !matches!(access.kind, "table" | "namespace") || access.id.is_empty() {
+        if !access.kind.in_tree() || access.id.is_empty() {
             return Ok(ObjectRef::Standing);
         }
         let found = route
             .catalog
-            .object_ids(&[(access.kind, access.id.clone())])
+            .object_ids(&[(access.kind.as_str(), access.id.clone())])
             .await?
             .remove(0);
         Ok(match found {
@@ -180,7 +181,7 @@ impl Governance {
         &self,
         missing: CatalogError,
         access: &Access,
-        probe_kind: &'static str,
+        probe_kind: Kind,
         probe_id: Vec<String>,
     ) -> CatalogError {
         if !self.auth.required() {
@@ -188,14 +189,14 @@ impl Governance {
         }
         let probe = Access {
             action: match probe_kind {
-                "table" => op::DescribeTable.action,
-                "warehouse" => op::DescribeWarehouse.action,
-                "project" => op::DescribeProject.action,
+                Kind::Table => op::DescribeTable.action,
+                Kind::Warehouse => op::DescribeWarehouse.action,
+                Kind::Project => op::DescribeProject.action,
                 _ => op::DescribeNamespace.action,
             },
             warehouse: match probe_kind {
-                "warehouse" => probe_id.first().cloned(),
-                "project" => None,
+                Kind::Warehouse => probe_id.first().cloned(),
+                Kind::Project => None,
                 _ => access.warehouse.clone(),
             },
             kind: probe_kind,

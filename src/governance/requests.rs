@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::guard::Access;
+use super::guard::{Access, Kind};
 use crate::api::{Effect, Target};
 
 /// The access an operation asks for, from its request.
@@ -14,9 +14,9 @@ pub(super) fn access(op: &'static str, warehouse: &str, request: &Value) -> Acce
         action: op,
         warehouse: Some(warehouse.to_string()),
         kind: if id_is_namespace(op) {
-            "namespace"
+            Kind::Namespace
         } else {
-            "table"
+            Kind::Table
         },
         id: {
             let mut id = string_list(request.get("id")).unwrap_or_default();

@@ -7,6 +7,7 @@
 use super::access::{within_minute, MINUTE};
 use super::guard::Access;
 use super::Governance;
+use crate::api::kind::Kind;
 use crate::api::op;
 use crate::api::users::Session;
 use crate::auth::{Authenticator, Credentials, Principal, Users};
@@ -42,7 +43,7 @@ impl Governance {
         }
         let (kind, id) = match Authenticator::claimed(credentials) {
             Some((kind, id)) => (kind, vec![id]),
-            None => ("server", Vec::new()),
+            None => (Kind::Server, Vec::new()),
         };
         let access = Access {
             action: "authenticate",
@@ -118,7 +119,7 @@ impl Governance {
         };
         self.succeeded(&Access {
             action: op::CreateSession.action,
-            kind: "user",
+            kind: Kind::User,
             id: vec![principal.id.clone()],
             principal: Some(principal.clone()),
             ..Default::default()
@@ -146,7 +147,7 @@ impl Governance {
         if let Some(p) = principal {
             self.succeeded(&Access {
                 action: op::DeleteSession.action,
-                kind: "user",
+                kind: Kind::User,
                 id: vec![p.id.clone()],
                 principal: Some(p),
                 ..Default::default()

@@ -19,6 +19,7 @@ use super::requests::{ends_object, moves, reads_tables, registers, string_list};
 use super::router::{access, id_is_namespace, is_door, is_read};
 use super::vending::AsksCredentials;
 use super::{Governance, Route, DEFAULT_WAREHOUSE};
+use crate::api::kind::Kind;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 impl Governance {
@@ -55,7 +56,7 @@ impl Governance {
             if let Err(e) = found {
                 if e.code == Code::TABLE_NOT_FOUND || e.code == Code::NAMESPACE_NOT_FOUND {
                     return Err(self
-                        .hidden(e, &access, "table", source.unwrap_or_default())
+                        .hidden(e, &access, Kind::Table, source.unwrap_or_default())
                         .await);
                 }
                 return Err(e);
@@ -81,7 +82,7 @@ impl Governance {
             for (action, id) in parts {
                 let mut part = Access {
                     action,
-                    kind: "table",
+                    kind: Kind::Table,
                     id,
                     object: ObjectRef::Standing,
                     ..access.clone()
@@ -99,7 +100,7 @@ impl Governance {
             // makes or refreshes one must be able to read them all.
             self.authorize(&Access {
                 action: op::QueryTable.action,
-                kind: "namespace",
+                kind: Kind::Namespace,
                 id: vec![],
                 object: ObjectRef::Standing,
                 ..access.clone()
@@ -111,7 +112,7 @@ impl Governance {
             // held on the warehouse: writing to a namespace is not enough.
             self.authorize(&Access {
                 action: crate::auth::cedar::REGISTER_LOCATION,
-                kind: "warehouse",
+                kind: Kind::Warehouse,
                 id: vec![route.warehouse.clone()],
                 object: ObjectRef::Standing,
                 ..access.clone()
@@ -169,7 +170,7 @@ impl Governance {
                         id: id.to_vec(),
                         ..access.clone()
                     };
-                    self.hidden(e, &door, "namespace", parent).await
+                    self.hidden(e, &door, Kind::Namespace, parent).await
                 }
                 _ => e,
             });
@@ -308,7 +309,7 @@ impl Governance {
                     .await?
                     .unwrap_or_else(|| DEFAULT_WAREHOUSE.to_string());
                 if self
-                    .may_see(&principal, "namespace", &w, vec![name.clone()])
+                    .may_see(&principal, Kind::Namespace, &w, vec![name.clone()])
                     .await?
                 {
                     seen.push(name);
@@ -391,7 +392,7 @@ impl Governance {
                         principal: principal.clone(),
                         action: op::ListAllTables.action,
                         warehouse: Some(w.clone()),
-                        kind: "namespace",
+                        kind: Kind::Namespace,
                         id: vec![],
                         ..Default::default()
                     })
@@ -450,11 +451,11 @@ pub(super) async fn root_namespaces(catalog: &crate::core::Catalog) -> CatalogRe
 /// The other objects an operation acts on, each authorized as well: a
 /// rename's destination namespace (a batch's parts are authorized each as
 /// its own operation, see `objects.rs`).
-fn others(op: &str, request: &Value) -> Vec<(&'static str, Vec<String>)> {
+fn others(op: &str, request: &Value) -> Vec<(Kind, Vec<String>)> {
     if moves(op) {
         if let Ok(Some(mut dest)) = door_id(op, request) {
             dest.pop();
-            return vec![("namespace", dest)];
+            return vec![(Kind::Namespace, dest)];
         }
     }
     Vec::new()

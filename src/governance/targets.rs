@@ -2,7 +2,7 @@
 //! on one table or namespace (protection, undrop, pending tasks) routed
 //! and authorized as the spec's operations are.
 
-use super::guard::Access;
+use super::guard::{Access, Kind};
 use super::Governance;
 use crate::api::call::Call;
 use crate::auth::Principal;
@@ -14,7 +14,7 @@ impl Governance {
         &self,
         call: &Call,
         action: &'static str,
-        kind: &'static str,
+        kind: Kind,
         id: Vec<String>,
     ) -> CatalogResult<Access> {
         self.control_at(call, action, kind, id, None).await
@@ -25,13 +25,13 @@ impl Governance {
         &self,
         call: &Call,
         action: &'static str,
-        kind: &'static str,
+        kind: Kind,
         id: Vec<String>,
         warehouse: Option<String>,
     ) -> CatalogResult<Access> {
         let principal = self.caller(call).await?;
         let warehouse = match kind {
-            "warehouse" => id.first().cloned(),
+            Kind::Warehouse => id.first().cloned(),
             _ => warehouse,
         };
         let access = Access {
@@ -53,10 +53,10 @@ impl Governance {
         &self,
         principal: &Option<Principal>,
         action: &'static str,
-        kind: &'static str,
+        kind: Kind,
         id: Vec<String>,
     ) -> bool {
-        let warehouse = (kind == "warehouse").then(|| id.first().cloned().unwrap_or_default());
+        let warehouse = (kind == Kind::Warehouse).then(|| id.first().cloned().unwrap_or_default());
         let access = Access {
             principal: principal.clone(),
             action,
@@ -74,13 +74,13 @@ impl Governance {
         call: &Call,
         principal: Option<Principal>,
         action: &'static str,
-        kind: &'static str,
+        kind: Kind,
         id: &str,
     ) {
         let access = Access {
             principal,
             action,
-            warehouse: (kind == "warehouse").then(|| id.to_string()),
+            warehouse: (kind == Kind::Warehouse).then(|| id.to_string()),
             kind,
             id: vec![id.to_string()],
             creates: true,
@@ -106,7 +106,7 @@ impl Governance {
             _ => false,
         };
         if !own {
-            self.control(call, action, "server", vec![]).await?;
+            self.control(call, action, Kind::Server, vec![]).await?;
         }
         Ok(caller)
     }

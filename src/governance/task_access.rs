@@ -10,6 +10,7 @@ use std::sync::{Arc, Weak};
 use super::grants::object_key;
 use super::guard::Access;
 use super::{Governance, DEFAULT_WAREHOUSE};
+use crate::api::kind::Kind;
 use crate::api::{op, OpDef};
 use crate::auth::{unauthenticated, TaskScope};
 use crate::core::maintenance::executor::Job;
@@ -52,7 +53,7 @@ impl Governance {
             return denied("may only describe its task's table, read its versions and indices, and commit to it");
         }
         let own = object_key("table", Some(&scope.warehouse), &scope.table_id);
-        if access.kind != "table" || !keys.contains(&own) {
+        if access.kind != Kind::Table || !keys.contains(&own) {
             return denied("reaches its task's table only");
         }
         let catalog = self.catalog(&scope.warehouse).await?;

@@ -17,6 +17,7 @@ use super::duration::parse_duration;
 use super::guard::{Access, ObjectRef};
 use super::policy_records::Candidate;
 use super::{Governance, Route, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
+use crate::api::kind::Kind;
 use crate::api::page::{page_items, CONTROL};
 use crate::api::policy::{EffectivePolicy, PolicyLevel};
 use crate::core::reserved::{PRINCIPAL, TRASH_GRACE};
@@ -81,11 +82,11 @@ impl Governance {
     pub(super) async fn trash_policy(
         &self,
         route: &Route,
-        kind: &str,
+        kind: Kind,
         id: &[String],
     ) -> CatalogResult<TrashConfig> {
         let level = match kind {
-            "table" => PolicyLevel::Table,
+            Kind::Table => PolicyLevel::Table,
             _ => PolicyLevel::Namespace,
         };
         let chain = self.object_chain(route, level, id).await?;
@@ -167,7 +168,7 @@ impl Governance {
             };
             if e.parent_object_id.is_some() && now != e.parent_object_id {
                 self.authorize(&Access {
-                    kind: "namespace",
+                    kind: Kind::Namespace,
                     id: parent,
                     object: ObjectRef::Standing,
                     ..access.clone()
@@ -231,7 +232,7 @@ impl Governance {
             principal,
             action: op::UndropNamespace.action,
             warehouse: Some(warehouse.clone()),
-            kind: "namespace",
+            kind: Kind::Namespace,
             id: request.id.clone(),
             object,
             ..Default::default()
@@ -370,7 +371,11 @@ impl Governance {
             principal: caller.clone(),
             action,
             warehouse: e.warehouse.clone(),
-            kind: if e.is_table() { "table" } else { "namespace" },
+            kind: if e.is_table() {
+                Kind::Table
+            } else {
+                Kind::Namespace
+            },
             id: e.id.clone(),
             object: e
                 .object_id()
@@ -444,7 +449,7 @@ impl Governance {
             Ok(e) => e,
             // Told only to whoever could purge every entry.
             Err(e) => {
-                self.control(call, op::PurgeTrash.action, "server", vec![])
+                self.control(call, op::PurgeTrash.action, Kind::Server, vec![])
                     .await?;
                 return Err(e);
             }
@@ -478,7 +483,7 @@ impl Governance {
         call: &Call,
     ) -> CatalogResult<SweepTrashResponse> {
         let access = self
-            .control(call, op::SweepTrash.action, "server", vec![])
+            .control(call, op::SweepTrash.action, Kind::Server, vec![])
             .await?;
         let done = self.sweep_trash().await?;
         self.succeeded(&access).await;

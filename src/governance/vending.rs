@@ -13,6 +13,7 @@ use super::guard::Access;
 use super::{Governance, Route, DEFAULT_WAREHOUSE};
 use crate::api::audit::VendedEvent;
 use crate::api::hierarchy::QUARANTINED;
+use crate::api::kind::Kind;
 use crate::api::op;
 use crate::core::vending::Privilege;
 use crate::error::CatalogResult;
@@ -138,7 +139,7 @@ impl Governance {
             principal: access.principal.clone(),
             action: op::InsertIntoTable.action,
             warehouse: Some(route.warehouse.clone()),
-            kind: "table",
+            kind: Kind::Table,
             id: access.id.clone(),
             object: access.object.clone(),
             request_id: access.request_id.clone(),

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::guard::Access;
 use super::{Governance, Route};
+use crate::api::kind::Kind;
 use crate::auth::Principal;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -18,7 +19,7 @@ impl Governance {
     fn probe(
         principal: &Option<Principal>,
         action: &'static str,
-        kind: &'static str,
+        kind: Kind,
         warehouse: &str,
         id: Vec<String>,
     ) -> Access {
@@ -36,12 +37,12 @@ impl Governance {
     pub(super) async fn may_see(
         &self,
         principal: &Option<Principal>,
-        kind: &'static str,
+        kind: Kind,
         warehouse: &str,
         id: Vec<String>,
     ) -> CatalogResult<bool> {
         let action = match kind {
-            "namespace" => op::DescribeNamespace.action,
+            Kind::Namespace => op::DescribeNamespace.action,
             _ => op::DescribeTable.action,
         };
         self.allowed(&Self::probe(principal, action, kind, warehouse, id))
@@ -100,7 +101,7 @@ impl Governance {
             for name in answer.namespaces {
                 let id: Vec<String> = parent.iter().cloned().chain([name.clone()]).collect();
                 if self
-                    .may_see(principal, "namespace", &route.warehouse, id)
+                    .may_see(principal, Kind::Namespace, &route.warehouse, id)
                     .await?
                 {
                     names.push(name);
@@ -163,7 +164,7 @@ impl Governance {
             for name in answer.tables {
                 let id: Vec<String> = parent.iter().cloned().chain([name.clone()]).collect();
                 if self
-                    .may_see(principal, "table", &route.warehouse, id)
+                    .may_see(principal, Kind::Table, &route.warehouse, id)
                     .await?
                 {
                     names.push(name);
@@ -205,7 +206,7 @@ impl Governance {
         self.catalog(warehouse).await?.object_ids(&ids).await?;
         for key in keys {
             let id = crate::core::manifest_id(&key);
-            if self.may_see(principal, "table", warehouse, id).await? {
+            if self.may_see(principal, Kind::Table, warehouse, id).await? {
                 out.push(key);
             }
         }
@@ -229,7 +230,7 @@ impl Governance {
         };
         if e.code != Code::NAMESPACE_NOT_FOUND
             || self
-                .may_see(principal, "namespace", warehouse, parent.to_vec())
+                .may_see(principal, Kind::Namespace, warehouse, parent.to_vec())
                 .await?
         {
             return Err(e);
@@ -246,7 +247,13 @@ impl Governance {
         warehouse: &str,
         parent: &[String],
     ) -> CatalogError {
-        let access = Self::probe(principal, action, "namespace", warehouse, parent.to_vec());
+        let access = Self::probe(
+            principal,
+            action,
+            Kind::Namespace,
+            warehouse,
+            parent.to_vec(),
+        );
         match self.authorize(&access).await {
             Err(e) => e,
             Ok(()) => {

@@ -1,6 +1,7 @@
 //! API keys: only the server admin mints them; a principal may list and revoke its own.
 
 use super::prelude::*;
+use crate::api::kind::Kind;
 
 impl Plane<'_> {
     pub(super) async fn create_api_key(
@@ -11,7 +12,7 @@ impl Plane<'_> {
         // whoever asked for it, so it is never a caller's own to make.
         let caller = self.caller(self.call).await?;
         let mut access = self
-            .control(self.call, op::CreateApiKey.action, "server", vec![])
+            .control(self.call, op::CreateApiKey.action, Kind::Server, vec![])
             .await?;
         // A key for a local user's name is that user's: it holds the
         // grants bound to it (and dies with it).
@@ -32,7 +33,7 @@ impl Plane<'_> {
             )
             .await?;
         // Audited as the key it made (its id, never its secret).
-        access.kind = "api_key";
+        access.kind = Kind::ApiKey;
         access.id = vec![info.key_id.clone()];
         self.succeeded(&access).await;
         Ok(CreateApiKeyResponse {
@@ -88,7 +89,7 @@ impl Plane<'_> {
         self.succeeded(&crate::governance::guard::Access {
             principal: caller,
             action: op::RevokeApiKey.action,
-            kind: "api_key",
+            kind: Kind::ApiKey,
             id: vec![request.key_id.clone()],
             request_id: self.call.request_id.clone(),
             ..Default::default()

@@ -4,6 +4,7 @@
 //! as the spec's operations are; projects as the registry's.
 
 use super::prelude::*;
+use crate::api::kind::Kind;
 use crate::api::policy::PolicyLevel;
 use crate::core::{missing_namespace, table_not_found};
 use crate::governance::policy_records::Candidate;
@@ -178,7 +179,9 @@ impl Plane<'_> {
         action: &'static str,
         id: &str,
     ) -> CatalogResult<Access> {
-        let access = self.control(self.call, action, "project", one(id)).await?;
+        let access = self
+            .control(self.call, action, Kind::Project, one(id))
+            .await?;
         if id != DEFAULT_PROJECT {
             self.registry.project(id).await?;
         }

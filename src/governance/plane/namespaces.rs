@@ -1,6 +1,7 @@
 //! A warehouse's top-level namespaces: the door that creates one bound to its warehouse, and their listing.
 
 use super::prelude::*;
+use crate::api::kind::Kind;
 
 impl Plane<'_> {
     pub(super) async fn create_warehouse_namespace(
@@ -46,7 +47,7 @@ impl Plane<'_> {
         self.control(
             self.call,
             op::ListWarehouseNamespaces.action,
-            "warehouse",
+            Kind::Warehouse,
             one(&request.warehouse_id),
         )
         .await?;

@@ -1,6 +1,7 @@
 //! Projects: the top of the hierarchy, each owned by its creator.
 
 use super::prelude::*;
+use crate::api::kind::Kind;
 
 impl Plane<'_> {
     pub(super) async fn create_project(
@@ -15,14 +16,14 @@ impl Plane<'_> {
                 "project \"default\" is built in",
             ));
         }
-        self.control(self.call, op::CreateProject.action, "server", vec![])
+        self.control(self.call, op::CreateProject.action, Kind::Server, vec![])
             .await?;
         let made = self.registry.create_project(request).await?;
         self.created(
             self.call,
             principal,
             op::CreateProject.action,
-            "project",
+            Kind::Project,
             &made.project_id,
         )
         .await;
@@ -36,7 +37,7 @@ impl Plane<'_> {
         let caller = self.caller(self.call).await?;
         if !self.auth.required()
             || self
-                .may(&caller, op::ListProjects.action, "server", vec![])
+                .may(&caller, op::ListProjects.action, Kind::Server, vec![])
                 .await
         {
             return self.registry.list_projects(request).await;
@@ -46,7 +47,7 @@ impl Plane<'_> {
         for p in self.registry.all_projects().await? {
             let id = one(&p.project_id);
             if self
-                .may(&caller, op::DescribeProject.action, "project", id)
+                .may(&caller, op::DescribeProject.action, Kind::Project, id)
                 .await
             {
                 visible.push(self.registry.shown_project(p).await?);
@@ -72,7 +73,7 @@ impl Plane<'_> {
         self.control(
             self.call,
             op::DescribeProject.action,
-            "project",
+            Kind::Project,
             one(&request.project_id),
         )
         .await?;
@@ -100,7 +101,7 @@ impl Plane<'_> {
             .control(
                 self.call,
                 op::UpdateProject.action,
-                "project",
+                Kind::Project,
                 one(&request.project_id),
             )
             .await?;
@@ -117,7 +118,7 @@ impl Plane<'_> {
             .control(
                 self.call,
                 op::DeleteProject.action,
-                "project",
+                Kind::Project,
                 one(&request.project_id),
             )
             .await?;
@@ -147,7 +148,7 @@ impl Plane<'_> {
             .control(
                 self.call,
                 op::SetProjectProtection.action,
-                "project",
+                Kind::Project,
                 one(&request.project_id),
             )
             .await?;

@@ -1,6 +1,7 @@
 //! The server itself: what it serves, job records, the audit trail, the trash sweep.
 
 use super::prelude::*;
+use crate::api::kind::Kind;
 
 impl Plane<'_> {
     pub(super) async fn get_server_info(
@@ -15,7 +16,7 @@ impl Plane<'_> {
             .may(
                 &caller,
                 op::DescribeWarehouse.action,
-                "warehouse",
+                Kind::Warehouse,
                 one(DEFAULT_WAREHOUSE),
             )
             .await
@@ -28,7 +29,12 @@ impl Plane<'_> {
         };
         for id in served {
             if !self
-                .may(&caller, op::DescribeWarehouse.action, "warehouse", one(&id))
+                .may(
+                    &caller,
+                    op::DescribeWarehouse.action,
+                    Kind::Warehouse,
+                    one(&id),
+                )
                 .await
             {
                 continue;
@@ -55,7 +61,7 @@ impl Plane<'_> {
         &self,
         request: DescribeJobRequest,
     ) -> CatalogResult<JobRecord> {
-        self.control(self.call, op::DescribeJob.action, "server", vec![])
+        self.control(self.call, op::DescribeJob.action, Kind::Server, vec![])
             .await?;
         let first = self.home.job(&request.job_id).await;
         if first.is_ok() || !self.warehouses {
@@ -73,7 +79,7 @@ impl Plane<'_> {
         &self,
         request: ListEventsRequest,
     ) -> CatalogResult<ListEventsResponse> {
-        self.control(self.call, op::ListEvents.action, "server", vec![])
+        self.control(self.call, op::ListEvents.action, Kind::Server, vec![])
             .await?;
         self.registry.events(&request).await
     }
@@ -89,8 +95,13 @@ impl Plane<'_> {
         &self,
         _request: GetReconciliationRequest,
     ) -> CatalogResult<ReconciliationReport> {
-        self.control(self.call, op::GetReconciliation.action, "server", vec![])
-            .await?;
+        self.control(
+            self.call,
+            op::GetReconciliation.action,
+            Kind::Server,
+            vec![],
+        )
+        .await?;
         let drifts = self.reconcile_estate(&Default::default()).await?;
         Ok(ReconciliationReport { drifts })
     }
@@ -100,7 +111,7 @@ impl Plane<'_> {
         request: RepairDriftRequest,
     ) -> CatalogResult<ReconciliationReport> {
         let access = self
-            .control(self.call, op::RepairDrift.action, "server", vec![])
+            .control(self.call, op::RepairDrift.action, Kind::Server, vec![])
             .await?;
         let kinds = crate::governance::drift::repairable(&request.kinds)?;
         let drifts = self.reconcile_estate(&kinds).await?;

@@ -5,12 +5,13 @@
 //! someone else.
 
 use super::prelude::*;
+use crate::api::kind::Kind;
 
 impl Plane<'_> {
     pub(super) async fn create_user(&self, request: CreateUserRequest) -> CatalogResult<UserInfo> {
         let caller = self.caller(self.call).await?;
         let access = self
-            .control(self.call, op::CreateUser.action, "server", vec![])
+            .control(self.call, op::CreateUser.action, Kind::Server, vec![])
             .await?;
         let made = self
             .auth
@@ -32,7 +33,7 @@ impl Plane<'_> {
         &self,
         request: ListUsersRequest,
     ) -> CatalogResult<ListUsersResponse> {
-        self.control(self.call, op::ListUsers.action, "server", vec![])
+        self.control(self.call, op::ListUsers.action, Kind::Server, vec![])
             .await?;
         let users = self.auth.users().list().await?;
         let (users, page_token) = page_items(
@@ -53,7 +54,7 @@ impl Plane<'_> {
 
     pub(super) async fn update_user(&self, request: UpdateUserRequest) -> CatalogResult<UserInfo> {
         let access = self
-            .control(self.call, op::UpdateUser.action, "server", vec![])
+            .control(self.call, op::UpdateUser.action, Kind::Server, vec![])
             .await?;
         let changed = self
             .auth
@@ -74,7 +75,7 @@ impl Plane<'_> {
         request: DeleteUserRequest,
     ) -> CatalogResult<DeleteUserResponse> {
         let access = self
-            .control(self.call, op::DeleteUser.action, "server", vec![])
+            .control(self.call, op::DeleteUser.action, Kind::Server, vec![])
             .await?;
         let users = self.auth.users();
         // What the name holds ends first: a retry after a failure here
@@ -117,7 +118,7 @@ impl Plane<'_> {
         let access = match own {
             true => None,
             false => Some(
-                self.control(self.call, op::SetUserPassword.action, "server", vec![])
+                self.control(self.call, op::SetUserPassword.action, Kind::Server, vec![])
                     .await?,
             ),
         };
@@ -175,7 +176,7 @@ impl Plane<'_> {
 
     /// Audit a change to a user, named as the user it changed.
     async fn user_changed(&self, mut access: crate::governance::guard::Access, username: &str) {
-        access.kind = "user";
+        access.kind = Kind::User;
         access.id = one(username);
         self.succeeded(&access).await;
     }

@@ -1,6 +1,7 @@
 //! Warehouses: a storage root each, in a project; the built-in default follows `--root`.
 
 use super::prelude::*;
+use crate::api::kind::Kind;
 
 impl Plane<'_> {
     pub(super) async fn create_warehouse(
@@ -19,18 +20,18 @@ impl Plane<'_> {
             let access = Access {
                 principal: principal.clone(),
                 action: op::CreateWarehouse.action,
-                kind: "project",
+                kind: Kind::Project,
                 id: one(&request.project_id),
                 ..Default::default()
             };
             return Err(self
-                .hidden(e, &access, "project", one(&request.project_id))
+                .hidden(e, &access, Kind::Project, one(&request.project_id))
                 .await);
         }
         self.control(
             self.call,
             op::CreateWarehouse.action,
-            "project",
+            Kind::Project,
             one(&request.project_id),
         )
         .await?;
@@ -42,7 +43,7 @@ impl Plane<'_> {
             self.call,
             principal,
             op::CreateWarehouse.action,
-            "warehouse",
+            Kind::Warehouse,
             &made.warehouse_id,
         )
         .await;
@@ -56,11 +57,11 @@ impl Plane<'_> {
         let caller = self.caller(self.call).await?;
         let scope_ok = match request.project_id.as_deref() {
             Some(p) => {
-                self.may(&caller, op::ListWarehouses.action, "project", one(p))
+                self.may(&caller, op::ListWarehouses.action, Kind::Project, one(p))
                     .await
             }
             None => {
-                self.may(&caller, op::ListWarehouses.action, "server", vec![])
+                self.may(&caller, op::ListWarehouses.action, Kind::Server, vec![])
                     .await
             }
         };
@@ -75,7 +76,7 @@ impl Plane<'_> {
         {
             let id = one(&w.warehouse_id);
             if self
-                .may(&caller, op::DescribeWarehouse.action, "warehouse", id)
+                .may(&caller, op::DescribeWarehouse.action, Kind::Warehouse, id)
                 .await
             {
                 visible.push(w);
@@ -101,7 +102,7 @@ impl Plane<'_> {
         self.control(
             self.call,
             op::DescribeWarehouse.action,
-            "warehouse",
+            Kind::Warehouse,
             one(&request.warehouse_id),
         )
         .await?;
@@ -116,7 +117,7 @@ impl Plane<'_> {
             .control(
                 self.call,
                 op::UpdateWarehouse.action,
-                "warehouse",
+                Kind::Warehouse,
                 one(&request.warehouse_id),
             )
             .await?;
@@ -141,7 +142,7 @@ impl Plane<'_> {
             .control(
                 self.call,
                 op::DeleteWarehouse.action,
-                "warehouse",
+                Kind::Warehouse,
                 one(&request.warehouse_id),
             )
             .await?;
@@ -178,7 +179,7 @@ impl Plane<'_> {
             .control(
                 self.call,
                 op::SetWarehouseProtection.action,
-                "warehouse",
+                Kind::Warehouse,
                 one(&request.warehouse_id),
             )
             .await?;
