@@ -67,15 +67,7 @@ pub(crate) fn spec_code(err: FlightError) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn flight_round_trips() {
     let (env, mut client) = client().await;
-    let rest = reqwest::Client::new();
-    rest.post(format!(
-        "{}/v1/namespace/f/create",
-        env.base.as_ref().unwrap()
-    ))
-    .json(&json!({}))
-    .send()
-    .await
-    .unwrap();
+    namespace(env.base.as_ref().unwrap(), "f", None).await;
     let path = FlightDescriptor::new_path(vec!["f".into(), "t".into()]);
     // A path descriptor creates the table, then appends; each DoPut is one commit.
     let first = put(
@@ -261,12 +253,7 @@ async fn flight_writes_match_rest() {
 async fn concurrent_flight_creates() {
     let (env, client) = client().await;
     let base = env.base.clone().unwrap();
-    reqwest::Client::new()
-        .post(format!("{base}/v1/namespace/c/create"))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    namespace(&base, "c", None).await;
     let create = || {
         let base = base.clone();
         async move {
@@ -372,17 +359,7 @@ fn data_files(root: &Path) -> BTreeSet<PathBuf> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn flight_info_and_schema_come_from_metadata() {
     let (env, mut client) = client().await;
-    reqwest::Client::new()
-        .post(format!(
-            "{}/v1/namespace/m/create",
-            env.base.as_ref().unwrap()
-        ))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-        .error_for_status()
-        .unwrap();
+    namespace(env.base.as_ref().unwrap(), "m", None).await;
     let path = FlightDescriptor::new_path(vec!["m".into(), "t".into()]);
     put(&mut client, path.clone(), vec![batch(0, 120)])
         .await
@@ -465,6 +442,18 @@ async fn governed(dir: &Path) -> String {
     crate::harness::serve_governed(dir, |c| c.auth.policy_dir = Some(policies)).await
 }
 
+/// Create namespace `name` over REST (as `who`, when the server requires
+/// a caller).
+async fn namespace(base: &str, name: &str, who: Option<&str>) {
+    let mut req = reqwest::Client::new()
+        .post(format!("{base}/v1/namespace/{name}/create"))
+        .json(&json!({}));
+    if let Some(who) = who {
+        req = req.bearer_auth(token(who, json!({})));
+    }
+    req.send().await.unwrap().error_for_status().unwrap();
+}
+
 /// The flights `ListFlights` names in namespace `ns`.
 async fn list(client: &mut FlightClient, ns: &str) -> Vec<arrow_flight::FlightInfo> {
     client
@@ -495,15 +484,7 @@ pub(crate) async fn signed_in(base: &str, who: &str) -> FlightClient {
 async fn flight_metadata_rights_describe_but_do_not_read() {
     let dir = tempfile::tempdir().unwrap();
     let base = governed(dir.path()).await;
-    reqwest::Client::new()
-        .post(format!("{base}/v1/namespace/m/create"))
-        .bearer_auth(token("root", json!({})))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-        .error_for_status()
-        .unwrap();
+    namespace(&base, "m", Some("root")).await;
     let path = FlightDescriptor::new_path(vec!["m".into(), "t".into()]);
     let mut root = signed_in(&base, "root").await;
     put(&mut root, path.clone(), vec![batch(0, 70)])
