@@ -82,6 +82,19 @@ impl std::fmt::Debug for Credentials {
 }
 
 impl Credentials {
+    /// From a spec request's typed `identity`; blank values are none.
+    pub fn of_identity(identity: Option<&lance_namespace::models::Identity>) -> Self {
+        let field = |v: Option<&String>| {
+            v.map(|s| s.trim())
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        Self {
+            api_key: field(identity.and_then(|i| i.api_key.as_ref())),
+            auth_token: field(identity.and_then(|i| i.auth_token.as_ref())),
+        }
+    }
+
     /// From a request's `identity` (`api_key`, `auth_token`), as JSON.
     pub fn from_identity(identity: Option<&serde_json::Value>) -> Self {
         let field = |name: &str| {

@@ -458,6 +458,18 @@ pub mod op {
         ends_object: false,
     };
 
+    /// Not an operation either: signing in, which is audited and never
+    /// authorized (Cedar's schema has no such action, so asking Cedar about
+    /// it fails closed).
+    pub static Authenticate: OpDef = OpDef {
+        effect: Effect::Read,
+        target: Target::User,
+        group: Group::Administer,
+        name: "Authenticate",
+        action: "authenticate",
+        ..RegisterLocation
+    };
+
     /// Cedar actions beyond the routed operations.
     pub static EXTRA: &[&OpDef] = &[&RegisterLocation];
 }
@@ -486,6 +498,20 @@ impl PartialEq for OpDef {
 
 impl Eq for OpDef {}
 
+/// An operation is shown, logged and recorded by its method (its Cedar
+/// action).
+impl std::fmt::Display for OpDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.action)
+    }
+}
+
+impl serde::Serialize for OpDef {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.action)
+    }
+}
+
 impl OpDef {
     /// Whether it only reads.
     pub fn reads(&self) -> bool {
@@ -496,6 +522,24 @@ impl OpDef {
     /// declare, register, rename, a view, a namespace).
     pub fn is_door(&self) -> bool {
         matches!(self.effect, Effect::Create | Effect::Move)
+    }
+
+    /// Whether it is a rename: a door at its destination that keeps its
+    /// object (its source must stand first; its grants follow it).
+    pub fn moves(&self) -> bool {
+        self.effect == Effect::Move
+    }
+
+    /// Whether its own id names a namespace (the spec's others name a
+    /// table, a transaction of one, or nothing: a batch).
+    pub fn names_namespace(&self) -> bool {
+        self.target == Target::Namespace
+    }
+
+    /// Whether it is a batch over several tables, each part authorized as
+    /// the operation it stands for.
+    pub fn is_batch(&self) -> bool {
+        self.target == Target::Batch
     }
 }
 
@@ -509,6 +553,28 @@ mod tests {
         assert_eq!(BY_ACTION.len(), n, "an action is spelled twice");
         assert_eq!(by_action("create_table"), Some(&op::CreateTable));
         assert!(by_action("fly").is_none());
+    }
+
+    #[test]
+    fn reads_are_told_from_writes() {
+        for op in [
+            &op::DescribeTable,
+            &op::ListTables,
+            &op::TableExists,
+            &op::QueryTable,
+            &op::CountTableRows,
+        ] {
+            assert!(op.reads(), "{op}");
+        }
+        for op in [
+            &op::CreateTable,
+            &op::DropTable,
+            &op::InsertIntoTable,
+            &op::RestoreTable,
+            &op::CreateTableTag,
+        ] {
+            assert!(!op.reads(), "{op}");
+        }
     }
 
     #[test]

@@ -17,26 +17,12 @@ use cedar_policy::{
 use crate::api::Group;
 use crate::error::{CatalogError, CatalogResult, Code};
 
-/// The action a registration also needs, on its warehouse: recording
-/// bytes no table owns (a deregistered dataset's, say) as a table is a
-/// privilege of its own, not a side effect of writing to a namespace.
-pub const REGISTER_LOCATION: &str = "register_location";
-
-/// Actions beyond the inventory's operations, with their groups.
-pub const EXTRA_ACTIONS: &[(&str, Group)] = &[(REGISTER_LOCATION, Group::Register)];
-
 /// The group of an action (an operation's method): its inventory row's.
 /// An action that is neither an operation nor an extra one is
 /// administrative, so a forgotten one fails closed.
 pub fn group_of(action: &str) -> &'static str {
     crate::api::by_action(action)
         .map(|op| op.group)
-        .or_else(|| {
-            EXTRA_ACTIONS
-                .iter()
-                .find(|(a, _)| *a == action)
-                .map(|(_, g)| *g)
-        })
         .unwrap_or(Group::Administer)
         .as_str()
 }

@@ -3,13 +3,12 @@
 //! on it through grants, the Cedar decision, and ownership of what a
 //! caller creates.
 
+use super::guard::request::SpecRequest;
 use crate::api::call::Call;
-use serde_json::Value;
 
 use super::grants::{key, object_key, relations};
 use super::guard::{Access, Facts, Kind, ObjectRef};
 use super::models::GrantResource;
-use super::requests::{ends_object, moves};
 use super::{Governance, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
 use crate::auth::cedar::Chain;
 use crate::auth::{unauthenticated, Credentials, Principal};
@@ -39,8 +38,11 @@ pub(super) fn within_minute(
 impl Governance {
     /// The caller of a spec request (its `identity`): first in the guard
     /// order, before the request's shape is looked at.
-    pub(super) async fn principal_of(&self, request: &Value) -> CatalogResult<Option<Principal>> {
-        self.identify(&Credentials::from_identity(request.get("identity")))
+    pub(super) async fn principal_of(
+        &self,
+        request: &dyn SpecRequest,
+    ) -> CatalogResult<Option<Principal>> {
+        self.identify(&Credentials::of_identity(request.identity()))
             .await
     }
 
@@ -220,7 +222,7 @@ impl Governance {
                     false => tracing::info!(
                         target: "lance_catalog::audit",
                         principal = access.principal.as_ref().map(|p| p.id.as_str()).unwrap_or(""),
-                        action = access.action,
+                        action = access.action.action,
                         "denied (not stored: this principal's denials are over the minute's limit)"
                     ),
                 }
@@ -307,20 +309,20 @@ impl Governance {
         let a = access.action;
         // A table's end is in `ended` (its real id); a project or a
         // warehouse is named by its id.
-        let done = if ends_object(a) && matches!(access.kind, Kind::Project | Kind::Warehouse) {
+        let done = if a.ends_object && matches!(access.kind, Kind::Project | Kind::Warehouse) {
             self.registry
                 .forget_grants_of(access.kind.as_str(), &access.id)
                 .await
                 .map(|_| ())
         } else if let (true, Some(to), Some(real)) =
-            (moves(a), &access.moved_to, access.object.known())
+            (a.moves(), &access.moved_to, access.object.known())
         {
             self.registry.rename_grants(real, to).await
         } else {
             return;
         };
         if let Err(e) = done {
-            tracing::warn!(action = access.action, id = ?access.id, error = %e.message, "grants did not follow the write");
+            tracing::warn!(action = access.action.action, id = ?access.id, error = %e.message, "grants did not follow the write");
         }
         self.grants.invalidate().await;
     }

@@ -89,7 +89,7 @@ impl Governance {
         let access = Access {
             principal,
             creates: true,
-            action: op::CreateNamespace.action,
+            action: &op::CreateNamespace,
             warehouse: Some(warehouse.to_string()),
             kind: Kind::Namespace,
             id: id.clone(),

@@ -1,6 +1,7 @@
 //! Grant management (create, list, revoke), each authorized on the
 //! resource the grant names, in that resource's own warehouse.
 
+use super::guard::request::Named;
 use super::guard::{Access, ObjectRef};
 use super::models::*;
 use super::{Governance, Route, DEFAULT_PROJECT};
@@ -8,6 +9,7 @@ use crate::api::call::Call;
 use crate::api::kind::Kind;
 use crate::api::op;
 use crate::api::page::{page_items, CONTROL};
+use crate::api::OpDef;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 impl Governance {
@@ -33,15 +35,12 @@ impl Governance {
             }
             _ => {
                 let op = if kind == Kind::Namespace {
-                    op::DescribeNamespace.action
+                    &op::DescribeNamespace
                 } else {
-                    op::DescribeTable.action
+                    &op::DescribeTable
                 };
-                let mut value = serde_json::json!({ "id": resource.id });
-                if let Some(w) = &resource.warehouse {
-                    value["context"] = serde_json::json!({ crate::core::reserved::WAREHOUSE: w });
-                }
-                let route = self.route(op, &value).await?;
+                let named = Named::new(&resource.id, resource.warehouse.as_deref());
+                let route = self.route(op, &named).await?;
                 resource.warehouse = Some(route.warehouse.clone());
                 let present = match kind {
                     Kind::Namespace => route.catalog.namespace_present(&resource.id).await?,
@@ -80,13 +79,7 @@ impl Governance {
         let principal = self.caller(call).await?;
         let mut resource = request.resource;
         let (kind, route, object) = self.grant_target(&mut resource).await?;
-        let access = on_resource(
-            principal,
-            op::CreateGrant.action,
-            kind,
-            &resource,
-            object.clone(),
-        );
+        let access = on_resource(principal, &op::CreateGrant, kind, &resource, object.clone());
         // A grant names something that stands (one made in advance would
         // reach whatever is created under that name later); whether it
         // stands is told only to whoever could grant on it.
@@ -175,7 +168,7 @@ impl Governance {
             if !own {
                 let access = on_resource(
                     caller.clone(),
-                    op::ListGrants.action,
+                    &op::ListGrants,
                     kind,
                     &resource,
                     object.clone(),
@@ -186,7 +179,7 @@ impl Governance {
             resource.object_id = object.known().map(str::to_string);
             wanted = Some(super::grants::key_of(&resource));
         } else if !own {
-            self.control(call, op::ListGrants.action, Kind::Server, vec![])
+            self.control(call, &op::ListGrants, Kind::Server, vec![])
                 .await?;
         }
         let grants: Vec<Grant> = self
@@ -221,7 +214,7 @@ impl Governance {
             Ok(g) => g,
             // Told only to whoever could manage every grant.
             Err(e) => {
-                self.control(call, op::RevokeGrant.action, Kind::Server, vec![])
+                self.control(call, &op::RevokeGrant, Kind::Server, vec![])
                     .await?;
                 return Err(e);
             }
@@ -234,13 +227,7 @@ impl Governance {
             (Kind::Namespace | Kind::Table, None) => ObjectRef::Absent,
             _ => ObjectRef::Standing,
         };
-        let access = on_resource(
-            caller,
-            op::RevokeGrant.action,
-            kind,
-            &grant.resource,
-            object,
-        );
+        let access = on_resource(caller, &op::RevokeGrant, kind, &grant.resource, object);
         self.authorize(&access).await?;
         self.registry.revoke_grant(&request.grant_id).await?;
         self.grants.invalidate().await;
@@ -254,7 +241,7 @@ impl Governance {
 /// The access of a grant operation on its resource.
 fn on_resource(
     principal: Option<crate::auth::Principal>,
-    action: &'static str,
+    action: &'static OpDef,
     kind: Kind,
     resource: &GrantResource,
     object: ObjectRef,

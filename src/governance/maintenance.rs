@@ -5,6 +5,7 @@
 
 use crate::api::call::Call;
 use crate::api::op;
+use crate::api::OpDef;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -62,21 +63,15 @@ impl Default for MaintenanceConfig {
 }
 
 /// Each submit operation's task type.
-const SUBMITS: [(&str, &str); 5] = [
-    (op::SubmitLanceTableCompactTask.action, "lance_compact"),
+const SUBMITS: [(&OpDef, &str); 5] = [
+    (&op::SubmitLanceTableCompactTask, "lance_compact"),
+    (&op::SubmitLanceTableScalarIndexTask, "lance_scalar_index"),
+    (&op::SubmitLanceTableVectorIndexTask, "lance_vector_index"),
     (
-        op::SubmitLanceTableScalarIndexTask.action,
-        "lance_scalar_index",
-    ),
-    (
-        op::SubmitLanceTableVectorIndexTask.action,
-        "lance_vector_index",
-    ),
-    (
-        op::SubmitLanceTableOptimizeIndicesTask.action,
+        &op::SubmitLanceTableOptimizeIndicesTask,
         "lance_optimize_indices",
     ),
-    (op::SubmitLanceTableCleanupTask.action, "lance_cleanup"),
+    (&op::SubmitLanceTableCleanupTask, "lance_cleanup"),
 ];
 
 impl Governance {
@@ -84,7 +79,7 @@ impl Governance {
     pub(super) async fn submit_task_governed(
         &self,
         call: &Call,
-        action: &'static str,
+        action: &'static OpDef,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
         let task_type = SUBMITS
@@ -112,7 +107,7 @@ impl Governance {
     ) -> CatalogResult<GetLanceTaskStatusResponse> {
         check_table_id(&request.id)?;
         let (route, _) = self
-            .object_route(call, op::GetLanceTaskStatus.action, &request.id)
+            .object_route(call, &op::GetLanceTaskStatus, &request.id)
             .await?;
         route.catalog.get_task(request).await
     }
@@ -124,7 +119,7 @@ impl Governance {
     ) -> CatalogResult<ListLanceTasksResponse> {
         check_table_id(&request.id)?;
         let (route, _) = self
-            .object_route(call, op::ListLanceTasks.action, &request.id)
+            .object_route(call, &op::ListLanceTasks, &request.id)
             .await?;
         route.catalog.list_tasks(request).await
     }
@@ -136,7 +131,7 @@ impl Governance {
     ) -> CatalogResult<DeleteLanceTaskResponse> {
         check_table_id(&request.id)?;
         let (route, access) = self
-            .object_route(call, op::DeleteLanceTask.action, &request.id)
+            .object_route(call, &op::DeleteLanceTask, &request.id)
             .await?;
         let done = route.catalog.delete_task(request).await?;
         self.succeeded(&access).await;
@@ -153,7 +148,7 @@ impl Governance {
     ) -> CatalogResult<GetLanceTaskStatusResponse> {
         check_table_id(&request.id)?;
         let (route, access) = self
-            .object_route(call, op::CancelLanceTask.action, &request.id)
+            .object_route(call, &op::CancelLanceTask, &request.id)
             .await?;
         let by = access.principal.as_ref().map(|p| p.id.as_str());
         let (answer, record) = route.catalog.cancel_task(request, by).await?;

@@ -6,13 +6,14 @@
 //! | the `Governance` struct and the `Route` a request takes | `mod.rs` |
 //! | its settings; opening it (registries, auth, Cedar, real ids) | `config.rs`, `open.rs` |
 //! | registries on the control root: projects, warehouses, bindings | `registry.rs`, `bindings.rs` |
-//! | routing each request to its warehouse's core `Catalog` | `router.rs`, `requests.rs` (what a request names) |
+//! | routing each request to its warehouse's core `Catalog` | `router.rs` |
 //! | the spec's 54 operations over the hierarchy: one admit, one finish | `spec.rs`, `visible.rs` (what lists show) |
 //! | the bodies that stream (REST create/insert/query, Flight) | `streams.rs` |
 //! | the control plane, a file per concern, served per call | `plane/`, `targets.rs` (authorizing its targets) |
 //! | the door for top-level namespaces; warehouse roots | `door.rs` |
 //! | grant management: create, list, revoke | `granting.rs` |
-//! | the guard order's slots; grants, ownership | `guard.rs`, `grants.rs`, `access.rs` |
+//! | the guard order's slots; what a typed request names (`SpecRequest`) | `guard/` |
+//! | grants, ownership, authorization | `grants.rs`, `access.rs` |
 //! | Cedar as the authorizer | `policies.rs` |
 //! | which object a request is about: minted and looked-up real ids | `objects.rs` |
 //! | the audit trail | `audit.rs` |
@@ -53,7 +54,6 @@ mod plane;
 mod policies;
 mod policy_records;
 mod registry;
-mod requests;
 mod router;
 mod scheduler;
 mod scoped;

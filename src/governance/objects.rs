@@ -6,129 +6,12 @@
 //! their names.
 
 use crate::api::op;
-use lance_namespace::models::{BatchCommitTablesRequest, BatchCreateTableVersionsRequest};
-use serde_json::Value;
 
 use super::guard::{Access, ObjectRef};
 use super::models::Grant;
-use super::requests::string_list;
 use super::{Governance, Route, DEFAULT_WAREHOUSE};
 use crate::api::kind::Kind;
-use crate::api::{Effect, Target};
-use crate::core::identity::fresh_object_id;
-use crate::core::reserved::OBJECT_ID;
 use crate::error::{CatalogError, CatalogResult, Code};
-
-/// The creates whose object gets a minted id in the request's own context:
-/// every door but a rename (which keeps its table's).
-fn creates_at_its_id(op: &str) -> bool {
-    crate::api::by_action(op).is_some_and(|o| o.effect == Effect::Create)
-}
-
-/// Remove a caller's [`OBJECT_ID`] from a context (only the server says
-/// which id a new object gets), and put `minted` there instead.
-fn set_minted(request: &mut Value, minted: Option<&str>) -> bool {
-    let had = request
-        .pointer_mut("/context")
-        .and_then(Value::as_object_mut)
-        .and_then(|c| c.remove(OBJECT_ID))
-        .is_some();
-    let Some(real) = minted else { return had };
-    let Some(obj) = request.as_object_mut() else {
-        return had;
-    };
-    let ctx = obj
-        .entry("context")
-        .or_insert_with(|| Value::Object(Default::default()));
-    if !ctx.is_object() {
-        *ctx = Value::Object(Default::default());
-    }
-    if let Some(c) = ctx.as_object_mut() {
-        c.insert(OBJECT_ID.to_string(), Value::from(real));
-    }
-    true
-}
-
-/// Mint the real ids of the objects `op` may create (as JSON `request`,
-/// changed in place) and answer them by id; `changed`: whether the request
-/// was changed at all (a caller's own ids are removed).
-pub(super) fn mint(op: &str, request: &mut Value) -> (Vec<(Vec<String>, String)>, bool) {
-    let mut minted = Vec::new();
-    let mut changed = false;
-    if creates_at_its_id(op) {
-        let real = fresh_object_id();
-        changed |= set_minted(request, Some(&real));
-        minted.push((string_list(request.get("id")).unwrap_or_default(), real));
-    } else {
-        changed |= set_minted(request, None);
-    }
-    // Tables a batch declares, each with an id of its own.
-    if op == op::BatchCommitTables.action {
-        if let Ok(mut batch) = serde_json::from_value::<BatchCommitTablesRequest>(request.clone()) {
-            for part in &mut batch.operations {
-                if let Some(declare) = part.declare_table.as_mut() {
-                    let real = fresh_object_id();
-                    declare
-                        .context
-                        .get_or_insert_with(Default::default)
-                        .insert(OBJECT_ID.to_string(), real.clone());
-                    minted.push((declare.id.clone().unwrap_or_default(), real));
-                }
-            }
-            if let (false, Ok(v)) = (minted.is_empty(), serde_json::to_value(&batch)) {
-                *request = v;
-                changed = true;
-            }
-        }
-    }
-    (minted, changed)
-}
-
-/// The parts of a batch, each authorized as the operation it stands for
-/// on its own table: `(action, table id)`. A request that is not a batch
-/// of that kind has none (the batch itself is then authorized as a whole,
-/// and the core refuses it).
-pub(super) fn batch_parts(op: &str, request: &Value) -> Vec<(&'static str, Vec<String>)> {
-    if op == op::BatchCreateTableVersions.action {
-        let Ok(batch) = serde_json::from_value::<BatchCreateTableVersionsRequest>(request.clone())
-        else {
-            return Vec::new();
-        };
-        return batch
-            .entries
-            .into_iter()
-            .map(|e| (op::CreateTableVersion.action, e.id))
-            .collect();
-    }
-    if op != op::BatchCommitTables.action {
-        return Vec::new();
-    }
-    let Ok(batch) = serde_json::from_value::<BatchCommitTablesRequest>(request.clone()) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for part in batch.operations {
-        let id = |id: Option<Vec<String>>| id.unwrap_or_default();
-        if let Some(d) = part.declare_table {
-            out.push((op::DeclareTable.action, id(d.id)));
-        }
-        if let Some(c) = part.create_table_version {
-            out.push((op::CreateTableVersion.action, id(c.id)));
-        }
-        if let Some(d) = part.delete_table_versions {
-            out.push((op::BatchDeleteTableVersions.action, id(d.id)));
-        }
-        if let Some(d) = part.deregister_table {
-            out.push((op::DeregisterTable.action, id(d.id)));
-        }
-    }
-    out
-}
-
-/// Whether `op` is a batch over several tables (authorized part by part).
-pub(super) fn is_batch(op: &str) -> bool {
-    crate::api::by_action(op).is_some_and(|o| o.target == Target::Batch)
-}
 
 impl Governance {
     /// The object standing at an access's id now, looked up once, so that
@@ -163,10 +46,7 @@ impl Governance {
         access: &mut Access,
     ) -> CatalogResult<()> {
         self.authorize_bound(access).await?;
-        if access.object == ObjectRef::Standing
-            && !self.auth.required()
-            && !super::requests::is_read(access.action)
-        {
+        if access.object == ObjectRef::Standing && !self.auth.required() && !access.action.reads() {
             access.object = self.standing(route, access).await?;
         }
         Ok(())
@@ -189,10 +69,10 @@ impl Governance {
         }
         let probe = Access {
             action: match probe_kind {
-                Kind::Table => op::DescribeTable.action,
-                Kind::Warehouse => op::DescribeWarehouse.action,
-                Kind::Project => op::DescribeProject.action,
-                _ => op::DescribeNamespace.action,
+                Kind::Table => &op::DescribeTable,
+                Kind::Warehouse => &op::DescribeWarehouse,
+                Kind::Project => &op::DescribeProject,
+                _ => &op::DescribeNamespace,
             },
             warehouse: match probe_kind {
                 Kind::Warehouse => probe_id.first().cloned(),

@@ -48,7 +48,7 @@ impl Governance {
                 .iter()
                 .chain(crate::api::CONTROL_OPS)
                 .map(|op| op.action)
-                .chain(crate::auth::cedar::EXTRA_ACTIONS.iter().map(|(a, _)| *a))
+                .chain(crate::api::op::EXTRA.iter().map(|op| op.action))
                 .collect();
             let cedar =
                 crate::auth::cedar::CedarAuthorizer::new(&actions, auth.policy_dir.as_deref())

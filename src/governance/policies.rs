@@ -29,12 +29,12 @@ impl Authorizer for CedarAuthorizer {
         match self.is_allowed(
             &p.id,
             &p.groups,
-            access.action,
+            access.action.action,
             &facts.chain,
             &facts.relations,
         )? {
             true => Ok(()),
-            false => Err(denied(&p.id, access.action, &facts.chain)),
+            false => Err(denied(&p.id, access.action.action, &facts.chain)),
         }
     }
 }

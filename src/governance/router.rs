@@ -7,17 +7,17 @@
 //! With warehouses off, everything is the default warehouse: the one root,
 //! exactly as without this layer.
 
+use crate::api::OpDef;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use lance_namespace::models;
 
+use super::guard::request::{asked, top_levels, SpecRequest};
 use super::guard::Access;
 use super::models::{Warehouse, ACTIVE, DELETING, QUARANTINED};
-use super::requests::top_levels;
-pub(super) use super::requests::{access, id_is_namespace, is_door, is_read};
 use super::{Governance, Route};
-use crate::core::{reserved, Catalog, StorageConfig};
+use crate::core::{Catalog, StorageConfig};
 use crate::error::{CatalogError, CatalogResult, Code};
 
 use super::models::{DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
@@ -141,13 +141,11 @@ impl Governance {
     }
 
     /// The scope a request names (its `lance-catalog.warehouse` context).
-    pub(super) fn scope_of(&self, request: &Value) -> CatalogResult<Option<String>> {
-        let scope = request
-            .pointer("/context")
-            .and_then(|c| c.get(reserved::WAREHOUSE))
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        match scope {
+    pub(super) fn scope_of<'r>(
+        &self,
+        request: &'r dyn SpecRequest,
+    ) -> CatalogResult<Option<&'r str>> {
+        match request.scope() {
             Some(w) if !self.warehouses && w != DEFAULT_WAREHOUSE => {
                 Err(CatalogError::invalid(format!(
                     "warehouse {w:?} cannot serve requests: warehouses are off on this server (--warehouses on)"
@@ -162,7 +160,7 @@ impl Governance {
     /// not there at all.
     async fn warehouse_of(
         &self,
-        op: &str,
+        op: &OpDef,
         top: Option<&str>,
         scope: Option<&str>,
     ) -> CatalogResult<String> {
@@ -173,7 +171,7 @@ impl Governance {
         let Some(top) = top else { return Ok(fallback) };
         match (self.bound_to(top).await?, scope) {
             (Some(w), Some(s)) if w != s => {
-                let (code, what) = match id_is_namespace(op) || is_door(op) {
+                let (code, what) = match op.names_namespace() || op.is_door() {
                     true => (Code::NAMESPACE_NOT_FOUND, "namespace"),
                     false => (Code::TABLE_NOT_FOUND, "table's namespace"),
                 };
@@ -187,10 +185,14 @@ impl Governance {
         }
     }
 
-    /// Route a request (as JSON) of operation `op`: every id it names must
-    /// lie in one warehouse. A write to a quarantined warehouse is refused.
-    pub(super) async fn route(&self, op: &str, request: &Value) -> CatalogResult<Route> {
-        let scope = self.scope_of(request)?;
+    /// Route a request of operation `op`: every id it names must lie in
+    /// one warehouse. A write to a quarantined warehouse is refused.
+    pub(super) async fn route(
+        &self,
+        op: &OpDef,
+        request: &dyn SpecRequest,
+    ) -> CatalogResult<Route> {
+        let scope = self.scope_of(request)?.map(str::to_string);
         let warehouse = if self.warehouses {
             let mut found: Option<String> = None;
             for top in top_levels(op, request) {
@@ -218,8 +220,8 @@ impl Governance {
 
     /// After authorization: a write reads its warehouse's record fresh
     /// (quarantine, a root changed by another replica).
-    pub(super) async fn for_write(&self, op: &str, route: Route) -> CatalogResult<Route> {
-        match is_read(op) {
+    pub(super) async fn for_write(&self, op: &OpDef, route: Route) -> CatalogResult<Route> {
+        match op.reads() {
             true => Ok(route),
             false => Ok(Route {
                 catalog: self.writable(&route.warehouse).await?,
@@ -254,17 +256,20 @@ impl Governance {
     /// admitted as `op` would be.
     pub(super) async fn table_route(
         &self,
-        op: &'static str,
+        op: &'static OpDef,
         id: &[String],
         credentials: &crate::auth::Credentials,
     ) -> CatalogResult<(Route, Access)> {
         let principal = self.identify(credentials).await?;
-        let request = serde_json::json!({ "id": id });
+        let request = models::TableExistsRequest {
+            id: Some(id.to_vec()),
+            ..Default::default()
+        };
         let route = self.route(op, &request).await?;
-        let mut access = access(op, &route.warehouse, &request);
+        let mut access = asked(op, &route.warehouse, &request);
         access.principal = principal;
         // Flight's writes create or append: the door looks.
-        let creates = match is_door(op) {
+        let creates = match op.is_door() {
             true => {
                 self.door(&route, &access, op, &Some(id.to_vec()), true)
                     .await?

@@ -46,7 +46,7 @@ impl Governance {
             None => (Kind::Server, Vec::new()),
         };
         let access = Access {
-            action: "authenticate",
+            action: &crate::api::op::Authenticate,
             kind,
             id,
             ..Default::default()
@@ -118,7 +118,7 @@ impl Governance {
             }
         };
         self.succeeded(&Access {
-            action: op::CreateSession.action,
+            action: &op::CreateSession,
             kind: Kind::User,
             id: vec![principal.id.clone()],
             principal: Some(principal.clone()),
@@ -146,7 +146,7 @@ impl Governance {
         self.auth.users().end_session(token).await?;
         if let Some(p) = principal {
             self.succeeded(&Access {
-                action: op::DeleteSession.action,
+                action: &op::DeleteSession,
                 kind: Kind::User,
                 id: vec![p.id.clone()],
                 principal: Some(p),

@@ -4,19 +4,14 @@
 //! top-level namespace (through its warehouse), dropping one (which
 //! unbinds it), and the root listings, which merge every warehouse.
 
-use crate::api::op;
 use crate::api::page::SPEC;
 use crate::api::spec::{lance_edge, lance_edge_rows, Spec};
+use crate::api::{op, OpDef};
 use bytes::Bytes;
 use lance_namespace::models;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
-use serde_json::Value;
 
+use super::guard::request::{asked, door_id, mint, SpecRequest};
 use super::guard::{Access, ObjectRef};
-use super::objects::{batch_parts, is_batch, mint};
-use super::requests::{ends_object, moves, reads_tables, registers, string_list};
-use super::router::{access, id_is_namespace, is_door, is_read};
 use super::vending::AsksCredentials;
 use super::{Governance, Route, DEFAULT_WAREHOUSE};
 use crate::api::kind::Kind;
@@ -24,28 +19,23 @@ use crate::error::{CatalogError, CatalogResult, Code};
 
 impl Governance {
     /// Route, check a door's shape and parent, authorize: the guards before
-    /// the core's own conflict checks and write. The request may change:
-    /// the real ids of what it creates are minted into it.
-    pub(super) async fn admit<R: Serialize + DeserializeOwned>(
+    /// the core's own conflict checks and write, read from the typed
+    /// request. The request may change: the real ids of what it creates
+    /// are minted into it.
+    pub(super) async fn admit<R: SpecRequest>(
         &self,
-        op: &'static str,
+        op: &'static OpDef,
         request: &mut R,
     ) -> CatalogResult<(Route, Access)> {
-        let mut value = serde_json::to_value(&*request)
-            .map_err(|e| CatalogError::invalid(format!("cannot read the request: {e}")))?;
         // Identity, then shape and parent, then authorization.
-        let principal = self.principal_of(&value).await?;
-        let route = self.route(op, &value).await?;
-        let (minted, changed) = mint(op, &mut value);
-        if changed {
-            *request = serde_json::from_value(value.clone())
-                .map_err(|e| CatalogError::invalid(format!("cannot read the request: {e}")))?;
-        }
-        let mut access = access(op, &route.warehouse, &value);
+        let principal = self.principal_of(request).await?;
+        let route = self.route(op, request).await?;
+        let minted = mint(op, request);
+        let mut access = asked(op, &route.warehouse, request);
         access.principal = principal;
-        if moves(op) {
+        if op.moves() {
             // The source is the "parent" a rename needs first.
-            let source = string_list(value.get("id"));
+            let source = request.id().map(<[String]>::to_vec);
             let found = route
                 .catalog
                 .table_exists(models::TableExistsRequest {
@@ -62,44 +52,41 @@ impl Governance {
                 return Err(e);
             }
         }
+        let door = door_id(op, request)?;
         let mut creates = false;
-        if is_door(op) {
-            let id = door_id(op, &value)?;
-            // An `exist_ok` or `overwrite` create may find its object
-            // standing; a plain one fails if it does.
-            let may_exist = value
-                .get("mode")
-                .and_then(Value::as_str)
-                .is_some_and(|m| !m.eq_ignore_ascii_case("create"));
-            creates = self.door(&route, &access, op, &id, may_exist).await? && !moves(op);
+        if op.is_door() {
+            creates = self
+                .door(&route, &access, op, &door, request.may_exist())
+                .await?
+                && !op.moves();
         }
-        if is_batch(op) {
+        if op.is_batch() {
             // A batch is allowed exactly when each of its parts would be.
-            let parts = batch_parts(op, &value);
+            let parts = request.parts();
             if parts.is_empty() {
                 self.authorize(&access).await?;
             }
-            for (action, id) in parts {
+            for (part_op, id) in parts {
                 let mut part = Access {
-                    action,
+                    action: part_op,
                     kind: Kind::Table,
                     id,
                     object: ObjectRef::Standing,
                     ..access.clone()
                 };
                 self.authorize_object(&route, &mut part).await?;
-                if ends_object(action) {
+                if part_op.ends_object {
                     access.ended.extend(part.object.known().map(str::to_string));
                 }
             }
         } else {
             self.authorize_object(&route, &mut access).await?;
         }
-        if reads_tables(op) {
+        if op.reads_tables {
             // A view's SQL may read any table of its warehouse: whoever
             // makes or refreshes one must be able to read them all.
             self.authorize(&Access {
-                action: op::QueryTable.action,
+                action: &op::QueryTable,
                 kind: Kind::Namespace,
                 id: vec![],
                 object: ObjectRef::Standing,
@@ -107,11 +94,11 @@ impl Governance {
             })
             .await?;
         }
-        if registers(op) {
+        if op.registers {
             // Registering bytes no table owns is a privilege of its own,
             // held on the warehouse: writing to a namespace is not enough.
             self.authorize(&Access {
-                action: crate::auth::cedar::REGISTER_LOCATION,
+                action: &op::RegisterLocation,
                 kind: Kind::Warehouse,
                 id: vec![route.warehouse.clone()],
                 object: ObjectRef::Standing,
@@ -119,10 +106,12 @@ impl Governance {
             })
             .await?;
         }
-        for other in others(op, &value) {
+        if let (true, Some(mut destination)) = (op.moves(), door.clone()) {
+            // A rename also writes into its destination namespace.
+            destination.pop();
             self.authorize(&Access {
-                kind: other.0,
-                id: other.1,
+                kind: Kind::Namespace,
+                id: destination,
                 object: ObjectRef::Standing,
                 ..access.clone()
             })
@@ -130,13 +119,13 @@ impl Governance {
         }
         let route = self.for_write(op, route).await?;
         access.creates = creates;
-        if creates || is_batch(op) {
+        if creates || op.is_batch() {
             access.minted = minted;
         }
-        if moves(op) {
-            access.moved_to = door_id(op, &value)?;
+        if op.moves() {
+            access.moved_to = door;
         }
-        if ends_object(op) {
+        if op.ends_object {
             access
                 .ended
                 .extend(access.object.known().map(str::to_string));
@@ -155,11 +144,11 @@ impl Governance {
         &self,
         route: &Route,
         access: &Access,
-        op: &str,
+        op: &OpDef,
         id: &Option<Vec<String>>,
         may_exist: bool,
     ) -> CatalogResult<bool> {
-        let namespace = id_is_namespace(op);
+        let namespace = op.names_namespace();
         let checked = route.catalog.check_door(!namespace, id).await;
         let id = id.as_deref().unwrap_or_default();
         if let Err(e) = checked {
@@ -192,7 +181,7 @@ impl Governance {
             self.own(access).await;
             self.hooks.created(access).await;
         }
-        if !is_read(access.action) {
+        if !access.action.reads() {
             self.grants_follow(access).await;
             self.succeeded(access).await;
         }
@@ -202,22 +191,21 @@ impl Governance {
         &self,
         request: models::CreateNamespaceRequest,
     ) -> CatalogResult<models::CreateNamespaceResponse> {
-        let value = serde_json::to_value(&request).unwrap_or(Value::Null);
         let id = request.id.clone().unwrap_or_default();
         if self.warehouses && id.len() == 1 {
             // Identity first, as at every door.
-            self.principal_of(&value).await?;
-            let Some(scope) = self.scope_of(&value)? else {
+            self.principal_of(&request).await?;
+            let Some(scope) = self.scope_of(&request)?.map(str::to_string) else {
                 return Err(CatalogError::invalid(format!(
                     "a top-level namespace is created in its warehouse: POST /v1/warehouses/{{warehouse_id}}/namespaces with {{\"namespace\": {:?}}}, or create_namespace through the warehouse's endpoint /warehouses/{{warehouse_id}}",
                     id[0]
                 )));
             };
-            let principal = self.principal_of(&value).await?;
+            let principal = self.principal_of(&request).await?;
             return self.create_bound(&scope, request, principal).await;
         }
         let mut request = request;
-        let (route, access) = self.admit(op::CreateNamespace.action, &mut request).await?;
+        let (route, access) = self.admit(&op::CreateNamespace, &mut request).await?;
         let answer = route.catalog.create_namespace(request).await?;
         self.finish(&access).await;
         Ok(answer)
@@ -229,7 +217,7 @@ impl Governance {
         &self,
         mut request: models::DropTableRequest,
     ) -> CatalogResult<models::DropTableResponse> {
-        let (route, access) = self.admit(op::DropTable.action, &mut request).await?;
+        let (route, access) = self.admit(&op::DropTable, &mut request).await?;
         self.stamp_drop(&mut request.context, &route, &access)
             .await?;
         let answer = route.catalog.drop_table(request).await?;
@@ -251,7 +239,7 @@ impl Governance {
         mut request: models::DropNamespaceRequest,
     ) -> CatalogResult<models::DropNamespaceResponse> {
         let id = request.id.clone().unwrap_or_default();
-        let (route, mut access) = self.admit(op::DropNamespace.action, &mut request).await?;
+        let (route, mut access) = self.admit(&op::DropNamespace, &mut request).await?;
         self.stamp_drop(&mut request.context, &route, &access)
             .await?;
         // What a drop that destroys takes with it (one into trash keeps
@@ -275,17 +263,15 @@ impl Governance {
         &self,
         request: models::ListNamespacesRequest,
     ) -> CatalogResult<models::ListNamespacesResponse> {
-        let value = serde_json::to_value(&request).unwrap_or(Value::Null);
         let root = request.id.as_ref().is_none_or(Vec::is_empty);
-        if !(self.warehouses && root && self.scope_of(&value)?.is_none()) {
-            let (route, principal, whole) =
-                self.admit_list(op::ListNamespaces.action, &value).await?;
+        if !(self.warehouses && root && self.scope_of(&request)?.is_none()) {
+            let (route, principal, whole) = self.admit_list(&op::ListNamespaces, &request).await?;
             if whole {
                 return route.catalog.list_namespaces(request).await;
             }
             return self.visible_namespaces(&route, &principal, &request).await;
         }
-        let (_, principal, whole) = self.admit_list(op::ListNamespaces.action, &value).await?;
+        let (_, principal, whole) = self.admit_list(&op::ListNamespaces, &request).await?;
         // The merged root: every bound namespace and what the default
         // warehouse's root holds.
         let mut names: Vec<String> = self
@@ -330,8 +316,7 @@ impl Governance {
         &self,
         request: models::ListTablesRequest,
     ) -> CatalogResult<models::ListTablesResponse> {
-        let value = serde_json::to_value(&request).unwrap_or(Value::Null);
-        let (route, principal, whole) = self.admit_list(op::ListTables.action, &value).await?;
+        let (route, principal, whole) = self.admit_list(&op::ListTables, &request).await?;
         if whole {
             return route.catalog.list_tables(request).await;
         }
@@ -342,9 +327,8 @@ impl Governance {
         &self,
         request: models::ListTablesRequest,
     ) -> CatalogResult<models::ListTablesResponse> {
-        let value = serde_json::to_value(&request).unwrap_or(Value::Null);
-        let (route, principal, whole) = self.admit_list(op::ListAllTables.action, &value).await?;
-        if !self.warehouses || self.scope_of(&value)?.is_some() {
+        let (route, principal, whole) = self.admit_list(&op::ListAllTables, &request).await?;
+        if !self.warehouses || self.scope_of(&request)?.is_some() {
             if whole {
                 return route.catalog.list_all_tables(request).await;
             }
@@ -390,7 +374,7 @@ impl Governance {
                 || self
                     .allowed(&Access {
                         principal: principal.clone(),
-                        action: op::ListAllTables.action,
+                        action: &op::ListAllTables,
                         warehouse: Some(w.clone()),
                         kind: Kind::Namespace,
                         id: vec![],
@@ -448,41 +432,6 @@ pub(super) async fn root_namespaces(catalog: &crate::core::Catalog) -> CatalogRe
     }
 }
 
-/// The other objects an operation acts on, each authorized as well: a
-/// rename's destination namespace (a batch's parts are authorized each as
-/// its own operation, see `objects.rs`).
-fn others(op: &str, request: &Value) -> Vec<(Kind, Vec<String>)> {
-    if moves(op) {
-        if let Ok(Some(mut dest)) = door_id(op, request) {
-            dest.pop();
-            return vec![(Kind::Namespace, dest)];
-        }
-    }
-    Vec::new()
-}
-
-/// The id a door creates: the request's id, or a rename's destination.
-fn door_id(op: &str, request: &Value) -> CatalogResult<Option<Vec<String>>> {
-    if !moves(op) {
-        return Ok(string_list(request.get("id")));
-    }
-    let mut id = match request.get("new_namespace_id") {
-        Some(Value::Null) | None => {
-            let mut source = string_list(request.get("id")).unwrap_or_default();
-            source.pop();
-            source
-        }
-        v => string_list(v).unwrap_or_default(),
-    };
-    let name = request
-        .get("new_table_name")
-        .and_then(Value::as_str)
-        .filter(|n| !n.is_empty())
-        .ok_or_else(|| CatalogError::invalid("rename_table needs new_table_name"))?;
-    id.push(name.to_string());
-    Ok(Some(id))
-}
-
 /// The trait impl: one method per inventory row, munched into plain
 /// `async fn`s first so that `async_trait` sees them (as in
 /// `grpc/client.rs`). The hierarchy's own six come first by name. Errors
@@ -528,7 +477,7 @@ macro_rules! governed {
         $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$e:ident $t:ident $g:ident $f:ident vends $($more:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
             async fn $method(&self, mut request: models::$Req, data: Bytes) -> CatalogResult<models::$Resp> {
-                let (route, access) = self.admit(stringify!($method), &mut request).await?;
+                let (route, access) = self.admit(&op::$Name, &mut request).await?;
                 let declined = AsksCredentials::declines(&request);
                 let mut answer = Spec::$method(route.catalog.as_ref(), request, data).await?;
                 self.finish(&access).await;
@@ -541,7 +490,7 @@ macro_rules! governed {
         $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
             async fn $method(&self, mut request: models::$Req, data: Bytes) -> CatalogResult<models::$Resp> {
-                let (route, access) = self.admit(stringify!($method), &mut request).await?;
+                let (route, access) = self.admit(&op::$Name, &mut request).await?;
                 let answer = Spec::$method(route.catalog.as_ref(), request, data).await?;
                 self.finish(&access).await;
                 Ok(answer)
@@ -549,25 +498,25 @@ macro_rules! governed {
         ] $($rest)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) unit $($row:tt)*) => {
-        governed!(@plain [$($done)*] $method $Req (); $($row)*);
+        governed!(@plain [$($done)*] $Name $method $Req (); $($row)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) bytes[$field:literal] $($row:tt)*) => {
-        governed!(@plain [$($done)*] $method $Req Bytes; $($row)*);
+        governed!(@plain [$($done)*] $Name $method $Req Bytes; $($row)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) count[$field:literal] $($row:tt)*) => {
-        governed!(@plain [$($done)*] $method $Req i64; $($row)*);
+        governed!(@plain [$($done)*] $Name $method $Req i64; $($row)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) text[$field:literal] $($row:tt)*) => {
-        governed!(@plain [$($done)*] $method $Req String; $($row)*);
+        governed!(@plain [$($done)*] $Name $method $Req String; $($row)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident $($row:tt)*) => {
-        governed!(@plain [$($done)*] $method $Req models::$Resp; $($row)*);
+        governed!(@plain [$($done)*] $Name $method $Req models::$Resp; $($row)*);
     };
-    (@plain [$($done:tt)*] $method:ident $Req:ident $Ret:ty;
+    (@plain [$($done:tt)*] $Name:ident $method:ident $Req:ident $Ret:ty;
         , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$e:ident $t:ident $g:ident $f:ident vends $($more:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
             async fn $method(&self, mut request: models::$Req) -> CatalogResult<$Ret> {
-                let (route, access) = self.admit(stringify!($method), &mut request).await?;
+                let (route, access) = self.admit(&op::$Name, &mut request).await?;
                 let declined = AsksCredentials::declines(&request);
                 let mut answer = Spec::$method(route.catalog.as_ref(), request).await?;
                 self.finish(&access).await;
@@ -576,11 +525,11 @@ macro_rules! governed {
             }
         ] $($rest)*);
     };
-    (@plain [$($done:tt)*] $method:ident $Req:ident $Ret:ty;
+    (@plain [$($done:tt)*] $Name:ident $method:ident $Req:ident $Ret:ty;
         , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
             async fn $method(&self, mut request: models::$Req) -> CatalogResult<$Ret> {
-                let (route, access) = self.admit(stringify!($method), &mut request).await?;
+                let (route, access) = self.admit(&op::$Name, &mut request).await?;
                 let answer = Spec::$method(route.catalog.as_ref(), request).await?;
                 self.finish(&access).await;
                 Ok(answer)

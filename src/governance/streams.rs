@@ -24,7 +24,7 @@ impl Governance {
         mut request: CreateTableRequest,
         body: Chunks,
     ) -> CatalogResult<CreateTableResponse> {
-        let (route, access) = self.admit(op::CreateTable.action, &mut request).await?;
+        let (route, access) = self.admit(&op::CreateTable, &mut request).await?;
         let rows = Rows::decode(body, op::CreateTable.action).await?;
         let mut answer = route.catalog.create_table_op(request, rows).await?;
         self.finish(&access).await;
@@ -39,7 +39,7 @@ impl Governance {
         mut request: InsertIntoTableRequest,
         body: Chunks,
     ) -> CatalogResult<InsertIntoTableResponse> {
-        let (route, access) = self.admit(op::InsertIntoTable.action, &mut request).await?;
+        let (route, access) = self.admit(&op::InsertIntoTable, &mut request).await?;
         let rows = Rows::decode(body, op::InsertIntoTable.action).await?;
         let answer = route.catalog.insert_op(request, rows).await?;
         self.finish(&access).await;
@@ -48,7 +48,7 @@ impl Governance {
 
     /// QueryTable's Arrow IPC file, chunk by chunk as the scan runs.
     pub async fn query_streamed(&self, mut request: QueryTableRequest) -> CatalogResult<Chunks> {
-        let (route, access) = self.admit(op::QueryTable.action, &mut request).await?;
+        let (route, access) = self.admit(&op::QueryTable, &mut request).await?;
         let answer = route.catalog.query_answer(request).await?;
         self.finish(&access).await;
         Ok(answer)
@@ -62,7 +62,7 @@ impl Governance {
         credentials: &Credentials,
     ) -> CatalogResult<Scan> {
         let (route, access) = self
-            .table_route(op::QueryTable.action, &spec.id, credentials)
+            .table_route(&op::QueryTable, &spec.id, credentials)
             .await?;
         let scan = route.catalog.scan(spec).await?;
         self.finish(&access).await;
@@ -80,7 +80,7 @@ impl Governance {
         credentials: &Credentials,
     ) -> CatalogResult<(arrow_schema::SchemaRef, Option<u64>)> {
         let (route, access) = self
-            .table_route(op::DescribeTable.action, &spec.id, credentials)
+            .table_route(&op::DescribeTable, &spec.id, credentials)
             .await?;
         let outline = route.catalog.scan_outline(spec).await?;
         self.finish(&access).await;
@@ -104,7 +104,7 @@ impl Governance {
             WriteOp::Insert { .. } => &op::InsertIntoTable,
             WriteOp::MergeInsert(_) => &op::MergeInsertIntoTable,
         };
-        let (route, access) = self.table_route(door.action, id, credentials).await?;
+        let (route, access) = self.table_route(door, id, credentials).await?;
         let outcome = route
             .catalog
             .write_stream(id, branch, write, schema, batches, access.new_object())

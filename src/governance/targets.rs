@@ -2,9 +2,11 @@
 //! on one table or namespace (protection, undrop, pending tasks) routed
 //! and authorized as the spec's operations are.
 
+use super::guard::request::{asked, Named};
 use super::guard::{Access, Kind};
 use super::Governance;
 use crate::api::call::Call;
+use crate::api::OpDef;
 use crate::auth::Principal;
 use crate::error::CatalogResult;
 
@@ -13,7 +15,7 @@ impl Governance {
     pub(super) async fn control(
         &self,
         call: &Call,
-        action: &'static str,
+        action: &'static OpDef,
         kind: Kind,
         id: Vec<String>,
     ) -> CatalogResult<Access> {
@@ -24,7 +26,7 @@ impl Governance {
     pub(super) async fn control_at(
         &self,
         call: &Call,
-        action: &'static str,
+        action: &'static OpDef,
         kind: Kind,
         id: Vec<String>,
         warehouse: Option<String>,
@@ -52,7 +54,7 @@ impl Governance {
     pub(super) async fn may(
         &self,
         principal: &Option<Principal>,
-        action: &'static str,
+        action: &'static OpDef,
         kind: Kind,
         id: Vec<String>,
     ) -> bool {
@@ -73,7 +75,7 @@ impl Governance {
         &self,
         call: &Call,
         principal: Option<Principal>,
-        action: &'static str,
+        action: &'static OpDef,
         kind: Kind,
         id: &str,
     ) {
@@ -97,7 +99,7 @@ impl Governance {
     pub(super) async fn own_or_admin(
         &self,
         call: &Call,
-        action: &'static str,
+        action: &'static OpDef,
         owner: Option<&str>,
     ) -> CatalogResult<Option<Principal>> {
         let caller = self.caller(call).await?;
@@ -118,13 +120,13 @@ impl Governance {
     pub(super) async fn object_route(
         &self,
         call: &Call,
-        op: &'static str,
+        op: &'static OpDef,
         id: &[String],
     ) -> CatalogResult<(super::Route, Access)> {
         let principal = self.caller(call).await?;
-        let value = serde_json::json!({ "id": id });
-        let route = self.route(op, &value).await?;
-        let mut access = super::router::access(op, &route.warehouse, &value);
+        let named = Named::new(id, None);
+        let route = self.route(op, &named).await?;
+        let mut access = asked(op, &route.warehouse, &named);
         access.principal = principal;
         access.request_id = call.request_id.clone();
         self.authorize_object(&route, &mut access).await?;

@@ -49,7 +49,7 @@ impl Governance {
                 format!("a task key {why}; {} is refused", access.action),
             ))
         };
-        if !RUNNER_OPS.iter().any(|o| o.action == access.action) {
+        if !RUNNER_OPS.contains(&access.action) {
             return denied("may only describe its task's table, read its versions and indices, and commit to it");
         }
         let own = object_key("table", Some(&scope.warehouse), &scope.table_id);

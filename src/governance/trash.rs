@@ -5,12 +5,14 @@
 //! only where a policy says so. The trash itself is the core's
 //! (`core/trash.rs`).
 
+use super::guard::request::{asked, Named};
 use crate::api::call::Call;
 use crate::api::op;
 pub use crate::api::trash::{
     ListTasksRequest, ListTasksResponse, ListTrashRequest, ListTrashResponse, PurgeTrashRequest,
     PurgeTrashResponse, SweepTrashRequest, SweepTrashResponse,
 };
+use crate::api::OpDef;
 use std::collections::HashMap;
 
 use super::duration::parse_duration;
@@ -137,9 +139,9 @@ impl Governance {
         request: UndropTableRequest,
     ) -> CatalogResult<UndropTableResponse> {
         let principal = self.caller(call).await?;
-        let value = serde_json::json!({ "id": request.id });
-        let route = self.route(op::UndropTable.action, &value).await?;
-        let mut access = super::router::access(op::UndropTable.action, &route.warehouse, &value);
+        let named = Named::new(&request.id, None);
+        let route = self.route(&op::UndropTable, &named).await?;
+        let mut access = asked(&op::UndropTable, &route.warehouse, &named);
         access.principal = principal;
         let entry = match crate::core::checked_table_id(&Some(request.id.clone())) {
             Ok(id) => {
@@ -176,7 +178,7 @@ impl Governance {
                 .await?;
             }
         }
-        let route = self.for_write(op::UndropTable.action, route).await?;
+        let route = self.for_write(&op::UndropTable, route).await?;
         let mut request = request;
         // The very entry that was authorized, not a newer drop of the name.
         if let Some(e) = entry {
@@ -194,15 +196,14 @@ impl Governance {
     ) -> CatalogResult<UndropNamespaceResponse> {
         if !(self.warehouses && request.id.len() == 1) {
             let principal = self.caller(call).await?;
-            let value = serde_json::json!({ "id": request.id });
-            let route = self.route(op::UndropNamespace.action, &value).await?;
-            let mut access =
-                super::router::access(op::UndropNamespace.action, &route.warehouse, &value);
+            let named = Named::new(&request.id, None);
+            let route = self.route(&op::UndropNamespace, &named).await?;
+            let mut access = asked(&op::UndropNamespace, &route.warehouse, &named);
             access.principal = principal;
             let mut request = request;
             access.object = self.trashed_namespace(&route.catalog, &mut request).await?;
             self.authorize(&access).await?;
-            let route = self.for_write(op::UndropNamespace.action, route).await?;
+            let route = self.for_write(&op::UndropNamespace, route).await?;
             let done = route.catalog.undrop_namespace(request).await?;
             self.succeeded(&access).await;
             return Ok(done);
@@ -230,7 +231,7 @@ impl Governance {
         };
         let access = Access {
             principal,
-            action: op::UndropNamespace.action,
+            action: &op::UndropNamespace,
             warehouse: Some(warehouse.clone()),
             kind: Kind::Namespace,
             id: request.id.clone(),
@@ -363,7 +364,7 @@ impl Governance {
     /// The access an entry asks for `action`.
     fn entry_access(
         &self,
-        action: &'static str,
+        action: &'static OpDef,
         e: &TrashEntry,
         caller: &Option<crate::auth::Principal>,
     ) -> Access {
@@ -402,7 +403,7 @@ impl Governance {
         let mut visible = Vec::new();
         for e in entries {
             if self
-                .allowed(&self.entry_access(op::ListTrash.action, &e, &caller))
+                .allowed(&self.entry_access(&op::ListTrash, &e, &caller))
                 .await
                 .unwrap_or(false)
             {
@@ -449,12 +450,12 @@ impl Governance {
             Ok(e) => e,
             // Told only to whoever could purge every entry.
             Err(e) => {
-                self.control(call, op::PurgeTrash.action, Kind::Server, vec![])
+                self.control(call, &op::PurgeTrash, Kind::Server, vec![])
                     .await?;
                 return Err(e);
             }
         };
-        let access = self.entry_access(op::PurgeTrash.action, &entry, &caller);
+        let access = self.entry_access(&op::PurgeTrash, &entry, &caller);
         self.authorize(&access).await?;
         let warehouse = entry.warehouse.clone().unwrap_or(DEFAULT_WAREHOUSE.into());
         let purged = self.purge_in(&warehouse, &entry.trash_id).await?;
@@ -483,7 +484,7 @@ impl Governance {
         call: &Call,
     ) -> CatalogResult<SweepTrashResponse> {
         let access = self
-            .control(call, op::SweepTrash.action, Kind::Server, vec![])
+            .control(call, &op::SweepTrash, Kind::Server, vec![])
             .await?;
         let done = self.sweep_trash().await?;
         self.succeeded(&access).await;
@@ -549,7 +550,7 @@ impl Governance {
         request: ListTasksRequest,
     ) -> CatalogResult<ListTasksResponse> {
         let (route, _) = self
-            .object_route(call, op::ListTableTasks.action, &request.id)
+            .object_route(call, &op::ListTableTasks, &request.id)
             .await?;
         let mut tasks = route.catalog.table_tasks(&request.id).await?;
         tasks.sort_by_key(|t| t.deadline_ms);
@@ -562,7 +563,7 @@ impl Governance {
         request: ListTasksRequest,
     ) -> CatalogResult<ListTasksResponse> {
         let (route, _) = self
-            .object_route(call, op::ListNamespaceTasks.action, &request.id)
+            .object_route(call, &op::ListNamespaceTasks, &request.id)
             .await?;
         let mut tasks = route.catalog.namespace_tasks(&request.id).await?;
         tasks.sort_by_key(|t| t.deadline_ms);

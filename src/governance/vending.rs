@@ -137,7 +137,7 @@ impl Governance {
         }
         let write = Access {
             principal: access.principal.clone(),
-            action: op::InsertIntoTable.action,
+            action: &op::InsertIntoTable,
             warehouse: Some(route.warehouse.clone()),
             kind: Kind::Table,
             id: access.id.clone(),

@@ -2,11 +2,12 @@
 //! the parent sees every child; one that is not (it holds grants only on
 //! some children) sees those it may describe, paged over what it sees.
 
+use super::guard::request::{asked, SpecRequest};
 use crate::api::op;
 use crate::api::page::SPEC;
 use crate::api::spec::Spec;
+use crate::api::OpDef;
 use lance_namespace::models;
-use serde_json::Value;
 
 use super::guard::Access;
 use super::{Governance, Route};
@@ -18,7 +19,7 @@ impl Governance {
     /// An access of `action` on the object `id` of `kind` in `warehouse`.
     fn probe(
         principal: &Option<Principal>,
-        action: &'static str,
+        action: &'static OpDef,
         kind: Kind,
         warehouse: &str,
         id: Vec<String>,
@@ -42,8 +43,8 @@ impl Governance {
         id: Vec<String>,
     ) -> CatalogResult<bool> {
         let action = match kind {
-            Kind::Namespace => op::DescribeNamespace.action,
-            _ => op::DescribeTable.action,
+            Kind::Namespace => &op::DescribeNamespace,
+            _ => &op::DescribeTable,
         };
         self.allowed(&Self::probe(principal, action, kind, warehouse, id))
             .await
@@ -53,12 +54,12 @@ impl Governance {
     /// the parent but may still see some of its children.
     pub(super) async fn admit_list(
         &self,
-        op: &'static str,
-        value: &Value,
+        op: &'static OpDef,
+        request: &dyn SpecRequest,
     ) -> CatalogResult<(Route, Option<Principal>, bool)> {
-        let principal = self.principal_of(value).await?;
-        let route = self.route(op, value).await?;
-        let mut access = super::router::access(op, &route.warehouse, value);
+        let principal = self.principal_of(request).await?;
+        let route = self.route(op, request).await?;
+        let mut access = asked(op, &route.warehouse, request);
         access.principal = principal.clone();
         if !self.auth.required() {
             return Ok((route, principal, true));
@@ -90,7 +91,7 @@ impl Governance {
                     principal,
                     &route.warehouse,
                     &parent,
-                    op::ListNamespaces.action,
+                    &op::ListNamespaces,
                 )
                 .await?;
             let ids = answer
@@ -114,12 +115,7 @@ impl Governance {
         }
         if names.is_empty() {
             return Err(self
-                .refusal(
-                    principal,
-                    op::ListNamespaces.action,
-                    &route.warehouse,
-                    &parent,
-                )
+                .refusal(principal, &op::ListNamespaces, &route.warehouse, &parent)
                 .await);
         }
         let (namespaces, page_token) =
@@ -152,7 +148,7 @@ impl Governance {
                     principal,
                     &route.warehouse,
                     &parent,
-                    op::ListTables.action,
+                    &op::ListTables,
                 )
                 .await?;
             // Every child's real id in one lookup, not one per check.
@@ -177,7 +173,7 @@ impl Governance {
         }
         if names.is_empty() {
             return Err(self
-                .refusal(principal, op::ListTables.action, &route.warehouse, &parent)
+                .refusal(principal, &op::ListTables, &route.warehouse, &parent)
                 .await);
         }
         let (tables, page_token) =
@@ -222,7 +218,7 @@ impl Governance {
         principal: &Option<Principal>,
         warehouse: &str,
         parent: &[String],
-        action: &'static str,
+        action: &'static OpDef,
     ) -> CatalogResult<T> {
         let e = match listed {
             Ok(answer) => return Ok(answer),
@@ -243,7 +239,7 @@ impl Governance {
     async fn refusal(
         &self,
         principal: &Option<Principal>,
-        action: &'static str,
+        action: &'static OpDef,
         warehouse: &str,
         parent: &[String],
     ) -> CatalogError {

@@ -12,7 +12,7 @@ impl Plane<'_> {
         // whoever asked for it, so it is never a caller's own to make.
         let caller = self.caller(self.call).await?;
         let mut access = self
-            .control(self.call, op::CreateApiKey.action, Kind::Server, vec![])
+            .control(self.call, &op::CreateApiKey, Kind::Server, vec![])
             .await?;
         // A key for a local user's name is that user's: it holds the
         // grants bound to it (and dies with it).
@@ -49,12 +49,8 @@ impl Plane<'_> {
         &self,
         request: ListApiKeysRequest,
     ) -> CatalogResult<ListApiKeysResponse> {
-        self.own_or_admin(
-            self.call,
-            op::ListApiKeys.action,
-            request.principal.as_deref(),
-        )
-        .await?;
+        self.own_or_admin(self.call, &op::ListApiKeys, request.principal.as_deref())
+            .await?;
         let keys = self.auth.keys().list(request.principal.as_deref()).await?;
         let (api_keys, page_token) = page_items(
             keys,
@@ -83,12 +79,12 @@ impl Plane<'_> {
             .ok()
             .map(|k| k.principal);
         let caller = self
-            .own_or_admin(self.call, op::RevokeApiKey.action, owner.as_deref())
+            .own_or_admin(self.call, &op::RevokeApiKey, owner.as_deref())
             .await?;
         self.auth.keys().revoke(&request.key_id).await?;
         self.succeeded(&crate::governance::guard::Access {
             principal: caller,
-            action: op::RevokeApiKey.action,
+            action: &op::RevokeApiKey,
             kind: Kind::ApiKey,
             id: vec![request.key_id.clone()],
             request_id: self.call.request_id.clone(),

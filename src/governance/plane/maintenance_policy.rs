@@ -6,6 +6,7 @@
 use super::prelude::*;
 use crate::api::kind::Kind;
 use crate::api::policy::PolicyLevel;
+use crate::api::OpDef;
 use crate::core::{missing_namespace, table_not_found};
 use crate::governance::policy_records::Candidate;
 use crate::governance::Route;
@@ -13,7 +14,7 @@ use crate::governance::Route;
 /// What a table or namespace operation names: its level and spec action.
 struct Object {
     level: PolicyLevel,
-    action: &'static str,
+    action: &'static OpDef,
 }
 
 impl Plane<'_> {
@@ -107,7 +108,7 @@ impl Plane<'_> {
     ) -> CatalogResult<EffectivePolicy> {
         let object = Object {
             level: PolicyLevel::Table,
-            action: op::GetTableMaintenancePolicy.action,
+            action: &op::GetTableMaintenancePolicy,
         };
         self.get_policy(object, request.id).await
     }
@@ -118,7 +119,7 @@ impl Plane<'_> {
     ) -> CatalogResult<EffectivePolicy> {
         let object = Object {
             level: PolicyLevel::Table,
-            action: op::SetTableMaintenancePolicy.action,
+            action: &op::SetTableMaintenancePolicy,
         };
         self.set_object_policy(object, request).await
     }
@@ -129,7 +130,7 @@ impl Plane<'_> {
     ) -> CatalogResult<DeleteMaintenancePolicyResponse> {
         let object = Object {
             level: PolicyLevel::Table,
-            action: op::DeleteTableMaintenancePolicy.action,
+            action: &op::DeleteTableMaintenancePolicy,
         };
         self.delete_object_policy(object, request.id).await
     }
@@ -140,7 +141,7 @@ impl Plane<'_> {
     ) -> CatalogResult<EffectivePolicy> {
         let object = Object {
             level: PolicyLevel::Namespace,
-            action: op::GetNamespaceMaintenancePolicy.action,
+            action: &op::GetNamespaceMaintenancePolicy,
         };
         self.get_policy(object, request.id).await
     }
@@ -151,7 +152,7 @@ impl Plane<'_> {
     ) -> CatalogResult<EffectivePolicy> {
         let object = Object {
             level: PolicyLevel::Namespace,
-            action: op::SetNamespaceMaintenancePolicy.action,
+            action: &op::SetNamespaceMaintenancePolicy,
         };
         self.set_object_policy(object, request).await
     }
@@ -162,7 +163,7 @@ impl Plane<'_> {
     ) -> CatalogResult<DeleteMaintenancePolicyResponse> {
         let object = Object {
             level: PolicyLevel::Namespace,
-            action: op::DeleteNamespaceMaintenancePolicy.action,
+            action: &op::DeleteNamespaceMaintenancePolicy,
         };
         if request.id.is_empty() {
             return Err(CatalogError::invalid(
@@ -176,7 +177,7 @@ impl Plane<'_> {
     /// not exist.
     pub(super) async fn project_target(
         &self,
-        action: &'static str,
+        action: &'static OpDef,
         id: &str,
     ) -> CatalogResult<Access> {
         let access = self
@@ -193,7 +194,7 @@ impl Plane<'_> {
         request: GetProjectMaintenancePolicyRequest,
     ) -> CatalogResult<EffectivePolicy> {
         let id = request.project_id;
-        self.project_target(op::GetProjectMaintenancePolicy.action, &id)
+        self.project_target(&op::GetProjectMaintenancePolicy, &id)
             .await?;
         self.resolve_policy((PolicyLevel::Project, one(&id)), &[Candidate::project(&id)])
             .await
@@ -206,7 +207,7 @@ impl Plane<'_> {
         let id = request.project_id.clone();
         crate::governance::policy_records::check_fields(&request.fields())?;
         let access = self
-            .project_target(op::SetProjectMaintenancePolicy.action, &id)
+            .project_target(&op::SetProjectMaintenancePolicy, &id)
             .await?;
         let by = access.principal.as_ref().map(|p| p.id.clone());
         let done = self
@@ -228,7 +229,7 @@ impl Plane<'_> {
     ) -> CatalogResult<DeleteMaintenancePolicyResponse> {
         let id = request.project_id;
         let access = self
-            .project_target(op::DeleteProjectMaintenancePolicy.action, &id)
+            .project_target(&op::DeleteProjectMaintenancePolicy, &id)
             .await?;
         let removed = self
             .registry

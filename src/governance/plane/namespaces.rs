@@ -46,7 +46,7 @@ impl Plane<'_> {
     ) -> CatalogResult<ListWarehouseNamespacesResponse> {
         self.control(
             self.call,
-            op::ListWarehouseNamespaces.action,
+            &op::ListWarehouseNamespaces,
             Kind::Warehouse,
             one(&request.warehouse_id),
         )

@@ -16,13 +16,13 @@ impl Plane<'_> {
                 "project \"default\" is built in",
             ));
         }
-        self.control(self.call, op::CreateProject.action, Kind::Server, vec![])
+        self.control(self.call, &op::CreateProject, Kind::Server, vec![])
             .await?;
         let made = self.registry.create_project(request).await?;
         self.created(
             self.call,
             principal,
-            op::CreateProject.action,
+            &op::CreateProject,
             Kind::Project,
             &made.project_id,
         )
@@ -37,7 +37,7 @@ impl Plane<'_> {
         let caller = self.caller(self.call).await?;
         if !self.auth.required()
             || self
-                .may(&caller, op::ListProjects.action, Kind::Server, vec![])
+                .may(&caller, &op::ListProjects, Kind::Server, vec![])
                 .await
         {
             return self.registry.list_projects(request).await;
@@ -47,7 +47,7 @@ impl Plane<'_> {
         for p in self.registry.all_projects().await? {
             let id = one(&p.project_id);
             if self
-                .may(&caller, op::DescribeProject.action, Kind::Project, id)
+                .may(&caller, &op::DescribeProject, Kind::Project, id)
                 .await
             {
                 visible.push(self.registry.shown_project(p).await?);
@@ -72,7 +72,7 @@ impl Plane<'_> {
     ) -> CatalogResult<Project> {
         self.control(
             self.call,
-            op::DescribeProject.action,
+            &op::DescribeProject,
             Kind::Project,
             one(&request.project_id),
         )
@@ -100,7 +100,7 @@ impl Plane<'_> {
         let access = self
             .control(
                 self.call,
-                op::UpdateProject.action,
+                &op::UpdateProject,
                 Kind::Project,
                 one(&request.project_id),
             )
@@ -117,7 +117,7 @@ impl Plane<'_> {
         let access = self
             .control(
                 self.call,
-                op::DeleteProject.action,
+                &op::DeleteProject,
                 Kind::Project,
                 one(&request.project_id),
             )
@@ -147,7 +147,7 @@ impl Plane<'_> {
         let access = self
             .control(
                 self.call,
-                op::SetProjectProtection.action,
+                &op::SetProjectProtection,
                 Kind::Project,
                 one(&request.project_id),
             )

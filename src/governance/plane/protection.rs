@@ -8,7 +8,7 @@ impl Plane<'_> {
         request: SetProtectionRequest,
     ) -> CatalogResult<ProtectionResponse> {
         let (route, access) = self
-            .object_route(self.call, op::SetTableProtection.action, &request.id)
+            .object_route(self.call, &op::SetTableProtection, &request.id)
             .await?;
         let done = route.catalog.set_protection("table", request).await?;
         self.succeeded(&access).await;
@@ -20,7 +20,7 @@ impl Plane<'_> {
         request: SetProtectionRequest,
     ) -> CatalogResult<ProtectionResponse> {
         let (route, access) = self
-            .object_route(self.call, op::SetNamespaceProtection.action, &request.id)
+            .object_route(self.call, &op::SetNamespaceProtection, &request.id)
             .await?;
         let done = route.catalog.set_protection("namespace", request).await?;
         self.succeeded(&access).await;

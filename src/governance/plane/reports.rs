@@ -2,12 +2,13 @@
 //! Routed and authorized as the table's own metadata reads.
 
 use super::prelude::*;
+use crate::api::OpDef;
 
 impl Plane<'_> {
     /// The route of table `id` for `action`, authorized.
     async fn table_route(
         &self,
-        action: &'static str,
+        action: &'static OpDef,
         id: &[String],
     ) -> CatalogResult<crate::governance::Route> {
         if id.is_empty() {
@@ -20,7 +21,7 @@ impl Plane<'_> {
     /// that does not exist.
     async fn namespace_route(
         &self,
-        action: &'static str,
+        action: &'static OpDef,
         id: &[String],
     ) -> CatalogResult<crate::governance::Route> {
         let (route, _) = self.object_route(self.call, action, id).await?;
@@ -35,7 +36,7 @@ impl Plane<'_> {
         request: GetIndexHealthRequest,
     ) -> CatalogResult<IndexHealth> {
         let route = self
-            .table_route(op::GetTableIndexHealth.action, &request.id)
+            .table_route(&op::GetTableIndexHealth, &request.id)
             .await?;
         route.catalog.index_health(&request.id).await
     }
@@ -45,7 +46,7 @@ impl Plane<'_> {
         request: GetIndexHealthRequest,
     ) -> CatalogResult<NamespaceIndexHealth> {
         let route = self
-            .namespace_route(op::GetNamespaceIndexHealth.action, &request.id)
+            .namespace_route(&op::GetNamespaceIndexHealth, &request.id)
             .await?;
         let mut tables = Vec::new();
         for (id, _) in route.catalog.tables_under(&request.id).await? {
@@ -59,7 +60,7 @@ impl Plane<'_> {
         request: GetSweepRequest,
     ) -> CatalogResult<TableSweep> {
         let route = self
-            .table_route(op::GetTableMaintenanceSweep.action, &request.id)
+            .table_route(&op::GetTableMaintenanceSweep, &request.id)
             .await?;
         let mut table = route.catalog.tables_with_ids().await?;
         table.retain(|(id, _)| *id == request.id);
@@ -75,7 +76,7 @@ impl Plane<'_> {
         request: GetSweepRequest,
     ) -> CatalogResult<SweepReport> {
         let route = self
-            .namespace_route(op::GetNamespaceMaintenanceSweep.action, &request.id)
+            .namespace_route(&op::GetNamespaceMaintenanceSweep, &request.id)
             .await?;
         let under = route.catalog.tables_under(&request.id).await?;
         let tables = self.sweep_tables(&route, under).await?;
@@ -104,7 +105,7 @@ impl Plane<'_> {
         request: GetProjectReportRequest,
     ) -> CatalogResult<ProjectSweep> {
         let id = request.project_id;
-        self.project_target(op::GetProjectMaintenanceSweep.action, &id)
+        self.project_target(&op::GetProjectMaintenanceSweep, &id)
             .await?;
         self.sweep_report(Some(&id), None).await
     }
@@ -114,8 +115,7 @@ impl Plane<'_> {
         request: GetProjectReportRequest,
     ) -> CatalogResult<ProjectIndexHealth> {
         let id = request.project_id;
-        self.project_target(op::GetProjectIndexHealth.action, &id)
-            .await?;
+        self.project_target(&op::GetProjectIndexHealth, &id).await?;
         self.index_health_report(Some(&id), None).await
     }
 }
@@ -125,9 +125,7 @@ impl Plane<'_> {
         &self,
         request: GetOrphansRequest,
     ) -> CatalogResult<OrphanReport> {
-        let route = self
-            .table_route(op::GetTableOrphans.action, &request.id)
-            .await?;
+        let route = self.table_route(&op::GetTableOrphans, &request.id).await?;
         let refs = self.foreign_refs().await?;
         route.catalog.orphan_scan(&request.id, &refs).await
     }
@@ -137,7 +135,7 @@ impl Plane<'_> {
         request: GetOrphansRequest,
     ) -> CatalogResult<NamespaceOrphans> {
         let route = self
-            .namespace_route(op::GetNamespaceOrphans.action, &request.id)
+            .namespace_route(&op::GetNamespaceOrphans, &request.id)
             .await?;
         let refs = self.foreign_refs().await?;
         let mut tables = Vec::new();
@@ -152,8 +150,7 @@ impl Plane<'_> {
         request: GetProjectReportRequest,
     ) -> CatalogResult<ProjectOrphans> {
         let id = request.project_id;
-        self.project_target(op::GetProjectOrphans.action, &id)
-            .await?;
+        self.project_target(&op::GetProjectOrphans, &id).await?;
         self.orphans_report(Some(&id)).await
     }
 
@@ -162,7 +159,7 @@ impl Plane<'_> {
         request: ReclaimRequest,
     ) -> CatalogResult<ReclaimResponse> {
         let route = self
-            .table_route(op::ReclaimTableOrphans.action, &request.id)
+            .table_route(&op::ReclaimTableOrphans, &request.id)
             .await?;
         let refs = self.foreign_refs().await?;
         route

@@ -15,7 +15,7 @@ impl Plane<'_> {
         if self
             .may(
                 &caller,
-                op::DescribeWarehouse.action,
+                &op::DescribeWarehouse,
                 Kind::Warehouse,
                 one(DEFAULT_WAREHOUSE),
             )
@@ -29,12 +29,7 @@ impl Plane<'_> {
         };
         for id in served {
             if !self
-                .may(
-                    &caller,
-                    op::DescribeWarehouse.action,
-                    Kind::Warehouse,
-                    one(&id),
-                )
+                .may(&caller, &op::DescribeWarehouse, Kind::Warehouse, one(&id))
                 .await
             {
                 continue;
@@ -61,7 +56,7 @@ impl Plane<'_> {
         &self,
         request: DescribeJobRequest,
     ) -> CatalogResult<JobRecord> {
-        self.control(self.call, op::DescribeJob.action, Kind::Server, vec![])
+        self.control(self.call, &op::DescribeJob, Kind::Server, vec![])
             .await?;
         let first = self.home.job(&request.job_id).await;
         if first.is_ok() || !self.warehouses {
@@ -79,7 +74,7 @@ impl Plane<'_> {
         &self,
         request: ListEventsRequest,
     ) -> CatalogResult<ListEventsResponse> {
-        self.control(self.call, op::ListEvents.action, Kind::Server, vec![])
+        self.control(self.call, &op::ListEvents, Kind::Server, vec![])
             .await?;
         self.registry.events(&request).await
     }
@@ -95,13 +90,8 @@ impl Plane<'_> {
         &self,
         _request: GetReconciliationRequest,
     ) -> CatalogResult<ReconciliationReport> {
-        self.control(
-            self.call,
-            op::GetReconciliation.action,
-            Kind::Server,
-            vec![],
-        )
-        .await?;
+        self.control(self.call, &op::GetReconciliation, Kind::Server, vec![])
+            .await?;
         let drifts = self.reconcile_estate(&Default::default()).await?;
         Ok(ReconciliationReport { drifts })
     }
@@ -111,7 +101,7 @@ impl Plane<'_> {
         request: RepairDriftRequest,
     ) -> CatalogResult<ReconciliationReport> {
         let access = self
-            .control(self.call, op::RepairDrift.action, Kind::Server, vec![])
+            .control(self.call, &op::RepairDrift, Kind::Server, vec![])
             .await?;
         let kinds = crate::governance::drift::repairable(&request.kinds)?;
         let drifts = self.reconcile_estate(&kinds).await?;

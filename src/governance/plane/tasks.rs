@@ -21,7 +21,7 @@ impl Plane<'_> {
         &self,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
-        self.submit_task_governed(self.call, op::SubmitLanceTableCompactTask.action, request)
+        self.submit_task_governed(self.call, &op::SubmitLanceTableCompactTask, request)
             .await
     }
 
@@ -29,43 +29,31 @@ impl Plane<'_> {
         &self,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
-        self.submit_task_governed(
-            self.call,
-            op::SubmitLanceTableScalarIndexTask.action,
-            request,
-        )
-        .await
+        self.submit_task_governed(self.call, &op::SubmitLanceTableScalarIndexTask, request)
+            .await
     }
 
     pub(super) async fn submit_lance_table_vector_index_task(
         &self,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
-        self.submit_task_governed(
-            self.call,
-            op::SubmitLanceTableVectorIndexTask.action,
-            request,
-        )
-        .await
+        self.submit_task_governed(self.call, &op::SubmitLanceTableVectorIndexTask, request)
+            .await
     }
 
     pub(super) async fn submit_lance_table_optimize_indices_task(
         &self,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
-        self.submit_task_governed(
-            self.call,
-            op::SubmitLanceTableOptimizeIndicesTask.action,
-            request,
-        )
-        .await
+        self.submit_task_governed(self.call, &op::SubmitLanceTableOptimizeIndicesTask, request)
+            .await
     }
 
     pub(super) async fn submit_lance_table_cleanup_task(
         &self,
         request: SubmitLanceTaskRequest,
     ) -> CatalogResult<SubmitLanceTaskResponse> {
-        self.submit_task_governed(self.call, op::SubmitLanceTableCleanupTask.action, request)
+        self.submit_task_governed(self.call, &op::SubmitLanceTableCleanupTask, request)
             .await
     }
 

@@ -11,7 +11,7 @@ impl Plane<'_> {
     pub(super) async fn create_user(&self, request: CreateUserRequest) -> CatalogResult<UserInfo> {
         let caller = self.caller(self.call).await?;
         let access = self
-            .control(self.call, op::CreateUser.action, Kind::Server, vec![])
+            .control(self.call, &op::CreateUser, Kind::Server, vec![])
             .await?;
         let made = self
             .auth
@@ -33,7 +33,7 @@ impl Plane<'_> {
         &self,
         request: ListUsersRequest,
     ) -> CatalogResult<ListUsersResponse> {
-        self.control(self.call, op::ListUsers.action, Kind::Server, vec![])
+        self.control(self.call, &op::ListUsers, Kind::Server, vec![])
             .await?;
         let users = self.auth.users().list().await?;
         let (users, page_token) = page_items(
@@ -47,14 +47,14 @@ impl Plane<'_> {
     }
 
     pub(super) async fn get_user(&self, request: GetUserRequest) -> CatalogResult<UserInfo> {
-        self.own_or_admin(self.call, op::GetUser.action, Some(&request.username))
+        self.own_or_admin(self.call, &op::GetUser, Some(&request.username))
             .await?;
         self.auth.users().get(&request.username).await
     }
 
     pub(super) async fn update_user(&self, request: UpdateUserRequest) -> CatalogResult<UserInfo> {
         let access = self
-            .control(self.call, op::UpdateUser.action, Kind::Server, vec![])
+            .control(self.call, &op::UpdateUser, Kind::Server, vec![])
             .await?;
         let changed = self
             .auth
@@ -75,7 +75,7 @@ impl Plane<'_> {
         request: DeleteUserRequest,
     ) -> CatalogResult<DeleteUserResponse> {
         let access = self
-            .control(self.call, op::DeleteUser.action, Kind::Server, vec![])
+            .control(self.call, &op::DeleteUser, Kind::Server, vec![])
             .await?;
         let users = self.auth.users();
         // What the name holds ends first: a retry after a failure here
@@ -118,7 +118,7 @@ impl Plane<'_> {
         let access = match own {
             true => None,
             false => Some(
-                self.control(self.call, op::SetUserPassword.action, Kind::Server, vec![])
+                self.control(self.call, &op::SetUserPassword, Kind::Server, vec![])
                     .await?,
             ),
         };
@@ -136,7 +136,7 @@ impl Plane<'_> {
             .await?;
         let access = access.unwrap_or_else(|| crate::governance::guard::Access {
             principal: caller,
-            action: op::SetUserPassword.action,
+            action: &op::SetUserPassword,
             request_id: self.call.request_id.clone(),
             ..Default::default()
         });

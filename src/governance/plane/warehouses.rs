@@ -19,7 +19,7 @@ impl Plane<'_> {
         if let Err(e) = self.registry.project(&request.project_id).await {
             let access = Access {
                 principal: principal.clone(),
-                action: op::CreateWarehouse.action,
+                action: &op::CreateWarehouse,
                 kind: Kind::Project,
                 id: one(&request.project_id),
                 ..Default::default()
@@ -30,7 +30,7 @@ impl Plane<'_> {
         }
         self.control(
             self.call,
-            op::CreateWarehouse.action,
+            &op::CreateWarehouse,
             Kind::Project,
             one(&request.project_id),
         )
@@ -42,7 +42,7 @@ impl Plane<'_> {
         self.created(
             self.call,
             principal,
-            op::CreateWarehouse.action,
+            &op::CreateWarehouse,
             Kind::Warehouse,
             &made.warehouse_id,
         )
@@ -57,11 +57,11 @@ impl Plane<'_> {
         let caller = self.caller(self.call).await?;
         let scope_ok = match request.project_id.as_deref() {
             Some(p) => {
-                self.may(&caller, op::ListWarehouses.action, Kind::Project, one(p))
+                self.may(&caller, &op::ListWarehouses, Kind::Project, one(p))
                     .await
             }
             None => {
-                self.may(&caller, op::ListWarehouses.action, Kind::Server, vec![])
+                self.may(&caller, &op::ListWarehouses, Kind::Server, vec![])
                     .await
             }
         };
@@ -76,7 +76,7 @@ impl Plane<'_> {
         {
             let id = one(&w.warehouse_id);
             if self
-                .may(&caller, op::DescribeWarehouse.action, Kind::Warehouse, id)
+                .may(&caller, &op::DescribeWarehouse, Kind::Warehouse, id)
                 .await
             {
                 visible.push(w);
@@ -101,7 +101,7 @@ impl Plane<'_> {
     ) -> CatalogResult<Warehouse> {
         self.control(
             self.call,
-            op::DescribeWarehouse.action,
+            &op::DescribeWarehouse,
             Kind::Warehouse,
             one(&request.warehouse_id),
         )
@@ -116,7 +116,7 @@ impl Plane<'_> {
         let access = self
             .control(
                 self.call,
-                op::UpdateWarehouse.action,
+                &op::UpdateWarehouse,
                 Kind::Warehouse,
                 one(&request.warehouse_id),
             )
@@ -141,7 +141,7 @@ impl Plane<'_> {
         let access = self
             .control(
                 self.call,
-                op::DeleteWarehouse.action,
+                &op::DeleteWarehouse,
                 Kind::Warehouse,
                 one(&request.warehouse_id),
             )
@@ -178,7 +178,7 @@ impl Plane<'_> {
         let access = self
             .control(
                 self.call,
-                op::SetWarehouseProtection.action,
+                &op::SetWarehouseProtection,
                 Kind::Warehouse,
                 one(&request.warehouse_id),
             )

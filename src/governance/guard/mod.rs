@@ -6,6 +6,8 @@
 //! identity (401) -> shape (400) -> parent (404) -> authorization (403)
 //! -> conflict (409) -> storage write -> ownership grants -> events.
 
+pub mod request;
+
 use async_trait::async_trait;
 use serde::Serialize;
 
@@ -38,14 +40,15 @@ impl ObjectRef {
 }
 
 pub use crate::api::kind::Kind;
+use crate::api::{op, OpDef};
 
 /// What a caller asks to do, to what.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Access {
     /// Who asks: `None` when authentication is off.
     pub principal: Option<crate::auth::Principal>,
-    /// The operation, named as its method (`create_table`, `create_project`).
-    pub action: &'static str,
+    /// What it asks to do: an operation's row, or an act that is none.
+    pub action: &'static OpDef,
     /// The warehouse the object lives in (`None` for server-level objects).
     pub warehouse: Option<String>,
     /// What kind of object `id` names.
@@ -68,6 +71,26 @@ pub struct Access {
     /// The request's id as its caller was shown it, for the audit trail
     /// (`None`: the one the transport's observer knows).
     pub request_id: Option<String>,
+}
+
+/// Only so an access can be built field by field: every access names its
+/// action (one that did not would be `authenticate`, which Cedar refuses).
+impl Default for Access {
+    fn default() -> Self {
+        Access {
+            principal: None,
+            action: &op::Authenticate,
+            warehouse: None,
+            kind: Kind::default(),
+            id: Vec::new(),
+            creates: false,
+            moved_to: None,
+            object: ObjectRef::default(),
+            minted: Vec::new(),
+            ended: Vec::new(),
+            request_id: None,
+        }
+    }
 }
 
 impl Access {
@@ -114,7 +137,7 @@ pub trait Hooks: Send + Sync {
     async fn event(&self, access: &Access) {
         tracing::debug!(
             target: "lance_catalog::events",
-            action = access.action,
+            action = access.action.action,
             kind = access.kind.as_str(),
             warehouse = access.warehouse.as_deref().unwrap_or(""),
             principal = access.principal.as_ref().map(|p| p.id.as_str()).unwrap_or(""),
