@@ -39,7 +39,7 @@ impl Governance {
                 } else {
                     &op::DescribeTable
                 };
-                let named = Named::new(&resource.id, resource.warehouse.as_deref());
+                let named = Named::in_warehouse(&resource.id, resource.warehouse.as_deref());
                 let route = self.route(op, &named).await?;
                 resource.warehouse = Some(route.warehouse.clone());
                 let present = match kind {

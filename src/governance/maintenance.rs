@@ -3,6 +3,7 @@
 //! (submit and delete are writes, get and list reads), and a pool of
 //! workers in every replica runs what any replica queued.
 
+use super::guard::request::Named;
 use crate::api::call::Call;
 use crate::api::op;
 use crate::api::OpDef;
@@ -90,7 +91,9 @@ impl Governance {
                 crate::error::CatalogError::internal(format!("no task type for {action}"))
             })?;
         check_table_id(&request.id)?;
-        let (route, access) = self.object_route(call, action, &request.id).await?;
+        let (route, access) = self
+            .admit(action, &mut Named::called(call, &request.id))
+            .await?;
         let by = access.principal.as_ref().map(|p| p.id.clone());
         let done = route
             .catalog
@@ -107,7 +110,10 @@ impl Governance {
     ) -> CatalogResult<GetLanceTaskStatusResponse> {
         check_table_id(&request.id)?;
         let (route, _) = self
-            .object_route(call, &op::GetLanceTaskStatus, &request.id)
+            .admit(
+                &op::GetLanceTaskStatus,
+                &mut Named::called(call, &request.id),
+            )
             .await?;
         route.catalog.get_task(request).await
     }
@@ -119,7 +125,7 @@ impl Governance {
     ) -> CatalogResult<ListLanceTasksResponse> {
         check_table_id(&request.id)?;
         let (route, _) = self
-            .object_route(call, &op::ListLanceTasks, &request.id)
+            .admit(&op::ListLanceTasks, &mut Named::called(call, &request.id))
             .await?;
         route.catalog.list_tasks(request).await
     }
@@ -131,7 +137,7 @@ impl Governance {
     ) -> CatalogResult<DeleteLanceTaskResponse> {
         check_table_id(&request.id)?;
         let (route, access) = self
-            .object_route(call, &op::DeleteLanceTask, &request.id)
+            .admit(&op::DeleteLanceTask, &mut Named::called(call, &request.id))
             .await?;
         let done = route.catalog.delete_task(request).await?;
         self.succeeded(&access).await;
@@ -148,7 +154,7 @@ impl Governance {
     ) -> CatalogResult<GetLanceTaskStatusResponse> {
         check_table_id(&request.id)?;
         let (route, access) = self
-            .object_route(call, &op::CancelLanceTask, &request.id)
+            .admit(&op::CancelLanceTask, &mut Named::called(call, &request.id))
             .await?;
         let by = access.principal.as_ref().map(|p| p.id.as_str());
         let (answer, record) = route.catalog.cancel_task(request, by).await?;

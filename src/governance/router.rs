@@ -11,10 +11,7 @@ use crate::api::OpDef;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lance_namespace::models;
-
-use super::guard::request::{asked, top_levels, SpecRequest};
-use super::guard::Access;
+use super::guard::request::{top_levels, SpecRequest};
 use super::models::{Warehouse, ACTIVE, DELETING, QUARANTINED};
 use super::{Governance, Route};
 use crate::core::{Catalog, StorageConfig};
@@ -250,38 +247,6 @@ impl Governance {
             ));
         }
         self.catalog_of(&w).await
-    }
-
-    /// The catalog of a table for a streamed call (Flight): routed and
-    /// admitted as `op` would be.
-    pub(super) async fn table_route(
-        &self,
-        op: &'static OpDef,
-        id: &[String],
-        credentials: &crate::auth::Credentials,
-    ) -> CatalogResult<(Route, Access)> {
-        let principal = self.identify(credentials).await?;
-        let request = models::TableExistsRequest {
-            id: Some(id.to_vec()),
-            ..Default::default()
-        };
-        let route = self.route(op, &request).await?;
-        let mut access = asked(op, &route.warehouse, &request);
-        access.principal = principal;
-        // Flight's writes create or append: the door looks.
-        let creates = match op.is_door() {
-            true => {
-                self.door(&route, &access, op, &Some(id.to_vec()), true)
-                    .await?
-            }
-            false => false,
-        };
-        self.authorize_object(&route, &mut access).await?;
-        access.creates = creates;
-        if creates {
-            access.minted = vec![(id.to_vec(), crate::core::identity::fresh_object_id())];
-        }
-        Ok((self.for_write(op, route).await?, access))
     }
 }
 

@@ -33,6 +33,7 @@ impl Governance {
         let minted = mint(op, request);
         let mut access = asked(op, &route.warehouse, request);
         access.principal = principal;
+        access.request_id = request.request_id().map(str::to_string);
         if op.moves() {
             // The source is the "parent" a rename needs first.
             let source = request.id().map(<[String]>::to_vec);
@@ -133,8 +134,7 @@ impl Governance {
         Ok((route, access))
     }
 
-    /// The door step of admit, for every transport (REST and gRPC through
-    /// `admit`, Flight's writes through `table_route`): the object's shape
+    /// The door step of admit: the object's shape
     /// and parent (a parent the caller may not see is refused as if it were
     /// not there), then whether the write creates it. It does when it does
     /// not stand now; `may_exist: false` (a plain create, which fails if it

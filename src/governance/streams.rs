@@ -5,6 +5,7 @@
 //! out of the scan, without being held whole. No transport reaches a
 //! warehouse's catalog but through here.
 
+use super::guard::request::Named;
 use lance_namespace::models::{
     CreateTableRequest, CreateTableResponse, InsertIntoTableRequest, InsertIntoTableResponse,
     QueryTableRequest,
@@ -62,7 +63,7 @@ impl Governance {
         credentials: &Credentials,
     ) -> CatalogResult<Scan> {
         let (route, access) = self
-            .table_route(&op::QueryTable, &spec.id, credentials)
+            .admit(&op::QueryTable, &mut Named::by(credentials, &spec.id))
             .await?;
         let scan = route.catalog.scan(spec).await?;
         self.finish(&access).await;
@@ -80,7 +81,7 @@ impl Governance {
         credentials: &Credentials,
     ) -> CatalogResult<(arrow_schema::SchemaRef, Option<u64>)> {
         let (route, access) = self
-            .table_route(&op::DescribeTable, &spec.id, credentials)
+            .admit(&op::DescribeTable, &mut Named::by(credentials, &spec.id))
             .await?;
         let outline = route.catalog.scan_outline(spec).await?;
         self.finish(&access).await;
@@ -104,7 +105,9 @@ impl Governance {
             WriteOp::Insert { .. } => &op::InsertIntoTable,
             WriteOp::MergeInsert(_) => &op::MergeInsertIntoTable,
         };
-        let (route, access) = self.table_route(door, id, credentials).await?;
+        let (route, access) = self
+            .admit(door, &mut Named::by(credentials, id).or_existing())
+            .await?;
         let outcome = route
             .catalog
             .write_stream(id, branch, write, schema, batches, access.new_object())

@@ -2,7 +2,6 @@
 //! on one table or namespace (protection, undrop, pending tasks) routed
 //! and authorized as the spec's operations are.
 
-use super::guard::request::{asked, Named};
 use super::guard::{Access, Kind};
 use super::Governance;
 use crate::api::call::Call;
@@ -114,22 +113,4 @@ impl Governance {
     }
 }
 
-impl Governance {
-    /// Route and authorize an operation on one table or namespace id
-    /// (protection, undrop, pending tasks), as the spec's operations are.
-    pub(super) async fn object_route(
-        &self,
-        call: &Call,
-        op: &'static OpDef,
-        id: &[String],
-    ) -> CatalogResult<(super::Route, Access)> {
-        let principal = self.caller(call).await?;
-        let named = Named::new(id, None);
-        let route = self.route(op, &named).await?;
-        let mut access = asked(op, &route.warehouse, &named);
-        access.principal = principal;
-        access.request_id = call.request_id.clone();
-        self.authorize_object(&route, &mut access).await?;
-        Ok((self.for_write(op, route).await?, access))
-    }
-}
+impl Governance {}

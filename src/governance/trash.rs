@@ -139,7 +139,7 @@ impl Governance {
         request: UndropTableRequest,
     ) -> CatalogResult<UndropTableResponse> {
         let principal = self.caller(call).await?;
-        let named = Named::new(&request.id, None);
+        let named = Named::called(call, &request.id);
         let route = self.route(&op::UndropTable, &named).await?;
         let mut access = asked(&op::UndropTable, &route.warehouse, &named);
         access.principal = principal;
@@ -196,7 +196,7 @@ impl Governance {
     ) -> CatalogResult<UndropNamespaceResponse> {
         if !(self.warehouses && request.id.len() == 1) {
             let principal = self.caller(call).await?;
-            let named = Named::new(&request.id, None);
+            let named = Named::called(call, &request.id);
             let route = self.route(&op::UndropNamespace, &named).await?;
             let mut access = asked(&op::UndropNamespace, &route.warehouse, &named);
             access.principal = principal;
@@ -550,7 +550,7 @@ impl Governance {
         request: ListTasksRequest,
     ) -> CatalogResult<ListTasksResponse> {
         let (route, _) = self
-            .object_route(call, &op::ListTableTasks, &request.id)
+            .admit(&op::ListTableTasks, &mut Named::called(call, &request.id))
             .await?;
         let mut tasks = route.catalog.table_tasks(&request.id).await?;
         tasks.sort_by_key(|t| t.deadline_ms);
@@ -563,7 +563,10 @@ impl Governance {
         request: ListTasksRequest,
     ) -> CatalogResult<ListTasksResponse> {
         let (route, _) = self
-            .object_route(call, &op::ListNamespaceTasks, &request.id)
+            .admit(
+                &op::ListNamespaceTasks,
+                &mut Named::called(call, &request.id),
+            )
             .await?;
         let mut tasks = route.catalog.namespace_tasks(&request.id).await?;
         tasks.sort_by_key(|t| t.deadline_ms);

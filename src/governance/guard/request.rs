@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use lance_namespace::models;
 
+use crate::api::call::{Call, Credentials};
 use crate::api::{op, OpDef, Target};
 use crate::core::identity::fresh_object_id;
 use crate::core::reserved::{OBJECT_ID, WAREHOUSE};
@@ -43,6 +44,12 @@ pub trait SpecRequest: Send + Sync {
         Vec::new()
     }
 
+    /// The request id its caller was shown, when its transport did not
+    /// tell the observer (a control-plane call's).
+    fn request_id(&self) -> Option<&str> {
+        None
+    }
+
     /// The warehouse scope it names (its `lance-catalog.warehouse` context,
     /// which REST and gRPC set from the endpoint it came through).
     fn scope(&self) -> Option<&str> {
@@ -50,26 +57,59 @@ pub trait SpecRequest: Send + Sync {
     }
 }
 
-/// An id the control plane or a streamed call names (its caller comes
-/// with its call, not in the request), in a warehouse when one is given.
+/// An id the control plane or a streamed call names: its caller comes
+/// with its call (the credentials its transport read), not in a spec body.
 #[derive(Debug, Default)]
 pub(in crate::governance) struct Named {
+    identity: Option<models::Identity>,
     id: Option<Vec<String>>,
     context: Context,
+    may_exist: bool,
+    request_id: Option<String>,
 }
 
 impl Named {
-    pub(in crate::governance) fn new(id: &[String], warehouse: Option<&str>) -> Self {
+    /// `id`, asked by whoever `credentials` name.
+    pub(in crate::governance) fn by(credentials: &Credentials, id: &[String]) -> Self {
+        Named {
+            identity: Some(models::Identity {
+                api_key: credentials.api_key.clone(),
+                auth_token: credentials.auth_token.clone(),
+            }),
+            id: Some(id.to_vec()),
+            ..Default::default()
+        }
+    }
+
+    /// `id`, asked by a control-plane call (its request id is audited).
+    pub(in crate::governance) fn called(call: &Call, id: &[String]) -> Self {
+        Named {
+            request_id: call.request_id.clone(),
+            ..Named::by(&call.credentials, id)
+        }
+    }
+
+    /// `id` in `warehouse`, named by the server itself (no caller).
+    pub(in crate::governance) fn in_warehouse(id: &[String], warehouse: Option<&str>) -> Self {
         Named {
             id: Some(id.to_vec()),
             context: warehouse.map(|w| HashMap::from([(WAREHOUSE.to_string(), w.to_string())])),
+            ..Default::default()
+        }
+    }
+
+    /// A create that appends to what stands (Flight's path descriptor).
+    pub(in crate::governance) fn or_existing(self) -> Self {
+        Named {
+            may_exist: true,
+            ..self
         }
     }
 }
 
 impl SpecRequest for Named {
     fn identity(&self) -> Option<&models::Identity> {
-        None
+        self.identity.as_ref()
     }
     fn context(&self) -> &Context {
         &self.context
@@ -79,6 +119,12 @@ impl SpecRequest for Named {
     }
     fn id(&self) -> Option<&[String]> {
         self.id.as_deref()
+    }
+    fn may_exist(&self) -> bool {
+        self.may_exist
+    }
+    fn request_id(&self) -> Option<&str> {
+        self.request_id.as_deref()
     }
 }
 

@@ -8,6 +8,7 @@ use crate::api::kind::Kind;
 use crate::api::policy::PolicyLevel;
 use crate::api::OpDef;
 use crate::core::{missing_namespace, table_not_found};
+use crate::governance::guard::request::Named;
 use crate::governance::policy_records::Candidate;
 use crate::governance::Route;
 
@@ -30,7 +31,9 @@ impl Plane<'_> {
         if object.level == PolicyLevel::Table && id.is_empty() {
             return Err(CatalogError::invalid("a table id must not be empty"));
         }
-        let (route, access) = self.object_route(self.call, object.action, id).await?;
+        let (route, access) = self
+            .admit(object.action, &mut Named::called(self.call, id))
+            .await?;
         let kind = match object.level {
             PolicyLevel::Table => "table",
             _ => "namespace",

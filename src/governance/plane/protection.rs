@@ -1,6 +1,7 @@
 //! Deletion protection of one table or namespace, routed and authorized as the spec's operations are.
 
 use super::prelude::*;
+use crate::governance::guard::request::Named;
 
 impl Plane<'_> {
     pub(super) async fn set_table_protection(
@@ -8,7 +9,10 @@ impl Plane<'_> {
         request: SetProtectionRequest,
     ) -> CatalogResult<ProtectionResponse> {
         let (route, access) = self
-            .object_route(self.call, &op::SetTableProtection, &request.id)
+            .admit(
+                &op::SetTableProtection,
+                &mut Named::called(self.call, &request.id),
+            )
             .await?;
         let done = route.catalog.set_protection("table", request).await?;
         self.succeeded(&access).await;
@@ -20,7 +24,10 @@ impl Plane<'_> {
         request: SetProtectionRequest,
     ) -> CatalogResult<ProtectionResponse> {
         let (route, access) = self
-            .object_route(self.call, &op::SetNamespaceProtection, &request.id)
+            .admit(
+                &op::SetNamespaceProtection,
+                &mut Named::called(self.call, &request.id),
+            )
             .await?;
         let done = route.catalog.set_protection("namespace", request).await?;
         self.succeeded(&access).await;

@@ -3,10 +3,11 @@
 
 use super::prelude::*;
 use crate::api::OpDef;
+use crate::governance::guard::request::Named;
 
 impl Plane<'_> {
-    /// The route of table `id` for `action`, authorized.
-    async fn table_route(
+    /// The route of table `id` for `action`, admitted.
+    async fn table_admitted(
         &self,
         action: &'static OpDef,
         id: &[String],
@@ -14,17 +15,22 @@ impl Plane<'_> {
         if id.is_empty() {
             return Err(CatalogError::invalid("a table id must not be empty"));
         }
-        Ok(self.object_route(self.call, action, id).await?.0)
+        Ok(self
+            .admit(action, &mut Named::called(self.call, id))
+            .await?
+            .0)
     }
 
-    /// The route of namespace `id` for `action`, authorized, refusing one
+    /// The route of namespace `id` for `action`, admitted, refusing one
     /// that does not exist.
-    async fn namespace_route(
+    async fn namespace_admitted(
         &self,
         action: &'static OpDef,
         id: &[String],
     ) -> CatalogResult<crate::governance::Route> {
-        let (route, _) = self.object_route(self.call, action, id).await?;
+        let (route, _) = self
+            .admit(action, &mut Named::called(self.call, id))
+            .await?;
         if !id.is_empty() && !route.catalog.namespace_present(id).await? {
             return Err(crate::core::missing_namespace(id));
         }
@@ -36,7 +42,7 @@ impl Plane<'_> {
         request: GetIndexHealthRequest,
     ) -> CatalogResult<IndexHealth> {
         let route = self
-            .table_route(&op::GetTableIndexHealth, &request.id)
+            .table_admitted(&op::GetTableIndexHealth, &request.id)
             .await?;
         route.catalog.index_health(&request.id).await
     }
@@ -46,7 +52,7 @@ impl Plane<'_> {
         request: GetIndexHealthRequest,
     ) -> CatalogResult<NamespaceIndexHealth> {
         let route = self
-            .namespace_route(&op::GetNamespaceIndexHealth, &request.id)
+            .namespace_admitted(&op::GetNamespaceIndexHealth, &request.id)
             .await?;
         let mut tables = Vec::new();
         for (id, _) in route.catalog.tables_under(&request.id).await? {
@@ -60,7 +66,7 @@ impl Plane<'_> {
         request: GetSweepRequest,
     ) -> CatalogResult<TableSweep> {
         let route = self
-            .table_route(&op::GetTableMaintenanceSweep, &request.id)
+            .table_admitted(&op::GetTableMaintenanceSweep, &request.id)
             .await?;
         let mut table = route.catalog.tables_with_ids().await?;
         table.retain(|(id, _)| *id == request.id);
@@ -76,7 +82,7 @@ impl Plane<'_> {
         request: GetSweepRequest,
     ) -> CatalogResult<SweepReport> {
         let route = self
-            .namespace_route(&op::GetNamespaceMaintenanceSweep, &request.id)
+            .namespace_admitted(&op::GetNamespaceMaintenanceSweep, &request.id)
             .await?;
         let under = route.catalog.tables_under(&request.id).await?;
         let tables = self.sweep_tables(&route, under).await?;
@@ -125,7 +131,9 @@ impl Plane<'_> {
         &self,
         request: GetOrphansRequest,
     ) -> CatalogResult<OrphanReport> {
-        let route = self.table_route(&op::GetTableOrphans, &request.id).await?;
+        let route = self
+            .table_admitted(&op::GetTableOrphans, &request.id)
+            .await?;
         let refs = self.foreign_refs().await?;
         route.catalog.orphan_scan(&request.id, &refs).await
     }
@@ -135,7 +143,7 @@ impl Plane<'_> {
         request: GetOrphansRequest,
     ) -> CatalogResult<NamespaceOrphans> {
         let route = self
-            .namespace_route(&op::GetNamespaceOrphans, &request.id)
+            .namespace_admitted(&op::GetNamespaceOrphans, &request.id)
             .await?;
         let refs = self.foreign_refs().await?;
         let mut tables = Vec::new();
@@ -159,7 +167,7 @@ impl Plane<'_> {
         request: ReclaimRequest,
     ) -> CatalogResult<ReclaimResponse> {
         let route = self
-            .table_route(&op::ReclaimTableOrphans, &request.id)
+            .table_admitted(&op::ReclaimTableOrphans, &request.id)
             .await?;
         let refs = self.foreign_refs().await?;
         route
