@@ -29,11 +29,7 @@
 //! | credentials vended with the answers that hand a table | `vending.rs` |
 //! | durations (`7d`, `90m`) | `duration.rs` |
 
-mod access;
 mod audit;
-mod audit_sink;
-mod audit_store;
-mod audit_upkeep;
 mod bindings;
 mod clones;
 mod config;
@@ -41,17 +37,14 @@ mod door;
 pub(crate) mod drift;
 mod duration;
 mod estate_reports;
-mod granting;
 mod grants;
 pub mod guard;
 mod health;
 mod leftovers;
 mod maintenance;
 pub mod models;
-mod objects;
 mod open;
 mod plane;
-mod policies;
 mod policy_records;
 mod registry;
 mod router;
@@ -60,11 +53,8 @@ mod scoped;
 mod sign_in;
 mod spec;
 mod streams;
-mod targets;
-mod task_access;
 pub mod trash;
 mod vending;
-mod visible;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -73,8 +63,8 @@ use std::time::Instant;
 use crate::core::Catalog;
 use guard::{Authorizer, Hooks};
 
-pub use audit_sink::SinkConfig;
-pub use audit_store::{AuditStore, UpkeepReport};
+pub use audit::sink::SinkConfig;
+pub use audit::store::{AuditStore, UpkeepReport};
 pub use bindings::Binding;
 pub use config::{AuthConfig, GovernanceConfig};
 pub use duration::parse_duration;

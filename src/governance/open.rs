@@ -11,6 +11,10 @@ use super::{Governance, GovernanceConfig, Registry};
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult};
 
+/// Who made the `--bootstrap-admin` name's own grant: the name's, not any
+/// user's (a token or key of the name keeps it when the user goes).
+const NAME_GRANT: &str = "--bootstrap-admin";
+
 impl Governance {
     /// Open the default warehouse's root and the control root.
     pub async fn open(config: &GovernanceConfig) -> CatalogResult<Self> {
@@ -65,7 +69,7 @@ impl Governance {
                     admin,
                     None,
                     "admin",
-                    Some("--bootstrap-admin".into()),
+                    Some(NAME_GRANT.into()),
                 )
                 .await?;
         }
@@ -185,7 +189,13 @@ impl Governance {
         let users = self.auth.users();
         let mut bound = 0;
         for g in self.registry.all_grants().await? {
-            if g.principal_uid.is_some() || g.principal.starts_with("group:") {
+            // The name's own grant is never a user's, whenever it was
+            // made: it may fall in the very millisecond the bootstrap user
+            // was made, and binding it would end it with that user.
+            if g.principal_uid.is_some()
+                || g.principal.starts_with("group:")
+                || g.granted_by.as_deref() == Some(NAME_GRANT)
+            {
                 continue;
             }
             let Some(crate::auth::Identity::User { uid, created_at_ms }) =

@@ -4,7 +4,7 @@
 //! an audit event; and Flight's `Handshake` turns a local user's name and
 //! password into a session token.
 
-use super::access::{within_minute, MINUTE};
+use super::guard::authorize::{within_minute, MINUTE};
 use super::guard::Access;
 use super::Governance;
 use crate::api::kind::Kind;

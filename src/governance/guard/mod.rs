@@ -6,6 +6,13 @@
 //! identity (401) -> shape (400) -> parent (404) -> authorization (403)
 //! -> conflict (409) -> storage write -> ownership grants -> events.
 
+pub(super) mod authorize;
+pub(super) mod cedar;
+pub(super) mod control;
+pub(super) mod objects;
+pub(super) mod task_key;
+pub(super) mod visible;
+
 pub mod request;
 
 use async_trait::async_trait;

@@ -2,16 +2,16 @@
 //! on one table or namespace (protection, undrop, pending tasks) routed
 //! and authorized as the spec's operations are.
 
-use super::guard::{Access, Kind};
-use super::Governance;
 use crate::api::call::Call;
 use crate::api::OpDef;
 use crate::auth::Principal;
 use crate::error::CatalogResult;
+use crate::governance::guard::{Access, Kind};
+use crate::governance::Governance;
 
 impl Governance {
     /// Authorize the caller for `action` on a control-plane resource.
-    pub(super) async fn control(
+    pub(in crate::governance) async fn control(
         &self,
         call: &Call,
         action: &'static OpDef,
@@ -22,7 +22,7 @@ impl Governance {
     }
 
     /// The same, for a namespace or table of `warehouse`.
-    pub(super) async fn control_at(
+    pub(in crate::governance) async fn control_at(
         &self,
         call: &Call,
         action: &'static OpDef,
@@ -50,7 +50,7 @@ impl Governance {
 
     /// Whether the caller could do `action` on a resource (for filtering
     /// lists), without failing.
-    pub(super) async fn may(
+    pub(in crate::governance) async fn may(
         &self,
         principal: &Option<Principal>,
         action: &'static OpDef,
@@ -70,7 +70,7 @@ impl Governance {
     }
 
     /// After a control-plane create: its creator owns it.
-    pub(super) async fn created(
+    pub(in crate::governance) async fn created(
         &self,
         call: &Call,
         principal: Option<Principal>,
@@ -95,7 +95,7 @@ impl Governance {
 
     /// A principal may act on its own keys; anything else is the server
     /// admin's.
-    pub(super) async fn own_or_admin(
+    pub(in crate::governance) async fn own_or_admin(
         &self,
         call: &Call,
         action: &'static OpDef,

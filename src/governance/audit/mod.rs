@@ -4,7 +4,11 @@
 //! (`audit_store.rs`) before the request's answer leaves, which admins read
 //! back through the control plane.
 
-use super::audit_store::Position;
+pub(super) mod sink;
+pub(super) mod store;
+pub(super) mod upkeep;
+
+use super::audit::store::Position;
 use super::guard::Access;
 use super::registry::{now_ms, Registry};
 use super::UpkeepReport;

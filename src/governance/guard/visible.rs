@@ -2,18 +2,18 @@
 //! the parent sees every child; one that is not (it holds grants only on
 //! some children) sees those it may describe, paged over what it sees.
 
-use super::guard::request::{asked, SpecRequest};
 use crate::api::op;
 use crate::api::page::SPEC;
 use crate::api::spec::Spec;
 use crate::api::OpDef;
+use crate::governance::guard::request::{asked, SpecRequest};
 use lance_namespace::models;
 
-use super::guard::Access;
-use super::{Governance, Route};
 use crate::api::kind::Kind;
 use crate::auth::Principal;
 use crate::error::{CatalogError, CatalogResult, Code};
+use crate::governance::guard::Access;
+use crate::governance::{Governance, Route};
 
 impl Governance {
     /// An access of `action` on the object `id` of `kind` in `warehouse`.
@@ -35,7 +35,7 @@ impl Governance {
     }
 
     /// Whether the caller may see the object (describe it).
-    pub(super) async fn may_see(
+    pub(in crate::governance) async fn may_see(
         &self,
         principal: &Option<Principal>,
         kind: Kind,
@@ -52,7 +52,7 @@ impl Governance {
 
     /// Route and authorize a list; `Ok(None)` when the caller may not list
     /// the parent but may still see some of its children.
-    pub(super) async fn admit_list(
+    pub(in crate::governance) async fn admit_list(
         &self,
         op: &'static OpDef,
         request: &dyn SpecRequest,
@@ -72,7 +72,7 @@ impl Governance {
     }
 
     /// The children of a namespace the caller may see, paged.
-    pub(super) async fn visible_namespaces(
+    pub(in crate::governance) async fn visible_namespaces(
         &self,
         route: &Route,
         principal: &Option<Principal>,
@@ -128,7 +128,7 @@ impl Governance {
     }
 
     /// The tables of a namespace the caller may see, paged.
-    pub(super) async fn visible_tables(
+    pub(in crate::governance) async fn visible_tables(
         &self,
         route: &Route,
         principal: &Option<Principal>,
@@ -187,7 +187,7 @@ impl Governance {
 
     /// Keep the full table ids (as the manifest spells them) the caller may
     /// see; `warehouse_of` names each one's warehouse.
-    pub(super) async fn visible_table_keys(
+    pub(in crate::governance) async fn visible_table_keys(
         &self,
         principal: &Option<Principal>,
         keys: Vec<String>,

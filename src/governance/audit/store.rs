@@ -30,12 +30,12 @@ use crate::error::{CatalogError, CatalogResult, Code};
 use crate::records::unavailable;
 
 /// Milliseconds a slot covers.
-pub(super) const SLOT_MS: u64 = 10_000;
+pub(in crate::governance) const SLOT_MS: u64 = 10_000;
 /// Segments read at once.
 const READS: usize = 16;
 
 /// Where a time falls: `<yyyymmdd>/<hh>/<mmS>` (S: tens of seconds).
-pub(super) fn slot_key(ms: u64) -> (String, String, String) {
+pub(in crate::governance) fn slot_key(ms: u64) -> (String, String, String) {
     let t = chrono::Utc
         .timestamp_millis_opt(ms.min(i64::MAX as u64) as i64)
         .single()
@@ -49,11 +49,11 @@ pub(super) fn slot_key(ms: u64) -> (String, String, String) {
 
 /// A segment's name, parsed: its range and its event count.
 #[derive(Debug, Clone)]
-pub(super) struct Segment {
-    pub(super) path: Path,
-    pub(super) first_ms: u64,
-    pub(super) last_ms: u64,
-    pub(super) count: usize,
+pub(in crate::governance) struct Segment {
+    pub(in crate::governance) path: Path,
+    pub(in crate::governance) first_ms: u64,
+    pub(in crate::governance) last_ms: u64,
+    pub(in crate::governance) count: usize,
 }
 
 impl Segment {
@@ -78,8 +78,8 @@ type Waiter = oneshot::Sender<Result<(String, u64), String>>;
 
 /// The audit trail of one control root.
 pub struct AuditStore {
-    pub(super) store: Arc<dyn ObjectStore>,
-    pub(super) root: Path,
+    pub(in crate::governance) store: Arc<dyn ObjectStore>,
+    pub(in crate::governance) root: Path,
     /// This process's tag in segment names (with `seq`, unique per store).
     writer: String,
     seq: AtomicU64,
@@ -100,7 +100,7 @@ impl std::fmt::Debug for AuditStore {
 
 /// Which events a page holds: ids at or after `from`, after `after`.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Position {
+pub(in crate::governance) struct Position {
     pub from: String,
     pub after: Option<String>,
 }
@@ -141,7 +141,7 @@ impl AuditStore {
 
     /// How long passes have found nothing to move in (zero when this one
     /// moved something).
-    pub(super) fn quiet_for(&self, moved: bool) -> std::time::Duration {
+    pub(in crate::governance) fn quiet_for(&self, moved: bool) -> std::time::Duration {
         let mut q = self.quiet_since.lock().unwrap_or_else(|e| e.into_inner());
         if moved {
             *q = None;
@@ -154,7 +154,10 @@ impl AuditStore {
     /// time is when its batch is written, so ids sort in the order events
     /// became durable, give or take one write (what the sink's delay
     /// covers).
-    pub(super) async fn append(&self, event: Event) -> Result<(String, u64), String> {
+    pub(in crate::governance) async fn append(
+        &self,
+        event: Event,
+    ) -> Result<(String, u64), String> {
         let (tx, mut rx) = oneshot::channel();
         self.pending
             .lock()
@@ -211,7 +214,7 @@ impl AuditStore {
 
     /// One segment of raw lines, sorted, of one slot, named by `range`
     /// (first and last ms) and their count.
-    pub(super) async fn put_lines(
+    pub(in crate::governance) async fn put_lines(
         &self,
         range: (u64, u64),
         count: usize,
@@ -236,7 +239,7 @@ impl AuditStore {
     }
 
     /// Names one level below `dir`, sorted.
-    pub(super) async fn children(&self, dir: &Path) -> CatalogResult<Vec<String>> {
+    pub(in crate::governance) async fn children(&self, dir: &Path) -> CatalogResult<Vec<String>> {
         let listed = self
             .store
             .list_with_delimiter(Some(dir))
@@ -253,7 +256,7 @@ impl AuditStore {
 
     /// Every slot at or after `ms`, in time order, listed a level at a
     /// time as the walk reaches it.
-    pub(super) fn slots_from(&self, ms: u64) -> SlotWalk<'_> {
+    pub(in crate::governance) fn slots_from(&self, ms: u64) -> SlotWalk<'_> {
         SlotWalk {
             store: self,
             start: slot_key(ms),
@@ -264,7 +267,7 @@ impl AuditStore {
     }
 
     /// A slot's segments, by first event.
-    pub(super) async fn segments(&self, slot: &Path) -> CatalogResult<Vec<Segment>> {
+    pub(in crate::governance) async fn segments(&self, slot: &Path) -> CatalogResult<Vec<Segment>> {
         let listed = self
             .store
             .list_with_delimiter(Some(slot))
@@ -280,7 +283,10 @@ impl AuditStore {
     }
 
     /// A segment's events; `None` when it is gone (merged away).
-    pub(super) async fn read(&self, seg: &Segment) -> CatalogResult<Option<Vec<Event>>> {
+    pub(in crate::governance) async fn read(
+        &self,
+        seg: &Segment,
+    ) -> CatalogResult<Option<Vec<Event>>> {
         let bytes = match self.store.get(&seg.path).await {
             Ok(got) => got.bytes().await.map_err(|e| unavailable("read", e))?,
             Err(object_store::Error::NotFound { .. }) => return Ok(None),
@@ -353,7 +359,7 @@ impl AuditStore {
 
     /// Events `pos` admits, oldest first, at most `limit`; and whether more
     /// follow.
-    pub(super) async fn page(
+    pub(in crate::governance) async fn page(
         &self,
         pos: &Position,
         limit: usize,
@@ -431,7 +437,7 @@ async fn put_segment(
 }
 
 /// A walk over slot directories in time order from a start slot.
-pub(super) struct SlotWalk<'a> {
+pub(in crate::governance) struct SlotWalk<'a> {
     store: &'a AuditStore,
     start: (String, String, String),
     /// Days not yet entered (reversed: next at the end); `None` before the
@@ -444,7 +450,7 @@ pub(super) struct SlotWalk<'a> {
 }
 
 impl SlotWalk<'_> {
-    pub(super) async fn next(&mut self) -> CatalogResult<Option<Path>> {
+    pub(in crate::governance) async fn next(&mut self) -> CatalogResult<Option<Path>> {
         let root = self.store.root.clone();
         let (d0, h0, s0) = self.start.clone();
         if self.days.is_none() {
@@ -496,5 +502,5 @@ impl SlotWalk<'_> {
 }
 
 #[cfg(test)]
-#[path = "audit_store_tests.rs"]
+#[path = "store_tests.rs"]
 mod tests;

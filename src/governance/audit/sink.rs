@@ -16,11 +16,11 @@ use std::time::Duration;
 use hmac::{KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 
-use super::audit_store::Position;
-use super::registry::now_ms;
-use super::Governance;
 use crate::api::audit::Event;
 use crate::error::{CatalogError, CatalogResult, Code};
+use crate::governance::audit::store::Position;
+use crate::governance::registry::now_ms;
+use crate::governance::Governance;
 
 const CURSOR_KIND: &str = "audit-sink";
 const CURSOR_ID: &str = "cursor";
@@ -139,7 +139,7 @@ impl Governance {
     pub async fn audit_upkeep(
         &self,
         retention_ms: Option<u64>,
-    ) -> CatalogResult<super::UpkeepReport> {
+    ) -> CatalogResult<crate::governance::UpkeepReport> {
         self.registry.audit_upkeep(retention_ms).await
     }
 

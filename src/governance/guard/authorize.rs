@@ -3,25 +3,25 @@
 //! on it through grants, the Cedar decision, and ownership of what a
 //! caller creates.
 
-use super::guard::request::SpecRequest;
 use crate::api::call::Call;
+use crate::governance::guard::request::SpecRequest;
 
-use super::grants::{key, object_key, relations};
-use super::guard::{Access, Facts, Kind, ObjectRef};
-use super::models::GrantResource;
-use super::{Governance, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
 use crate::auth::cedar::Chain;
 use crate::auth::{unauthenticated, Credentials, Principal};
 use crate::error::CatalogResult;
+use crate::governance::grants::{key, object_key, relations};
+use crate::governance::guard::{Access, Facts, Kind, ObjectRef};
+use crate::governance::models::GrantResource;
+use crate::governance::{Governance, DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
 
 /// Denials of one principal stored per minute.
 const DENIALS_PER_MINUTE: u32 = 60;
 /// The window of the audit store's limits on denials and refusals.
-pub(super) const MINUTE: std::time::Duration = std::time::Duration::from_secs(60);
+pub(in crate::governance) const MINUTE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Count one more event of `key` in its current minute (a minute over
 /// starts the count again); whether it is within `limit`.
-pub(super) fn within_minute(
+pub(in crate::governance) fn within_minute(
     seen: &mut std::collections::HashMap<String, (std::time::Instant, u32)>,
     key: &str,
     limit: u32,
@@ -38,7 +38,7 @@ pub(super) fn within_minute(
 impl Governance {
     /// The caller of a spec request (its `identity`): first in the guard
     /// order, before the request's shape is looked at.
-    pub(super) async fn principal_of(
+    pub(in crate::governance) async fn principal_of(
         &self,
         request: &dyn SpecRequest,
     ) -> CatalogResult<Option<Principal>> {
@@ -62,7 +62,10 @@ impl Governance {
     }
 
     /// The caller of a control-plane operation, from its call's metadata.
-    pub(super) async fn caller(&self, call: &Call) -> CatalogResult<Option<Principal>> {
+    pub(in crate::governance) async fn caller(
+        &self,
+        call: &Call,
+    ) -> CatalogResult<Option<Principal>> {
         self.identify(&call.credentials).await
     }
 
@@ -80,7 +83,7 @@ impl Governance {
     /// their real ids (the object the access is about, see [`ObjectRef`],
     /// and the namespaces standing above it now): a level with no object,
     /// or one not given an id yet, holds no grants.
-    pub(super) async fn chain(
+    pub(in crate::governance) async fn chain(
         &self,
         access: &Access,
     ) -> CatalogResult<(Chain, Vec<String>, Option<String>)> {
@@ -181,13 +184,16 @@ impl Governance {
     /// Whether the caller may: Cedar decides when authentication is
     /// required (from the grants on the resource's chain and the policy
     /// files), then the pluggable authorizer. A refusal is audited.
-    pub(super) async fn authorize(&self, access: &Access) -> CatalogResult<()> {
+    pub(in crate::governance) async fn authorize(&self, access: &Access) -> CatalogResult<()> {
         self.check(access).await.map(|_| ())
     }
 
     /// Authorize, and keep the real id of the object the access is about
     /// as the check found it (one lookup for both).
-    pub(super) async fn authorize_bound(&self, access: &mut Access) -> CatalogResult<()> {
+    pub(in crate::governance) async fn authorize_bound(
+        &self,
+        access: &mut Access,
+    ) -> CatalogResult<()> {
         if let Some(real) = self.check(access).await? {
             if access.object == ObjectRef::Standing {
                 access.object = ObjectRef::Known(real);
@@ -252,7 +258,7 @@ impl Governance {
 
     /// Whether an access would be allowed, unaudited (for filtering what
     /// a list shows).
-    pub(super) async fn allowed(&self, access: &Access) -> CatalogResult<bool> {
+    pub(in crate::governance) async fn allowed(&self, access: &Access) -> CatalogResult<bool> {
         match self.decide(access).await.0 {
             Ok(()) => Ok(true),
             Err(e) if e.code == crate::error::Code::PERMISSION_DENIED => Ok(false),
@@ -296,7 +302,7 @@ impl Governance {
     }
 
     /// Record a mutation that succeeded.
-    pub(super) async fn succeeded(&self, access: &Access) {
+    pub(in crate::governance) async fn succeeded(&self, access: &Access) {
         self.registry.audit(access, "succeeded", None).await;
         self.hooks.event(access).await;
     }
@@ -304,7 +310,7 @@ impl Governance {
     /// Grants follow what a write did to their object: a drop that
     /// destroys it (no trash) ends them, a rename renames them. A drop
     /// into trash keeps them bound to the trashed object, for its undrop.
-    pub(super) async fn grants_follow(&self, access: &Access) {
+    pub(in crate::governance) async fn grants_follow(&self, access: &Access) {
         self.forget_objects(&access.ended).await;
         let a = access.action;
         // A table's end is in `ended` (its real id); a project or a
@@ -329,7 +335,7 @@ impl Governance {
 
     /// The grants of destroyed objects (a namespace dropped with what was
     /// in it, purged trash) end.
-    pub(super) async fn forget_objects(&self, reals: &[String]) {
+    pub(in crate::governance) async fn forget_objects(&self, reals: &[String]) {
         if reals.is_empty() {
             return;
         }
@@ -345,7 +351,7 @@ impl Governance {
     /// Ownership on create: the creator becomes admin of what it created
     /// (and of nothing above it). A namespace's or table's grant names the
     /// real id minted for it, so it reaches that object and no other.
-    pub(super) async fn own(&self, access: &Access) {
+    pub(in crate::governance) async fn own(&self, access: &Access) {
         let Some(p) = access.principal.as_ref().filter(|_| self.auth.required()) else {
             return;
         };

@@ -7,15 +7,15 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Weak};
 
-use super::grants::object_key;
-use super::guard::Access;
-use super::{Governance, DEFAULT_WAREHOUSE};
 use crate::api::kind::Kind;
 use crate::api::{op, OpDef};
 use crate::auth::{unauthenticated, TaskScope};
 use crate::core::maintenance::executor::Job;
 use crate::core::maintenance::ray::TaskCredentials;
 use crate::error::{CatalogError, CatalogResult, Code};
+use crate::governance::grants::object_key;
+use crate::governance::guard::Access;
+use crate::governance::{Governance, DEFAULT_WAREHOUSE};
 
 /// What a job's runner calls: lance-ray resolves the table and its
 /// storage options by describing it, and pylance reads versions and
@@ -37,7 +37,7 @@ impl Governance {
     /// writer's on its own table for what a runner calls, while its task
     /// runs; anything else is refused here, whatever Cedar policies an
     /// operator added.
-    pub(super) async fn task_relations(
+    pub(in crate::governance) async fn task_relations(
         &self,
         scope: &TaskScope,
         access: &Access,
@@ -70,7 +70,7 @@ impl Governance {
 }
 
 /// Task keys for the Ray executor's jobs, from the governance layer.
-pub(super) struct TaskKeyIssuer {
+pub(in crate::governance) struct TaskKeyIssuer {
     pub gov: Weak<Governance>,
     /// A key outlives no job: `--ray-job-timeout`.
     pub ttl: std::time::Duration,
@@ -115,7 +115,7 @@ impl TaskCredentials for TaskKeyIssuer {
 impl Governance {
     /// Hand the Ray executor its credentials and this server's URL, and
     /// the home catalog its executors.
-    pub(super) fn attach_executors(self: &Arc<Self>) {
+    pub(in crate::governance) fn attach_executors(self: &Arc<Self>) {
         // The home catalog's jobs (backfills, refreshes) run where the
         // rules send them; warehouses' catalogs get theirs when opened.
         self.home

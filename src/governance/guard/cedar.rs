@@ -6,10 +6,10 @@
 
 use async_trait::async_trait;
 
-use super::guard::{Access, Authorizer, Facts};
 use crate::auth::cedar::{denied, CedarAuthorizer};
 use crate::auth::unauthenticated;
 use crate::error::{CatalogError, CatalogResult};
+use crate::governance::guard::{Access, Authorizer, Facts};
 
 #[async_trait]
 impl Authorizer for CedarAuthorizer {

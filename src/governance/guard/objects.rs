@@ -7,17 +7,17 @@
 
 use crate::api::op;
 
-use super::guard::{Access, ObjectRef};
-use super::models::Grant;
-use super::{Governance, Route, DEFAULT_WAREHOUSE};
 use crate::api::kind::Kind;
 use crate::error::{CatalogError, CatalogResult, Code};
+use crate::governance::guard::{Access, ObjectRef};
+use crate::governance::models::Grant;
+use crate::governance::{Governance, Route, DEFAULT_WAREHOUSE};
 
 impl Governance {
     /// The object standing at an access's id now, looked up once, so that
     /// its authorization, what its write does to grants and its audit
     /// event all name the same object.
-    pub(super) async fn standing(
+    pub(in crate::governance) async fn standing(
         &self,
         route: &Route,
         access: &Access,
@@ -40,7 +40,7 @@ impl Governance {
     /// looks it up when it consults grants; without authentication a
     /// write still needs it (what it does to grants, its audit event),
     /// a read does not.
-    pub(super) async fn authorize_object(
+    pub(in crate::governance) async fn authorize_object(
         &self,
         route: &Route,
         access: &mut Access,
@@ -57,7 +57,7 @@ impl Governance {
     /// only to a caller who may see where it would be: to anyone else the
     /// answer is the refusal it would get were it there, so that no caller
     /// learns what lies where it may not look.
-    pub(super) async fn hidden(
+    pub(in crate::governance) async fn hidden(
         &self,
         missing: CatalogError,
         access: &Access,
@@ -97,7 +97,7 @@ impl Governance {
     /// table grant without one is bound to the object standing under its
     /// name now, or to the newest trashed one of that name. What finds
     /// neither stays unbound and reaches nothing (logged).
-    pub(super) async fn bind_unbound_grants(&self) -> CatalogResult<()> {
+    pub(in crate::governance) async fn bind_unbound_grants(&self) -> CatalogResult<()> {
         let unbound: Vec<Grant> = self
             .registry
             .all_grants()

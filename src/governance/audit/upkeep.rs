@@ -9,8 +9,8 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use sha2::Digest;
 
-use super::audit_store::{AuditStore, Segment, UpkeepReport, SLOT_MS};
 use crate::error::CatalogResult;
+use crate::governance::audit::store::{AuditStore, Segment, UpkeepReport, SLOT_MS};
 use crate::records::unavailable;
 
 /// A slot is merged once this long past its end: writers stamp an event
