@@ -56,7 +56,7 @@ fn call_of<P>(request: &Request<P>) -> Call {
 }
 
 /// A request message as its model.
-fn request_model<P: prost::Message, M: DeserializeOwned>(
+fn request_model<P: prost::Message, M: DeserializeOwned + Serialize + Default>(
     request: Request<P>,
     name: &str,
 ) -> Result<M, Status> {

@@ -8,6 +8,7 @@ use std::sync::LazyLock;
 use prost::Message;
 use prost_reflect::{DescriptorPool, DeserializeOptions, DynamicMessage, SerializeOptions};
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::Value;
 
 use super::pb::FILE_DESCRIPTOR_SET;
@@ -93,28 +94,24 @@ fn prune_empty(value: &mut Value, desc: &prost_reflect::MessageDescriptor) {
 }
 
 /// A request's model from its JSON. proto3 sends an empty list as nothing,
-/// and [`prune_empty`] reads nothing as absent; a model that requires the
-/// list (`entries`, `operations`, `updates`) gets it back, empty, so the
-/// request reaches the checks that name what is wrong with it.
-pub fn request_model<M: DeserializeOwned>(mut value: Value, name: &str) -> CatalogResult<M> {
-    let desc = descriptor(name)?;
-    for _ in 0..desc.fields().len() + 1 {
-        let err = match serde_json::from_value::<M>(value.clone()) {
-            Ok(model) => return Ok(model),
-            Err(e) => e.to_string(),
-        };
-        let missing = err
-            .strip_prefix("missing field `")
-            .and_then(|rest| rest.split('`').next())
-            .filter(|f| desc.get_field_by_name(f).is_some_and(|d| d.is_list()));
-        match (missing, &mut value) {
-            (Some(field), Value::Object(obj)) if !obj.contains_key(field) => {
-                obj.insert(field.to_string(), Value::Array(Vec::new()));
+/// and [`prune_empty`] reads nothing as absent; a list the model requires
+/// (`entries`, `operations`, `updates`: one its default holds as a list,
+/// not as nothing) gets it back, empty, so the request reaches the checks
+/// that name what is wrong with it.
+pub fn request_model<M: DeserializeOwned + Serialize + Default>(
+    mut value: Value,
+    name: &str,
+) -> CatalogResult<M> {
+    if let (Value::Object(obj), Ok(Value::Object(defaults))) =
+        (&mut value, serde_json::to_value(M::default()))
+    {
+        for (field, default) in defaults {
+            if default.is_array() && !obj.contains_key(&field) {
+                obj.insert(field, Value::Array(Vec::new()));
             }
-            _ => return Err(CatalogError::invalid(format!("invalid {name}: {err}"))),
         }
     }
-    model_from_value(value, name)
+    serde_json::from_value(value).map_err(|e| CatalogError::invalid(format!("invalid {name}: {e}")))
 }
 
 /// A JSON value (a spec model's) as a protobuf message. Fields the contract

@@ -83,7 +83,7 @@ impl NamespaceService {
     where
         P: Message,
         Q: Message + Default,
-        M: DeserializeOwned,
+        M: DeserializeOwned + Serialize + Default,
         R: Serialize,
         F: FnOnce(Arc<dyn Spec>, M, Bytes) -> BoxFuture<'static, crate::error::CatalogResult<R>>,
     {
