@@ -4,7 +4,6 @@
 //! memory (this process's changes take effect at once), and fed to Cedar
 //! as the relations a principal holds on a resource's chain.
 
-
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 

@@ -7,16 +7,13 @@
 //! | its settings; opening it (registries, auth, Cedar, real ids) | `config.rs`, `open.rs` |
 //! | registries on the control root: projects, warehouses, bindings | `registry.rs`, `bindings.rs` |
 //! | routing each request to its warehouse's core `Catalog` | `router.rs` |
-//! | the spec's 54 operations over the hierarchy: one admit, one finish | `spec.rs`, `visible.rs` (what lists show) |
+//! | the spec's 54 operations over the hierarchy: one admit, one finish | `spec.rs` |
 //! | the bodies that stream (REST create/insert/query, Flight) | `streams.rs` |
-//! | the control plane, a file per concern, served per call | `plane/`, `targets.rs` (authorizing its targets) |
+//! | the control plane, a file per concern, served per call (grant management in `plane/grants.rs`) | `plane/` |
 //! | the door for top-level namespaces; warehouse roots | `door.rs` |
-//! | grant management: create, list, revoke | `granting.rs` |
-//! | the guard order's slots; what a typed request names (`SpecRequest`) | `guard/` |
-//! | grants, ownership, authorization | `grants.rs`, `access.rs` |
-//! | Cedar as the authorizer | `policies.rs` |
-//! | which object a request is about: minted and looked-up real ids | `objects.rs` |
-//! | the audit trail | `audit.rs` |
+//! | admission: the guard order's slots, what a typed request names (`SpecRequest`), authorization and what a write does to grants (`authorize.rs`), Cedar (`cedar.rs`), real ids (`objects.rs`), what lists show (`visible.rs`), control-plane targets (`control.rs`), task keys (`task_key.rs`) | `guard/` |
+//! | grant records and the relations they give | `grants.rs` |
+//! | the audit trail: events, the sink, the store and its upkeep | `audit/` |
 //! | recoverable drops: grace, undrop, trash listing, purge, sweep | `trash.rs` |
 //! | removing what creates that died left (stale intents) | `leftovers.rs` |
 //! | maintenance policy records and their winner-takes-all resolution | `policy_records.rs` |
@@ -24,7 +21,6 @@
 //! | sweep and index health of whole warehouses (projects, the CLI) | `estate_reports.rs` |
 //! | the estate reconciler: drift between registries, manifests, storage | `drift.rs` |
 //! | maintenance tasks: the governed API and the worker pool | `maintenance.rs` |
-//! | what a maintenance job's task key may do; issuing it | `task_access.rs` |
 //! | readiness; a view of one warehouse for any `Spec` | `health.rs`, `scoped.rs` |
 //! | credentials vended with the answers that hand a table | `vending.rs` |
 //! | durations (`7d`, `90m`) | `duration.rs` |

@@ -49,7 +49,7 @@ fn protected_error(kind: &str, id: &str) -> CatalogError {
 #[derive(Debug, Clone)]
 pub struct Registry {
     pub(super) records: Records,
-    /// The audit trail, beside the records (see `audit_store.rs`).
+    /// The audit trail, beside the records (see `audit/store.rs`).
     pub(super) audit: std::sync::Arc<super::AuditStore>,
 }
 

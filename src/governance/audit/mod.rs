@@ -1,19 +1,19 @@
 //! The audit trail: a typed event for every mutation and every denied
 //! request (principal, action, resource, outcome, code, request id, time),
 //! written to the log as JSON and appended to the trail on the control root
-//! (`audit_store.rs`) before the request's answer leaves, which admins read
+//! (`store.rs`; written by `sink.rs`, kept by `upkeep.rs`) before the request's answer leaves, which admins read
 //! back through the control plane.
 
 pub(super) mod sink;
 pub(super) mod store;
 pub(super) mod upkeep;
 
-use super::audit::store::Position;
 use super::guard::Access;
 use super::registry::{now_ms, Registry};
 use super::UpkeepReport;
 use crate::api::audit::{Event, EventResource, ListEventsRequest, ListEventsResponse, VendedEvent};
 use crate::error::{CatalogError, CatalogResult, Code};
+use store::Position;
 
 /// Where events were kept, one record each, before segments.
 const EVENT: &str = "event";

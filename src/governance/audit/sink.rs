@@ -135,7 +135,7 @@ enum Sent {
 }
 
 impl Governance {
-    /// One upkeep pass of the audit trail (see `audit_upkeep.rs`).
+    /// One upkeep pass of the audit trail (see `upkeep.rs`).
     pub async fn audit_upkeep(
         &self,
         retention_ms: Option<u64>,

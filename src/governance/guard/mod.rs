@@ -5,6 +5,12 @@
 //!
 //! identity (401) -> shape (400) -> parent (404) -> authorization (403)
 //! -> conflict (409) -> storage write -> ownership grants -> events.
+//!
+//! The room: what a typed request names (`request.rs`), authorization and
+//! what a write does to grants (`authorize.rs`), Cedar (`cedar.rs`), the
+//! real ids of what a request is about (`objects.rs`), what lists show
+//! (`visible.rs`), control-plane targets (`control.rs`) and task keys
+//! (`task_key.rs`). `spec.rs`'s `admit` and `finish` run the order.
 
 pub(super) mod authorize;
 pub(super) mod cedar;

@@ -79,45 +79,19 @@ impl Governance {
         request: &models::ListNamespacesRequest,
     ) -> CatalogResult<models::ListNamespacesResponse> {
         let parent = request.id.clone().unwrap_or_default();
-        let mut page = models::ListNamespacesRequest {
-            id: request.id.clone(),
-            ..Default::default()
-        };
-        let mut names = Vec::new();
-        loop {
-            let answer = self
-                .hidden_list(
-                    route.catalog.list_namespaces(page.clone()).await,
-                    principal,
-                    &route.warehouse,
-                    &parent,
-                    &op::ListNamespaces,
-                )
-                .await?;
-            let ids = answer
-                .namespaces
-                .iter()
-                .map(|name| ("namespace", child(&parent, name)));
-            route.catalog.object_ids(&ids.collect::<Vec<_>>()).await?;
-            for name in answer.namespaces {
-                let id: Vec<String> = parent.iter().cloned().chain([name.clone()]).collect();
-                if self
-                    .may_see(principal, Kind::Namespace, &route.warehouse, id)
-                    .await?
-                {
-                    names.push(name);
+        let names = self
+            .visible_children(route, principal, &parent, Kind::Namespace, |token| {
+                let page = models::ListNamespacesRequest {
+                    id: request.id.clone(),
+                    page_token: token,
+                    ..Default::default()
+                };
+                async move {
+                    let answer = route.catalog.list_namespaces(page).await?;
+                    Ok((answer.namespaces, answer.page_token))
                 }
-            }
-            page.page_token = answer.page_token.filter(|t| !t.is_empty());
-            if page.page_token.is_none() {
-                break;
-            }
-        }
-        if names.is_empty() {
-            return Err(self
-                .refusal(principal, &op::ListNamespaces, &route.warehouse, &parent)
-                .await);
-        }
+            })
+            .await?;
         let (namespaces, page_token) =
             crate::api::page::page(&names, request.page_token.as_deref(), request.limit, SPEC)?;
         Ok(models::ListNamespacesResponse {
@@ -135,47 +109,20 @@ impl Governance {
         request: &models::ListTablesRequest,
     ) -> CatalogResult<models::ListTablesResponse> {
         let parent = request.id.clone().unwrap_or_default();
-        let mut page = models::ListTablesRequest {
-            id: request.id.clone(),
-            include_declared: request.include_declared,
-            ..Default::default()
-        };
-        let mut names = Vec::new();
-        loop {
-            let answer = self
-                .hidden_list(
-                    route.catalog.list_tables(page.clone()).await,
-                    principal,
-                    &route.warehouse,
-                    &parent,
-                    &op::ListTables,
-                )
-                .await?;
-            // Every child's real id in one lookup, not one per check.
-            let ids = answer
-                .tables
-                .iter()
-                .map(|name| ("table", child(&parent, name)));
-            route.catalog.object_ids(&ids.collect::<Vec<_>>()).await?;
-            for name in answer.tables {
-                let id: Vec<String> = parent.iter().cloned().chain([name.clone()]).collect();
-                if self
-                    .may_see(principal, Kind::Table, &route.warehouse, id)
-                    .await?
-                {
-                    names.push(name);
+        let names = self
+            .visible_children(route, principal, &parent, Kind::Table, |token| {
+                let page = models::ListTablesRequest {
+                    id: request.id.clone(),
+                    include_declared: request.include_declared,
+                    page_token: token,
+                    ..Default::default()
+                };
+                async move {
+                    let answer = route.catalog.list_tables(page).await?;
+                    Ok((answer.tables, answer.page_token))
                 }
-            }
-            page.page_token = answer.page_token.filter(|t| !t.is_empty());
-            if page.page_token.is_none() {
-                break;
-            }
-        }
-        if names.is_empty() {
-            return Err(self
-                .refusal(principal, &op::ListTables, &route.warehouse, &parent)
-                .await);
-        }
+            })
+            .await?;
         let (tables, page_token) =
             crate::api::page::page(&names, request.page_token.as_deref(), request.limit, SPEC)?;
         Ok(models::ListTablesResponse {
@@ -183,6 +130,54 @@ impl Governance {
             page_token,
             ..Default::default()
         })
+    }
+
+    /// The names of `parent`'s children of `kind` the caller may see,
+    /// over every page `list` answers (a page's names and the next token);
+    /// none at all is refused as the parent's listing would be.
+    async fn visible_children<F, Fut>(
+        &self,
+        route: &Route,
+        principal: &Option<Principal>,
+        parent: &[String],
+        kind: Kind,
+        list: F,
+    ) -> CatalogResult<Vec<String>>
+    where
+        F: Fn(Option<String>) -> Fut,
+        Fut: std::future::Future<Output = CatalogResult<(Vec<String>, Option<String>)>>,
+    {
+        let op = match kind {
+            Kind::Namespace => &op::ListNamespaces,
+            _ => &op::ListTables,
+        };
+        let mut names = Vec::new();
+        let mut token = None;
+        loop {
+            let (page, next) = self
+                .hidden_list(list(token).await, principal, &route.warehouse, parent, op)
+                .await?;
+            // Every child's real id in one lookup, not one per check.
+            let ids: Vec<_> = page
+                .iter()
+                .map(|name| (kind.as_str(), child(parent, name)))
+                .collect();
+            route.catalog.object_ids(&ids).await?;
+            for name in page {
+                let id = child(parent, &name);
+                if self.may_see(principal, kind, &route.warehouse, id).await? {
+                    names.push(name);
+                }
+            }
+            token = next.filter(|t| !t.is_empty());
+            if token.is_none() {
+                break;
+            }
+        }
+        if names.is_empty() {
+            return Err(self.refusal(principal, op, &route.warehouse, parent).await);
+        }
+        Ok(names)
     }
 
     /// Keep the full table ids (as the manifest spells them) the caller may

@@ -282,8 +282,7 @@ pub(in crate::governance) fn grant_kind(kind: &str) -> CatalogResult<Kind> {
         })
 }
 
-
-impl Plane<'_> {
+impl super::Plane<'_> {
     pub(super) async fn create_grant(&self, request: CreateGrantRequest) -> CatalogResult<Grant> {
         self.create_grant_governed(self.call, request).await
     }
