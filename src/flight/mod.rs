@@ -3,10 +3,13 @@
 //! REST and gRPC (the spec code travels in `lance-error-code` metadata).
 //!
 //! - A path descriptor is a table id (its segments). A command descriptor is
-//!   JSON naming the operation: `{"op": "query", ...ScanSpec}`,
-//!   `{"op": "create", "id": [...], "mode": "create|exist_ok|overwrite"}`,
-//!   `{"op": "insert", "id": [...], "mode": "append|overwrite"}` or
-//!   `{"op": "merge_insert", "id": [...], "on": [...], "when_matched_update_all": true, ...}`.
+//!   JSON naming its operation's row by its method (or the word Flight
+//!   offered first): `{"op": "query_table", ...ScanSpec}` (`query`),
+//!   `{"op": "create_table", "id": [...], "mode": "create|exist_ok|overwrite"}`
+//!   (`create`), `{"op": "insert_into_table", "id": [...], "mode":
+//!   "append|overwrite"}` (`insert`) or `{"op": "merge_insert_into_table",
+//!   "id": [...], "on": [...], "when_matched_update_all": true, ...}`
+//!   (`merge_insert`).
 //! - Tickets are [`ScanSpec`]s in JSON: DoGet streams batches straight from
 //!   the Lance scanner.
 //! - GetFlightInfo, GetSchema and ListFlights answer from the table's
@@ -16,11 +19,16 @@
 //!   otherwise; all batches of one DoPut are one commit, answered by one
 //!   PutResult whose app_metadata is the JSON [`WriteOutcome`].
 //! - ListFlights takes a JSON list-tables request (`{"id": ["sales"]}`; empty
-//!   lists every table); DoAction serves `count_rows` and `explain`.
+//!   lists every table).
+//! - DoAction serves every spec operation whose request and answer are
+//!   JSON, by its method (`actions.rs`), admitted as over REST.
+
+mod actions;
 
 use std::sync::Arc;
 
 use crate::api::spec::Spec;
+use crate::api::{op, OpDef};
 use arrow_flight::decode::FlightRecordBatchStream;
 use arrow_flight::encode::FlightDataEncoderBuilder;
 use arrow_flight::error::FlightError;
@@ -33,9 +41,7 @@ use arrow_ipc::writer::IpcWriteOptions;
 use arrow_schema::{Schema, SchemaRef};
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
-use lance_namespace::models::{
-    CountTableRowsRequest, ExplainTableQueryPlanRequest, ListTablesRequest,
-};
+use lance_namespace::models::ListTablesRequest;
 use serde_json::Value;
 use tonic::{Request, Response, Status, Streaming};
 
@@ -93,29 +99,57 @@ fn json<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, S
         .map_err(|e| invalid(format!("{what} is not valid JSON for it: {e}")))
 }
 
-/// A descriptor as (operation, its JSON request).
-fn command(desc: &FlightDescriptor) -> Result<(String, Value), Status> {
+/// What a descriptor asks for: a table's path (read it, or create it or
+/// append to it), or a command naming its operation's row.
+enum Command {
+    Path,
+    Row(&'static OpDef),
+}
+
+/// The rows a command descriptor may name, by their method or by the word
+/// Flight offered first.
+const COMMANDS: [(&OpDef, &str); 4] = [
+    (&op::QueryTable, "query"),
+    (&op::CreateTable, "create"),
+    (&op::InsertIntoTable, "insert"),
+    (&op::MergeInsertIntoTable, "merge_insert"),
+];
+
+/// A descriptor as its command and its JSON request.
+fn command(desc: &FlightDescriptor) -> Result<(Command, Value), Status> {
     if !desc.path.is_empty() {
-        return Ok(("path".into(), serde_json::json!({ "id": desc.path })));
+        return Ok((Command::Path, serde_json::json!({ "id": desc.path })));
     }
     let mut value: Value = json(&desc.cmd, "the command descriptor")?;
-    let op = value
+    let word = value
         .as_object_mut()
         .and_then(|o| o.remove("op"))
         .and_then(|v| v.as_str().map(str::to_string))
         .ok_or_else(|| invalid("a command descriptor is a JSON object with an \"op\""))?;
-    Ok((op, value))
+    let row = COMMANDS
+        .iter()
+        .find(|(op, first)| op.action == word || *first == word)
+        .map(|(op, _)| *op)
+        .ok_or_else(|| {
+            invalid(format!(
+                "unknown operation {word:?}: a command names query_table, create_table, insert_into_table or merge_insert_into_table"
+            ))
+        })?;
+    Ok((Command::Row(row), value))
 }
 
 fn scan_spec(desc: &FlightDescriptor) -> Result<ScanSpec, Status> {
     match command(desc)? {
-        (op, v) if op == "path" || op == "query" => {
-            serde_json::from_value(v).map_err(|e| invalid(format!("not a query request: {e}")))
-        }
-        (op, _) => Err(invalid(format!(
-            "{op:?} does not describe a readable flight; use a path or {{\"op\": \"query\"}}"
+        (Command::Path, v) => read_spec(v),
+        (Command::Row(row), v) if *row == op::QueryTable => read_spec(v),
+        (Command::Row(row), _) => Err(invalid(format!(
+            "{row} does not describe a readable flight; use a path or {{\"op\": \"query_table\"}}"
         ))),
     }
+}
+
+fn read_spec(v: Value) -> Result<ScanSpec, Status> {
+    serde_json::from_value(v).map_err(|e| invalid(format!("not a query request: {e}")))
 }
 
 fn id_of(v: &Value) -> Vec<String> {
@@ -322,9 +356,9 @@ impl FlightService for CatalogFlight {
         let (op, cmd) = command(&descriptor)?;
         let id = id_of(&cmd);
         let branch = str_of(&cmd, "branch");
-        let write = match op.as_str() {
-            "path" => WriteOp::CreateOrAppend,
-            "create" => WriteOp::Create {
+        let write = match op {
+            Command::Path => WriteOp::CreateOrAppend,
+            Command::Row(row) if *row == op::CreateTable => WriteOp::Create {
                 mode: str_of(&cmd, "mode"),
                 properties: cmd
                     .get("properties")
@@ -332,15 +366,21 @@ impl FlightService for CatalogFlight {
                     .transpose()
                     .map_err(|e| invalid(format!("properties: {e}")))?,
             },
-            "insert" => WriteOp::Insert {
+            Command::Row(row) if *row == op::InsertIntoTable => WriteOp::Insert {
                 overwrite: crate::core::insert_mode_is_overwrite(str_of(&cmd, "mode").as_deref())
                     .map_err(to_status)?,
             },
-            "merge_insert" => WriteOp::MergeInsert(Box::new(
-                serde_json::from_value(cmd.clone())
-                    .map_err(|e| invalid(format!("not a merge-insert request: {e}")))?,
-            )),
-            other => return Err(invalid(format!("unknown DoPut operation {other:?}"))),
+            Command::Row(row) if *row == op::MergeInsertIntoTable => {
+                WriteOp::MergeInsert(Box::new(
+                    serde_json::from_value(cmd.clone())
+                        .map_err(|e| invalid(format!("not a merge-insert request: {e}")))?,
+                ))
+            }
+            Command::Row(row) => {
+                return Err(invalid(format!(
+                    "DoPut writes a table: {row} is read with DoGet"
+                )))
+            }
         };
         let messages = futures::stream::once(async move { Ok(first) })
             .chain(input)
@@ -380,29 +420,8 @@ impl FlightService for CatalogFlight {
     ) -> Result<Response<Self::DoActionStream>, Status> {
         let headers = request.metadata().clone().into_headers();
         let action = request.into_inner();
-        let body: Vec<u8> = match action.r#type.as_str() {
-            "count_rows" => {
-                let mut req: CountTableRowsRequest = json(&action.body, "count_rows")?;
-                req.identity = identity(&headers);
-                let n = self.gov.count_table_rows(req).await.map_err(to_status)?;
-                n.to_string().into_bytes()
-            }
-            "explain" => {
-                let mut req: ExplainTableQueryPlanRequest = json(&action.body, "explain")?;
-                req.identity = identity(&headers);
-                let plan = self
-                    .gov
-                    .explain_table_query_plan(req)
-                    .await
-                    .map_err(to_status)?;
-                serde_json::to_vec(&plan).map_err(|e| invalid(e.to_string()))?
-            }
-            other => {
-                return Err(to_status(CatalogError::unsupported(format!(
-                    "unknown action {other:?}; ListActions names the ones offered"
-                ))))
-            }
-        };
+        let identity = identity(&headers).map(|i| serde_json::json!(i));
+        let body = actions::run(self.gov.as_ref(), &action.r#type, &action.body, identity).await?;
         let result = arrow_flight::Result { body: body.into() };
         Ok(Response::new(
             futures::stream::once(async { Ok(result) }).boxed(),
@@ -413,16 +432,7 @@ impl FlightService for CatalogFlight {
         &self,
         _request: Request<Empty>,
     ) -> Result<Response<Self::ListActionsStream>, Status> {
-        let actions = vec![
-            ActionType {
-                r#type: "count_rows".into(),
-                description: "Body: a JSON CountTableRows request ({\"id\": [...], \"predicate\": ...}). Result: the count.".into(),
-            },
-            ActionType {
-                r#type: "explain".into(),
-                description: "Body: a JSON ExplainTableQueryPlan request. Result: the plan as a JSON string.".into(),
-            },
-        ];
+        let actions = actions::offered();
         Ok(Response::new(
             futures::stream::iter(actions.into_iter().map(Ok)).boxed(),
         ))

@@ -3,7 +3,6 @@
 //! nothing about what an operation means.
 
 mod console;
-mod dispatch;
 pub mod limits;
 pub mod openapi;
 mod probes;
@@ -30,7 +29,7 @@ use crate::api::control::ControlPlane;
 pub use crate::api::{AnswerKind, BodyKind, Kind, OpDef, Plane, CONTROL_OPS, OPS};
 use crate::error::CatalogError;
 use crate::governance::Governance;
-use dispatch::{dispatch, dispatch_control, Reply};
+use crate::transport::dispatch::{dispatch, dispatch_control, Reply};
 pub use problem::Problem;
 use request::{
     apply_headers, apply_query, check_arrow_content_type, check_content_md5, content_md5,
@@ -116,10 +115,8 @@ pub async fn invoke(
     body: Bytes,
 ) -> Result<(), CatalogError> {
     match op.plane {
-        Plane::Control => dispatch_control(control, None, op.name, obj)
-            .await
-            .map(|_| ()),
-        Plane::Spec => dispatch(ns, op.name, obj, body).await.map(|_| ()),
+        Plane::Control => dispatch_control(control, None, op, obj).await.map(|_| ()),
+        Plane::Spec => dispatch(ns, op, obj, body).await.map(|_| ()),
     }
 }
 
@@ -317,14 +314,14 @@ async fn run(
     let reply = match (op.plane, &state.control) {
         (Plane::Control, Some(control)) => {
             let id = Some(request_id.to_string());
-            dispatch_control(control.as_ref(), id, op.name, obj).await
+            dispatch_control(control.as_ref(), id, op, obj).await
         }
         _ => match streaming {
             Some(gov) => {
                 let body = chunks.unwrap_or_else(|| futures::stream::empty().boxed());
-                streamed::run(gov, op.name, obj, body).await
+                streamed::run(gov, op, obj, body).await
             }
-            None => dispatch(state.ns.as_ref(), op.name, obj, data).await,
+            None => dispatch(state.ns.as_ref(), op, obj, data).await,
         },
     }
     .map_err(|e: CatalogError| {

@@ -4,7 +4,7 @@
 //! answers its Arrow file as the scan produces it. A router over another
 //! namespace reads bodies whole (`mod.rs`).
 
-use crate::api::op;
+use crate::api::{op, OpDef};
 use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
@@ -12,12 +12,12 @@ use futures::StreamExt;
 use md5::Digest;
 use serde_json::{Map, Value};
 
-use super::dispatch::{json, model, Reply};
 use super::problem::Problem;
 use super::request::md5_mismatch;
 use crate::core::data::rows::{run_ahead, Chunks};
 use crate::error::CatalogError;
 use crate::governance::Governance;
+use crate::transport::dispatch::{json, model, Reply};
 
 /// Why a streamed body could not be read (too large, stalled, cut, or not
 /// what its Content-MD5 says), kept so that the answer has its own status.
@@ -121,13 +121,13 @@ pub(super) fn body_chunks(
 /// Run a streamed operation through the governance layer.
 pub(super) async fn run(
     gov: &Governance,
-    name: &str,
+    row: &OpDef,
     obj: Map<String, Value>,
     body: Chunks,
 ) -> Result<Reply, CatalogError> {
-    Ok(if name == op::CreateTable.name {
+    Ok(if *row == op::CreateTable {
         Reply::Json(json(gov.create_table_streamed(model(obj)?, body).await?)?)
-    } else if name == op::InsertIntoTable.name {
+    } else if *row == op::InsertIntoTable {
         Reply::Json(json(gov.insert_streamed(model(obj)?, body).await?)?)
     } else {
         Reply::ArrowStream(gov.query_streamed(model(obj)?).await?)

@@ -6,5 +6,6 @@
 //! Flight).
 
 pub mod caller;
+pub mod dispatch;
 pub mod headers;
 pub mod status;

@@ -1,5 +1,5 @@
 //! From a request object to the core call and back, for every operation in
-//! the inventory: convert the object into the request model, call the
+//! the inventory (REST's routes and Flight's actions): convert the object into the request model, call the
 //! namespace, turn the answer into a reply of the row's answer kind.
 
 use crate::api::spec::Spec;
@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::api::control::*;
 use crate::api::inventory::{for_each_control_op, for_each_spec_op};
+use crate::api::OpDef;
 use crate::error::CatalogError;
 
 /// What a successful operation answers.
@@ -28,7 +29,7 @@ pub(crate) enum Reply {
 }
 
 /// The request model of a JSON body; a mistake names the field it is in.
-pub(super) fn model<T: DeserializeOwned>(obj: Map<String, Value>) -> Result<T, CatalogError> {
+pub(crate) fn model<T: DeserializeOwned>(obj: Map<String, Value>) -> Result<T, CatalogError> {
     serde_path_to_error::deserialize(Value::Object(obj)).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
@@ -39,7 +40,7 @@ pub(super) fn model<T: DeserializeOwned>(obj: Map<String, Value>) -> Result<T, C
     })
 }
 
-pub(super) fn json<T: Serialize>(v: T) -> Result<Value, CatalogError> {
+pub(crate) fn json<T: Serialize>(v: T) -> Result<Value, CatalogError> {
     serde_json::to_value(v)
         .map_err(|e| CatalogError::internal(format!("cannot render answer: {e}")))
 }
@@ -121,12 +122,12 @@ macro_rules! dispatch_fn {
         /// the data operations).
         pub(crate) async fn dispatch(
             ns: &dyn Spec,
-            op: &str,
+            op: &OpDef,
             obj: Map<String, Value>,
             body: Bytes,
         ) -> Result<Reply, CatalogError> {
             let _ = &body;
-            Ok(match op {
+            Ok(match op.name {
                 $( stringify!($Name) => reply!($answer, call!($body, ns.$method, obj, body)), )*
                 other => {
                     return Err(CatalogError::unsupported(format!(
@@ -149,11 +150,11 @@ macro_rules! dispatch_control_fn {
         pub(crate) async fn dispatch_control(
             plane: &dyn ControlPlane,
             request_id: Option<String>,
-            op: &str,
+            op: &OpDef,
             obj: Map<String, Value>,
         ) -> Result<Reply, CatalogError> {
             let call = &Call::new(Credentials::from_identity(obj.get("identity")), request_id);
-            match op {
+            match op.name {
                 $( stringify!($Name) => {
                     let answer: $Resp = plane.$method(call, model::<$Req>(obj)?).await?;
                     Ok(Reply::Json(json(answer)?))
