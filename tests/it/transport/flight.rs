@@ -618,3 +618,45 @@ async fn flight_actions_are_the_inventorys_rows() {
     .unwrap_err();
     assert_eq!(spec_code(err), "15");
 }
+
+/// GetFlightInfo on a table of a million rows: admitted under
+/// read_metadata (meg may describe, not read) and answered from the
+/// manifest, so it holds with every data file gone, which any scan would
+/// need.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flight_info_of_a_million_rows_opens_no_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = governed(dir.path()).await;
+    namespace(&base, "big", Some("root")).await;
+    let path = FlightDescriptor::new_path(vec!["big".into(), "t".into()]);
+    let mut root = signed_in(&base, "root").await;
+    let before = data_files(dir.path());
+    let batches: Vec<RecordBatch> = (0..10).map(|i| batch(i * 100_000, 100_000)).collect();
+    put(&mut root, path.clone(), batches).await.unwrap();
+    let written: Vec<PathBuf> = data_files(dir.path())
+        .difference(&before)
+        .cloned()
+        .collect();
+    assert!(!written.is_empty(), "the table wrote data files");
+    for f in &written {
+        std::fs::remove_file(f).unwrap();
+    }
+    let mut meg = signed_in(&base, "meg").await;
+    let started = std::time::Instant::now();
+    let info = meg.get_flight_info(path.clone()).await.unwrap();
+    assert_eq!(info.total_records, 1_000_000);
+    assert_eq!(
+        names(&info.clone().try_decode_schema().unwrap()),
+        vec!["id", "x", "s"]
+    );
+    eprintln!("GetFlightInfo on 1M rows: {:?}", started.elapsed());
+    let ticket = info.endpoint[0].ticket.clone().unwrap();
+    assert_eq!(
+        spec_code(read(&mut meg, ticket.clone()).await.unwrap_err()),
+        "15"
+    );
+    assert!(
+        read(&mut root, ticket).await.is_err(),
+        "a scan read a table whose data files are gone"
+    );
+}
