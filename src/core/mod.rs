@@ -45,7 +45,7 @@
 //! | what a dataset's manifests reference, through base paths too | `references.rs` |
 //! | vended credentials: a table's scope, its session policy, STS, the kept sessions | `vending/` |
 //! | deletion protection of tables and namespaces | `protection.rs` |
-//! | object identity: real ids of tables and namespaces | `identity.rs` |
+//! | real object ids of tables and namespaces | `object_ids.rs` |
 //! | id and property checks, manifest keys | `checks.rs`, `reserved.rs` |
 //! | manifest transactions: conditional commits, the lock they ask for | `manifest_tx.rs`, `manifest_lock.rs` |
 //! | opening the storage root | `storage.rs` |
@@ -57,7 +57,6 @@ mod checks;
 pub mod data;
 pub mod derived;
 mod engine_ns;
-pub mod identity;
 pub mod live;
 pub mod maintenance;
 mod manifest_commit;
@@ -68,6 +67,7 @@ mod manifest_upkeep;
 mod meta_cache;
 pub mod namespace;
 mod namespace_impl;
+pub mod object_ids;
 pub mod protection;
 pub(crate) mod references;
 pub mod reserved;

@@ -70,7 +70,7 @@ impl Governance {
         principal: Option<crate::auth::Principal>,
     ) -> CatalogResult<lance_namespace::models::CreateNamespaceResponse> {
         // The new namespace's real id, minted here (a caller's is dropped).
-        let real = crate::core::identity::fresh_object_id();
+        let real = crate::core::object_ids::fresh_object_id();
         request
             .context
             .get_or_insert_with(Default::default)

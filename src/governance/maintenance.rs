@@ -193,7 +193,7 @@ impl Governance {
             return;
         }
         let settings = WorkerSettings {
-            owner: crate::core::identity::fresh_replica_name(),
+            owner: crate::core::object_ids::fresh_replica_name(),
             lease: config.lease,
             max_attempts: config.max_attempts,
             executors: config.executors.clone(),

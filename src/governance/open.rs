@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::guard::{Authorizer, Hooks, LogHooks};
 use super::models::DEFAULT_WAREHOUSE;
-use super::router::identify;
+use super::router::give_object_ids;
 use super::{Governance, GovernanceConfig, Registry};
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult};
@@ -82,7 +82,7 @@ impl Governance {
         }
         // Objects and grants from before real ids: every standing object
         // gets its id, then old grants are bound to the objects they name.
-        identify(&gov.home, DEFAULT_WAREHOUSE).await;
+        give_object_ids(&gov.home, DEFAULT_WAREHOUSE).await;
         match gov.registry.migrate_project_trash().await {
             Ok(0) => {}
             Ok(n) => tracing::info!(

@@ -89,7 +89,7 @@ impl Governance {
         opened.set_estate_refs(self.estate.clone());
         opened.set_job_executors(&record.warehouse_id, self.maintenance.executors.clone());
         if record.status == ACTIVE {
-            identify(&opened, &record.warehouse_id).await;
+            give_object_ids(&opened, &record.warehouse_id).await;
         }
         let mut open = self.catalogs.lock().await;
         match open.get(&record.warehouse_id) {
@@ -252,8 +252,8 @@ impl Governance {
 
 /// Give a warehouse's objects from before real ids theirs (best effort:
 /// a grant names an object's id, and one without gets it then).
-pub(super) async fn identify(catalog: &Catalog, warehouse: &str) {
-    match catalog.ensure_identities().await {
+pub(super) async fn give_object_ids(catalog: &Catalog, warehouse: &str) {
+    match catalog.ensure_object_ids().await {
         Ok(0) => {}
         Ok(n) => tracing::info!(
             warehouse,

@@ -21,9 +21,11 @@ const REFUSALS_PER_MINUTE: u32 = 1_200;
 
 impl Governance {
     /// The caller a request's credentials stand for (`None` with
-    /// authentication off); a refusal of credentials it presented is
-    /// audited, with what they claimed (never a secret).
-    pub(super) async fn identify(
+    /// authentication off; 401 when they are required and missing or
+    /// invalid), checked before anything else of a request is read; a
+    /// refusal of credentials it presented is audited, with what they
+    /// claimed (never a secret).
+    pub async fn authenticate(
         &self,
         credentials: &Credentials,
     ) -> CatalogResult<Option<Principal>> {
@@ -142,7 +144,7 @@ impl Governance {
                 ))
             }
         };
-        let principal = self.identify(credentials).await?;
+        let principal = self.authenticate(credentials).await?;
         self.auth.users().end_session(token).await?;
         if let Some(p) = principal {
             self.succeeded(&Access {

@@ -88,7 +88,7 @@ impl Catalog {
                 })?
             }
         };
-        let real = crate::core::identity::new_object_id(req.context.as_ref());
+        let real = crate::core::object_ids::new_object_id(req.context.as_ref());
         properties.insert(crate::core::reserved::TABLE_ID.to_string(), real);
         let empty = Stream {
             schema: Arc::new(schema),

@@ -9,9 +9,9 @@ use object_store::{ObjectMeta, ObjectStoreExt};
 
 use super::{TaskRecord, TASKS, TASK_TYPES};
 use crate::api::trash::TrashEntry;
-use crate::core::identity::id_property;
 use crate::core::live::Freshness;
 use crate::core::manifest_tx::{row_properties, row_type, single_rows};
+use crate::core::object_ids::id_property;
 use crate::core::table::locations::{canonical, overlaps};
 use crate::core::{engine, Catalog};
 use crate::error::CatalogResult;

@@ -14,7 +14,7 @@
 //!   a task (a submit that died between the two) is removed once old.
 //!
 //! Tasks are keyed by the table's real id ([`TABLE_ID`], see
-//! `core/identity.rs`): a table dropped and created again under the same
+//! `core/object_ids.rs`): a table dropped and created again under the same
 //! name starts with no tasks. A submit gives a table made before ids
 //! existed its id; reads never write, and such a table has no tasks.
 //!

@@ -12,8 +12,8 @@
 use futures::TryStreamExt;
 use serde::{Deserialize, Serialize};
 
-use crate::core::identity::id_property;
 use crate::core::manifest_tx::{row_object_id, row_properties, single_rows};
+use crate::core::object_ids::id_property;
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 use crate::records::{now_ms, Records};

@@ -38,7 +38,7 @@ impl Catalog {
         self.require_namespace(&id[..id.len() - 1]).await?;
         // The new namespace's real id (an overwritten one keeps its own:
         // it is the same namespace with new properties).
-        let mut real = crate::core::identity::new_object_id(req.context.as_ref());
+        let mut real = crate::core::object_ids::new_object_id(req.context.as_ref());
         if self.namespace_present(&id).await? {
             match mode {
                 "exist_ok" => {
@@ -73,7 +73,7 @@ impl Catalog {
                 }
             }
         }
-        crate::core::identity::stamp(&mut req.properties, "namespace", real);
+        crate::core::object_ids::stamp(&mut req.properties, "namespace", real);
         self.record_namespace(&id, req.properties.clone().unwrap_or_default())
             .await?;
         let mut properties = req.properties;

@@ -148,7 +148,7 @@ impl Catalog {
             location: location.to_string(),
             table: table.to_vec(),
             object_id,
-            replica: crate::core::identity::replica_name().to_string(),
+            replica: crate::core::object_ids::replica_name().to_string(),
             started_ms: now,
             touched_ms: now,
             taken_ms: None,

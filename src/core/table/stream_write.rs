@@ -220,8 +220,8 @@ impl Catalog {
     ) -> CatalogResult<u64> {
         crate::core::checks::check_properties(properties.as_ref())?;
         let mut properties = properties;
-        let real = new_id.unwrap_or_else(crate::core::identity::fresh_object_id);
-        crate::core::identity::stamp(&mut properties, "table", real);
+        let real = new_id.unwrap_or_else(crate::core::object_ids::fresh_object_id);
+        crate::core::object_ids::stamp(&mut properties, "table", real);
         let params = WriteParams {
             mode: WriteMode::Create,
             session: Some(self.session.clone()),

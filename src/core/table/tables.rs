@@ -98,8 +98,8 @@ impl Catalog {
                     &crate::core::checks::manifest_key(&id),
                 )),
             };
-            let real = crate::core::identity::new_object_id(req.context.as_ref());
-            crate::core::identity::stamp(&mut req.properties, "table", real);
+            let real = crate::core::object_ids::new_object_id(req.context.as_ref());
+            crate::core::object_ids::stamp(&mut req.properties, "table", real);
             return self.create_table_at(req, placement, rows).await;
         }
         if let Target::Written(location, _) = &target {
@@ -220,8 +220,8 @@ impl Catalog {
         let id = table_id(&req.id)?;
         crate::core::checks::check_properties(req.properties.as_ref())?;
         self.require_parent(&id).await?;
-        let real = crate::core::identity::new_object_id(req.context.as_ref());
-        crate::core::identity::stamp(&mut req.properties, "table", real);
+        let real = crate::core::object_ids::new_object_id(req.context.as_ref());
+        crate::core::object_ids::stamp(&mut req.properties, "table", real);
         let vend = req.vend_credentials != Some(false);
         let placement = match req.location.as_deref().filter(|l| !l.trim().is_empty()) {
             Some(location) => Placement::Chosen(self.relative_location(location.trim(), true)?),
@@ -305,8 +305,8 @@ impl Catalog {
         // Over a recorded table, either mode answers 5 (as the engine's
         // register did), so a registration is always a new object.
         self.require_table_absent(&id).await?;
-        let real = crate::core::identity::new_object_id(req.context.as_ref());
-        crate::core::identity::stamp(&mut req.properties, "table", real);
+        let real = crate::core::object_ids::new_object_id(req.context.as_ref());
+        crate::core::object_ids::stamp(&mut req.properties, "table", real);
         // Check, record and settle on its own task: a caller that goes away
         // cannot leave a record that was never settled.
         let catalog = self.clone();

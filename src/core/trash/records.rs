@@ -39,7 +39,7 @@ impl TrashEntry {
     /// real ids existed).
     pub fn object_id(&self) -> Option<&str> {
         self.properties
-            .get(crate::core::identity::id_property(&self.kind))
+            .get(crate::core::object_ids::id_property(&self.kind))
             .map(String::as_str)
     }
 
@@ -48,8 +48,8 @@ impl TrashEntry {
     pub(crate) fn restored_properties(&self) -> HashMap<String, String> {
         let mut props = self.properties.clone();
         props
-            .entry(crate::core::identity::id_property(&self.kind).to_string())
-            .or_insert_with(crate::core::identity::fresh_object_id);
+            .entry(crate::core::object_ids::id_property(&self.kind).to_string())
+            .or_insert_with(crate::core::object_ids::fresh_object_id);
         props
     }
 

@@ -14,10 +14,10 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::core::checks::{display_id, manifest_key, namespace_id, table_id};
-use crate::core::identity::id_property;
 use crate::core::manifest_tx::{
     object_row, row_location, row_object_id, row_properties, row_type, single_rows,
 };
+use crate::core::object_ids::id_property;
 use crate::core::table::locations::placed_name;
 use crate::core::table::locations::{canonical, find_overlap};
 use crate::core::trash::records::TrashEntry;

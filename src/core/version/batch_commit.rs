@@ -105,8 +105,8 @@ impl Catalog {
                 let location = self.location_uri(&dir);
                 crate::core::checks::check_properties(d.properties.as_ref())?;
                 let mut props = d.properties.clone();
-                let real = crate::core::identity::new_object_id(d.context.as_ref());
-                crate::core::identity::stamp(&mut props, "table", real);
+                let real = crate::core::object_ids::new_object_id(d.context.as_ref());
+                crate::core::object_ids::stamp(&mut props, "table", real);
                 let props = props.unwrap_or_default();
                 rows.insert(key.clone(), table_row(schema.clone(), &key, &dir, &props)?);
                 fresh.insert(key.clone());

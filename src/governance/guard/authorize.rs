@@ -42,17 +42,8 @@ impl Governance {
         &self,
         request: &dyn SpecRequest,
     ) -> CatalogResult<Option<Principal>> {
-        self.identify(&Credentials::of_identity(request.identity()))
+        self.authenticate(&Credentials::of_identity(request.identity()))
             .await
-    }
-
-    /// Check a caller's credentials (401 when they are required and
-    /// missing or invalid), before anything else of a request is read.
-    pub async fn authenticate(
-        &self,
-        credentials: &Credentials,
-    ) -> CatalogResult<Option<Principal>> {
-        self.identify(credentials).await
     }
 
     /// How many times this server verified credentials (each request's
@@ -66,7 +57,7 @@ impl Governance {
         &self,
         call: &Call,
     ) -> CatalogResult<Option<Principal>> {
-        self.identify(&call.credentials).await
+        self.authenticate(&call.credentials).await
     }
 
     /// A warehouse's project.

@@ -1,5 +1,5 @@
 //! Which object a request is about. Grants bind to real ids (see
-//! `core/identity.rs`), so the governance layer mints the id of what a
+//! `core/object_ids.rs`), so the governance layer mints the id of what a
 //! create makes before the core writes it (the creator's ownership then
 //! names that very object), looks up the id of what a request names, and
 //! binds grants recorded before ids existed to the objects standing under

@@ -11,7 +11,7 @@ use lance_namespace::models;
 
 use crate::api::call::{Call, Credentials};
 use crate::api::{op, OpDef, Target};
-use crate::core::identity::fresh_object_id;
+use crate::core::object_ids::fresh_object_id;
 use crate::core::reserved::{OBJECT_ID, WAREHOUSE};
 use crate::error::{CatalogError, CatalogResult};
 

@@ -1,4 +1,4 @@
-//! Object identity: every table and namespace carries a real id in its
+//! Real object ids: every table and namespace carries a real id in its
 //! properties ([`TABLE_ID`], [`NAMESPACE_ID`]), given when it is created
 //! and kept through renames (the manifest row moves), trash and undrop
 //! (the trash entry keeps the properties). A name is only where an object
@@ -8,7 +8,7 @@
 //! A create takes the id the governance layer minted for it (request
 //! context [`OBJECT_ID`], so the creator's ownership names that very
 //! object), or mints one. Objects made before ids existed, or by a plain
-//! Lance client beside the catalog, get one from [`Catalog::ensure_identities`]
+//! Lance client beside the catalog, get one from [`Catalog::ensure_object_ids`]
 //! (the governance layer runs it when it opens a warehouse) or when a grant
 //! first names them. Reads never give ids.
 
@@ -150,7 +150,7 @@ impl Catalog {
     /// Give every table and namespace that has no real id one, in one
     /// manifest commit; answers how many. Safe to run on every replica at
     /// once: a lost commit is tried again on a fresh snapshot.
-    pub async fn ensure_identities(&self) -> CatalogResult<usize> {
+    pub async fn ensure_object_ids(&self) -> CatalogResult<usize> {
         use futures::TryStreamExt;
         for attempt in 1..=5u64 {
             let held = self.hold_manifest().await;
@@ -248,14 +248,14 @@ mod tests {
             ("namespace", vec!["b".to_string()]),
         ];
         assert_eq!(catalog.object_ids(&wanted).await.unwrap(), vec![None, None]);
-        assert_eq!(catalog.ensure_identities().await.unwrap(), 2);
+        assert_eq!(catalog.ensure_object_ids().await.unwrap(), 2);
         let given = catalog.object_ids(&wanted).await.unwrap();
         assert!(
             given.iter().all(|g| g.as_deref().is_some_and(well_formed)),
             "{given:?}"
         );
         assert_ne!(given[0], given[1]);
-        assert_eq!(catalog.ensure_identities().await.unwrap(), 0);
+        assert_eq!(catalog.ensure_object_ids().await.unwrap(), 0);
         assert_eq!(catalog.object_ids(&wanted).await.unwrap(), given);
         // The catalog's own creates mint one at once.
         catalog
