@@ -11,6 +11,19 @@ use crate::core::StorageConfig;
 use crate::governance::{AuthConfig, GovernanceConfig};
 use crate::rest::RestConfig;
 
+/// An on/off setting, as its flag spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Switch {
+    On,
+    Off,
+}
+
+impl Switch {
+    pub fn is_on(self) -> bool {
+        self == Switch::On
+    }
+}
+
 /// `lance-catalog serve` settings. Debug shows no secret (see below).
 #[derive(Clone, Args)]
 pub struct ServeArgs {
@@ -32,8 +45,13 @@ pub struct ServeArgs {
     /// `on`: top-level namespaces are created through their warehouse
     /// (`POST /v1/warehouses/{id}/namespaces`, or a client pointed at
     /// `/warehouses/{id}`) and routed to its root. `off`: one root.
-    #[arg(help_heading = "Storage", long, env = "LANCE_CATALOG_WAREHOUSES", default_value = "off", value_parser = ["on", "off"])]
-    pub warehouses: String,
+    #[arg(
+        help_heading = "Storage",
+        long,
+        env = "LANCE_CATALOG_WAREHOUSES",
+        default_value = "off"
+    )]
+    pub warehouses: Switch,
 
     /// `required`: every request needs an API key or a bearer token, and
     /// Cedar policies fed by grants decide what it may do. `none` (the
@@ -169,8 +187,13 @@ pub struct ServeArgs {
     pub maintenance_versions_to_retain: u64,
 
     /// Whether tables are compacted (`on`/`off`).
-    #[arg(help_heading = "Maintenance policy and scheduler", long, env = "LANCE_CATALOG_MAINTENANCE_COMPACTION", default_value = "on", value_parser = ["on", "off"])]
-    pub maintenance_compaction: String,
+    #[arg(
+        help_heading = "Maintenance policy and scheduler",
+        long,
+        env = "LANCE_CATALOG_MAINTENANCE_COMPACTION",
+        default_value = "on"
+    )]
+    pub maintenance_compaction: Switch,
 
     /// How often a table's maintenance round is due (at least 1s).
     #[arg(
@@ -205,8 +228,13 @@ pub struct ServeArgs {
     /// versions by policy. Each keeps what a shallow clone registered in
     /// any warehouse reads; a clone the catalog does not know of is not
     /// seen: turn it off where such clones read this catalog's tables.
-    #[arg(help_heading = "Maintenance policy and scheduler", long, env = "LANCE_CATALOG_SCHEDULER_CLEANUP", default_value = "on", value_parser = ["on", "off"])]
-    pub scheduler_cleanup: String,
+    #[arg(
+        help_heading = "Maintenance policy and scheduler",
+        long,
+        env = "LANCE_CATALOG_SCHEDULER_CLEANUP",
+        default_value = "on"
+    )]
+    pub scheduler_cleanup: Switch,
 
     /// The scheduler removes versions of each warehouse's `__manifest`
     /// older than this (at least 10m), keeping the newest
@@ -381,8 +409,13 @@ pub struct ServeArgs {
 
     /// `on` (the default): serve the web console at /console/; it calls
     /// the REST routes with the user's own credential. `off`: not served.
-    #[arg(help_heading = "Serving", long, env = "LANCE_CATALOG_CONSOLE", default_value = "on", value_parser = ["on", "off"])]
-    pub console: String,
+    #[arg(
+        help_heading = "Serving",
+        long,
+        env = "LANCE_CATALOG_CONSOLE",
+        default_value = "on"
+    )]
+    pub console: Switch,
 
     /// Object-store option for the root, KEY=VALUE (repeatable), e.g.
     /// aws_endpoint=http://127.0.0.1:9000. The environment variable takes a
@@ -658,7 +691,7 @@ impl ServeArgs {
         Ok(GovernanceConfig {
             storage: self.storage()?,
             control_root: self.control_root.clone(),
-            warehouses: self.warehouses == "on",
+            warehouses: self.warehouses.is_on(),
             auth: self.auth_config()?,
             trash: crate::governance::TrashConfig {
                 grace_s: crate::governance::parse_duration(&self.trash_grace)
@@ -671,7 +704,7 @@ impl ServeArgs {
                 lease: seconds(self.task_lease),
                 poll: seconds(self.task_poll),
                 quota: self.task_quota,
-                scheduled_cleanup: self.scheduler_cleanup == "on",
+                scheduled_cleanup: self.scheduler_cleanup.is_on(),
                 manifest: self.manifest_keeping()?,
                 executors: self.ray.executors()?,
                 ..Default::default()
@@ -715,7 +748,7 @@ impl ServeArgs {
         Ok(crate::governance::PolicyDefaults {
             version_retention_s: d(&self.maintenance_version_retention),
             versions_to_retain: self.maintenance_versions_to_retain,
-            compaction: self.maintenance_compaction == "on",
+            compaction: self.maintenance_compaction.is_on(),
             interval_s: d(&self.maintenance_interval),
             target_rows_per_fragment: self.maintenance_target_rows_per_fragment,
         })
@@ -800,7 +833,7 @@ impl ServeArgs {
             max_json_body: self.max_json_body,
             body_idle_timeout: seconds(self.body_idle_timeout),
             header_read_timeout: seconds(self.header_read_timeout),
-            console: self.console == "on",
+            console: self.console.is_on(),
         }
     }
 }

@@ -14,8 +14,13 @@ pub struct UsersArgs {
     /// `on`: with `--auth required`, local users (made through
     /// `/v1/users`) sign in with a name and password (HTTP Basic, Flight's
     /// Handshake). `off`: Basic credentials and session tokens are refused.
-    #[arg(help_heading = "Local users", long, env = "LANCE_CATALOG_LOCAL_USERS", default_value = "on", value_parser = ["on", "off"])]
-    pub local_users: String,
+    #[arg(
+        help_heading = "Local users",
+        long,
+        env = "LANCE_CATALOG_LOCAL_USERS",
+        default_value = "on"
+    )]
+    pub local_users: crate::config::Switch,
 
     /// Failed sign-ins in a row before a user name is held off (0: never).
     #[arg(
@@ -103,7 +108,7 @@ impl UsersArgs {
         )
         .map_err(|e| format!("the --password-* settings: {e}"))?;
         Ok(UsersConfig {
-            enabled: self.local_users == "on",
+            enabled: self.local_users.is_on(),
             max_failures: self.login_max_failures,
             hold_off: Duration::from_secs(seconds("--login-hold-off", &self.login_hold_off)?),
             session_ttl: Duration::from_secs(session_ttl),
