@@ -32,14 +32,30 @@ pub struct Project {
     pub updated_at_ms: u64,
 }
 
-/// Whether a warehouse takes writes.
-pub const ACTIVE: &str = "active";
+/// Whether a warehouse takes writes; stored and answered in lower case.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WarehouseStatus {
+    /// It serves reads and writes.
+    #[default]
+    Active,
+    /// It serves reads and refuses writes.
+    Quarantined,
+    /// Set while it is deleted: it refuses new namespaces and writes.
+    Deleting,
+}
 
-/// A quarantined warehouse serves reads and refuses writes.
-pub const QUARANTINED: &str = "quarantined";
-
-/// Set while a warehouse is deleted: it refuses new namespaces and writes.
-pub const DELETING: &str = "deleting";
+impl WarehouseStatus {
+    /// A status a caller may set (`active` or `quarantined`, in any case);
+    /// `deleting` is the server's own.
+    pub fn settable(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "active" => Some(WarehouseStatus::Active),
+            "quarantined" => Some(WarehouseStatus::Quarantined),
+            _ => None,
+        }
+    }
+}
 
 /// A warehouse: one storage root of a project.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -54,8 +70,8 @@ pub struct Warehouse {
     pub storage_options: HashMap<String, String>,
     #[serde(default)]
     pub properties: HashMap<String, String>,
-    /// `active` or `quarantined`.
-    pub status: String,
+    /// `active` or `quarantined` (`deleting` while it is deleted).
+    pub status: WarehouseStatus,
     #[serde(default)]
     pub protected: bool,
     #[serde(default)]

@@ -153,7 +153,7 @@ impl Governance {
         // A warehouse deleted meanwhile looked for bindings before this one
         // was written: undo, so nothing is left without its warehouse.
         let gone = match self.registry.warehouse(warehouse).await {
-            Ok(w) => w.status == DELETING,
+            Ok(w) => w.status == WarehouseStatus::Deleting,
             Err(e) => e.code == Code::WAREHOUSE_NOT_FOUND,
         };
         if warehouse != DEFAULT_WAREHOUSE && gone {

@@ -258,7 +258,7 @@ impl Registry {
             root,
             storage_options: req.storage_options.unwrap_or_default(),
             properties: req.properties.unwrap_or_default(),
-            status: ACTIVE.to_string(),
+            status: WarehouseStatus::Active,
             protected: false,
             created_at_ms: now,
             updated_at_ms: now,
@@ -359,14 +359,13 @@ impl Registry {
     }
 
     pub async fn update_warehouse(&self, req: UpdateWarehouseRequest) -> CatalogResult<Warehouse> {
-        let status = match req.status.as_deref().map(str::to_ascii_lowercase) {
+        let status = match req.status.as_deref() {
             None => None,
-            Some(s) if s == ACTIVE || s == QUARANTINED => Some(s),
-            Some(s) => {
-                return Err(CatalogError::invalid(format!(
+            Some(s) => Some(WarehouseStatus::settable(s).ok_or_else(|| {
+                CatalogError::invalid(format!(
                     "warehouse status {s:?} is not one of \"active\", \"quarantined\""
-                )))
-            }
+                ))
+            })?),
         };
         let vending = req
             .vending
@@ -380,14 +379,14 @@ impl Registry {
                 &req.warehouse_id,
                 Code::WAREHOUSE_NOT_FOUND,
                 |mut w: Warehouse| {
-                    if w.status == DELETING {
+                    if w.status == WarehouseStatus::Deleting {
                         return Err(CatalogError::new(
                             Code::WAREHOUSE_NOT_FOUND,
                             format!("warehouse {:?} is being deleted", w.warehouse_id),
                         ));
                     }
                     if let Some(s) = &status {
-                        w.status = s.clone();
+                        w.status = *s;
                     }
                     merge(&mut w.properties, req.properties.clone());
                     if let Some(v) = &vending {
@@ -443,7 +442,7 @@ impl Registry {
         if !held.is_empty() {
             return Err(holding(held));
         }
-        let mut before = ACTIVE.to_string();
+        let mut before = WarehouseStatus::Active;
         self.records
             .update(
                 WAREHOUSE,
@@ -453,10 +452,10 @@ impl Registry {
                     if w.protected && !force {
                         return Err(protected_error("warehouse", &id));
                     }
-                    if w.status != DELETING {
-                        before = w.status.clone();
+                    if w.status != WarehouseStatus::Deleting {
+                        before = w.status;
                     }
-                    w.status = DELETING.to_string();
+                    w.status = WarehouseStatus::Deleting;
                     Ok(w)
                 },
             )
@@ -470,7 +469,7 @@ impl Registry {
                     &id,
                     Code::WAREHOUSE_NOT_FOUND,
                     |mut w: Warehouse| {
-                        w.status = before.clone();
+                        w.status = before;
                         Ok(w)
                     },
                 )

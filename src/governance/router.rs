@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::guard::request::{top_levels, SpecRequest};
-use super::models::{Warehouse, ACTIVE, DELETING, QUARANTINED};
+use super::models::{Warehouse, WarehouseStatus};
 use super::{Governance, Route};
 use crate::core::{Catalog, StorageConfig};
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -31,7 +31,7 @@ impl Governance {
             warehouse_id: DEFAULT_WAREHOUSE.to_string(),
             project_id: DEFAULT_PROJECT.to_string(),
             root: self.home.root().to_string(),
-            status: ACTIVE.to_string(),
+            status: WarehouseStatus::Active,
             ..Default::default()
         }
     }
@@ -88,7 +88,7 @@ impl Governance {
         );
         opened.set_estate_refs(self.estate.clone());
         opened.set_job_executors(&record.warehouse_id, self.maintenance.executors.clone());
-        if record.status == ACTIVE {
+        if record.status == WarehouseStatus::Active {
             give_object_ids(&opened, &record.warehouse_id).await;
         }
         let mut open = self.catalogs.lock().await;
@@ -234,13 +234,13 @@ impl Governance {
             return Ok(self.home.clone());
         }
         let w = self.registry.warehouse(warehouse).await?;
-        if w.status == DELETING {
+        if w.status == WarehouseStatus::Deleting {
             return Err(CatalogError::new(
                 Code::WAREHOUSE_NOT_FOUND,
                 format!("warehouse {warehouse:?} is being deleted"),
             ));
         }
-        if w.status == QUARANTINED {
+        if w.status == WarehouseStatus::Quarantined {
             return Err(CatalogError::new(
                 Code::WAREHOUSE_QUARANTINED,
                 format!("warehouse {warehouse:?} is quarantined: it serves reads and refuses writes until its status is set back to \"active\""),

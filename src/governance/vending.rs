@@ -12,7 +12,7 @@ use lance_namespace::models;
 use super::guard::Access;
 use super::{Governance, Route, DEFAULT_WAREHOUSE};
 use crate::api::audit::VendedEvent;
-use crate::api::hierarchy::QUARANTINED;
+use crate::api::hierarchy::WarehouseStatus;
 use crate::api::kind::Kind;
 use crate::api::op;
 use crate::core::vending::Privilege;
@@ -86,7 +86,7 @@ impl Governance {
             DEFAULT_WAREHOUSE => (route.catalog.clone(), false),
             id => {
                 let record = self.registry.warehouse(id).await?;
-                let quarantined = record.status == QUARANTINED;
+                let quarantined = record.status == WarehouseStatus::Quarantined;
                 (self.catalog_of(&record).await?, quarantined)
             }
         };
