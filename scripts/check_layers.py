@@ -61,7 +61,7 @@ LAYERS = [
     ["governance"],
     ["transport"],
     ["rest", "grpc", "flight"],
-    ["server", "reports", "config", "config_doc", "config_ray", "config_users", "config_file", "audit_fill"],
+    ["server", "reports", "config", "config_doc", "config_ray", "config_users", "config_file", "audit_fill", "switch"],
 ]
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
 

@@ -1,5 +1,6 @@
 //! Server settings: command-line flags, each with an environment variable.
 
+use crate::switch::Switch;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -10,19 +11,6 @@ use crate::auth::JwtConfig;
 use crate::core::StorageConfig;
 use crate::governance::{AuthConfig, GovernanceConfig};
 use crate::rest::RestConfig;
-
-/// An on/off setting, as its flag spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Switch {
-    On,
-    Off,
-}
-
-impl Switch {
-    pub fn is_on(self) -> bool {
-        self == Switch::On
-    }
-}
 
 /// `lance-catalog serve` settings. Debug shows no secret (see below).
 #[derive(Clone, Args)]

@@ -25,6 +25,7 @@ pub mod records;
 pub mod reports;
 pub mod rest;
 pub mod server;
+pub mod switch;
 pub mod telemetry;
 pub mod transport;
 
