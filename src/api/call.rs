@@ -81,30 +81,26 @@ impl std::fmt::Debug for Credentials {
     }
 }
 
+/// A credential as given: trimmed, and a blank one is none.
+fn given(value: Option<&str>) -> Option<String> {
+    value
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
 impl Credentials {
     /// From a spec request's typed `identity`; blank values are none.
     pub fn of_identity(identity: Option<&lance_namespace::models::Identity>) -> Self {
-        let field = |v: Option<&String>| {
-            v.map(|s| s.trim())
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
         Self {
-            api_key: field(identity.and_then(|i| i.api_key.as_ref())),
-            auth_token: field(identity.and_then(|i| i.auth_token.as_ref())),
+            api_key: given(identity.and_then(|i| i.api_key.as_deref())),
+            auth_token: given(identity.and_then(|i| i.auth_token.as_deref())),
         }
     }
 
     /// From a request's `identity` (`api_key`, `auth_token`), as JSON.
     pub fn from_identity(identity: Option<&serde_json::Value>) -> Self {
-        let field = |name: &str| {
-            identity
-                .and_then(|i| i.get(name))
-                .and_then(serde_json::Value::as_str)
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
+        let field = |name: &str| given(identity.and_then(|i| i.get(name))?.as_str());
         Self {
             api_key: field("api_key"),
             auth_token: field("auth_token"),

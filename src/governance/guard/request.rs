@@ -59,7 +59,9 @@ pub trait SpecRequest: Send + Sync {
 
 /// An id the control plane or a streamed call names: its caller comes
 /// with its call (the credentials its transport read), not in a spec body.
-#[derive(Debug, Default)]
+/// No `Debug`: it holds the caller's credentials, which the spec's
+/// `Identity` would print in clear.
+#[derive(Default)]
 pub(in crate::governance) struct Named {
     identity: Option<models::Identity>,
     id: Option<Vec<String>>,

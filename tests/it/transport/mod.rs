@@ -5,6 +5,7 @@
 mod authentication;
 mod console;
 pub(crate) mod flight;
+mod flight_actions;
 pub(crate) mod flight_namespace;
 mod grpc;
 mod hostile;
