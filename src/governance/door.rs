@@ -103,7 +103,23 @@ impl Governance {
                 return Err(self.hidden(e, &access, Kind::Warehouse, w).await);
             }
         };
-        self.authorize(&access).await?;
+        self.call_on(access, async |access| {
+            self.bind_and_create(access, &record, request).await
+        })
+        .await
+    }
+
+    /// The conflict check and write of a top-level namespace's door: the
+    /// binding first (it is what two doors race for), then the namespace.
+    async fn bind_and_create(
+        &self,
+        access: &mut Access,
+        record: &crate::api::hierarchy::Warehouse,
+        request: CreateNamespaceRequest,
+    ) -> CatalogResult<lance_namespace::models::CreateNamespaceResponse> {
+        let warehouse = record.warehouse_id.as_str();
+        let id = access.id.clone();
+        let name = id[0].clone();
         // Conflict.
         let catalog = self.writable(warehouse).await?;
         if let Some(b) = self.registry.binding(&name).await? {
@@ -112,7 +128,9 @@ impl Governance {
                 .as_deref()
                 .is_none_or(|m| m.eq_ignore_ascii_case("create"));
             if b.warehouse_id == warehouse && !plain_create {
-                // exist_ok / overwrite: create_namespace's own to answer.
+                // exist_ok / overwrite: create_namespace's own to answer;
+                // what stood gets no new owner.
+                access.made_nothing();
                 return catalog.create_namespace(request).await;
             }
             if !self.reclaim_stale(&b, &id).await? {
@@ -135,10 +153,11 @@ impl Governance {
         }
         // An exist_ok create of a namespace already in the root (from
         // before warehouses were on) binds it but makes no owner.
-        let stood = catalog.namespace_present(&id).await?;
-        // Write: the binding first (it is what two doors race for), then
-        // the namespace. A failure undoes the binding, unless the namespace
-        // stands after all (an exist_ok door made it meanwhile).
+        if catalog.namespace_present(&id).await? {
+            access.made_nothing();
+        }
+        // Write. A failure undoes the binding, unless the namespace stands
+        // after all (an exist_ok door made it meanwhile).
         self.registry.bind(&name, warehouse).await?;
         self.forget(&name);
         let created = match catalog.create_namespace(request).await {
@@ -166,17 +185,9 @@ impl Governance {
             let _ = self.registry.unbind(&name, warehouse).await;
             return Err(CatalogError::new(
                 Code::WAREHOUSE_NOT_FOUND,
-                format!(
-                    "warehouse {:?} was deleted while the namespace was created",
-                    record.warehouse_id
-                ),
+                format!("warehouse {warehouse:?} was deleted while the namespace was created"),
             ));
         }
-        if !stood {
-            self.own(&access).await;
-            self.hooks.created(&access).await;
-        }
-        self.succeeded(&access).await;
         Ok(created)
     }
 

@@ -3,6 +3,7 @@
 //! (submit and delete are writes, get and list reads), and a pool of
 //! workers in every replica runs what any replica queued.
 
+use super::guard::entry::Admitted;
 use super::guard::request::Named;
 use crate::api::call::Call;
 use crate::api::op;
@@ -91,16 +92,15 @@ impl Governance {
                 crate::error::CatalogError::internal(format!("no task type for {action}"))
             })?;
         check_table_id(&request.id)?;
-        let (route, access) = self
-            .admit(action, &mut Named::called(call, &request.id))
-            .await?;
-        let by = access.principal.as_ref().map(|p| p.id.clone());
-        let done = route
-            .catalog
-            .submit_task(task_type, request, self.maintenance.quota, by)
-            .await?;
-        self.succeeded(&access).await;
-        Ok(done)
+        let named = Named::called(call, &request.id);
+        self.call(action, named, async |a: &mut Admitted, _| {
+            let by = a.access.principal.as_ref().map(|p| p.id.clone());
+            a.route
+                .catalog
+                .submit_task(task_type, request, self.maintenance.quota, by)
+                .await
+        })
+        .await
     }
 
     pub(super) async fn get_task_governed(
@@ -109,13 +109,13 @@ impl Governance {
         request: GetLanceTaskStatusRequest,
     ) -> CatalogResult<GetLanceTaskStatusResponse> {
         check_table_id(&request.id)?;
-        let (route, _) = self
-            .admit(
-                &op::GetLanceTaskStatus,
-                &mut Named::called(call, &request.id),
-            )
-            .await?;
-        route.catalog.get_task(request).await
+        let named = Named::called(call, &request.id);
+        self.call(
+            &op::GetLanceTaskStatus,
+            named,
+            async |a: &mut Admitted, _| a.route.catalog.get_task(request).await,
+        )
+        .await
     }
 
     pub(super) async fn list_tasks_governed(
@@ -124,10 +124,11 @@ impl Governance {
         request: ListLanceTasksRequest,
     ) -> CatalogResult<ListLanceTasksResponse> {
         check_table_id(&request.id)?;
-        let (route, _) = self
-            .admit(&op::ListLanceTasks, &mut Named::called(call, &request.id))
-            .await?;
-        route.catalog.list_tasks(request).await
+        let named = Named::called(call, &request.id);
+        self.call(&op::ListLanceTasks, named, async |a: &mut Admitted, _| {
+            a.route.catalog.list_tasks(request).await
+        })
+        .await
     }
 
     pub(super) async fn delete_task_governed(
@@ -136,12 +137,11 @@ impl Governance {
         request: DeleteLanceTaskRequest,
     ) -> CatalogResult<DeleteLanceTaskResponse> {
         check_table_id(&request.id)?;
-        let (route, access) = self
-            .admit(&op::DeleteLanceTask, &mut Named::called(call, &request.id))
-            .await?;
-        let done = route.catalog.delete_task(request).await?;
-        self.succeeded(&access).await;
-        Ok(done)
+        let named = Named::called(call, &request.id);
+        self.call(&op::DeleteLanceTask, named, async |a: &mut Admitted, _| {
+            a.route.catalog.delete_task(request).await
+        })
+        .await
     }
 
     /// Cancel a task, and stop the job running it on an executor that
@@ -153,31 +153,37 @@ impl Governance {
         request: CancelLanceTaskRequest,
     ) -> CatalogResult<GetLanceTaskStatusResponse> {
         check_table_id(&request.id)?;
-        let (route, access) = self
-            .admit(&op::CancelLanceTask, &mut Named::called(call, &request.id))
-            .await?;
-        let by = access.principal.as_ref().map(|p| p.id.as_str());
-        let (answer, record) = route.catalog.cancel_task(request, by).await?;
-        self.succeeded(&access).await;
-        if outlives_replica(&record) {
-            let kind = record
-                .placement
-                .as_ref()
-                .map(|p| p.executor)
-                .unwrap_or_default();
-            match self.maintenance.executors.get(kind) {
-                Ok(x) => match x.cancel(&record).await {
-                    Ok(()) => route.catalog.remove_marker(&record.info.task_id).await,
-                    Err(e) => {
-                        tracing::warn!(task = %record.info.task_id, error = %e.message, "could not stop a cancelled task's job; a worker stops it")
-                    }
-                },
-                Err(_) => {
-                    tracing::info!(task = %record.info.task_id, "a cancelled task's job runs where this replica cannot reach; a worker that can stops it")
+        let named = Named::called(call, &request.id);
+        self.call(&op::CancelLanceTask, named, async |a: &mut Admitted, _| {
+            let by = a.access.principal.as_ref().map(|p| p.id.as_str());
+            let (answer, record) = a.route.catalog.cancel_task(request, by).await?;
+            if outlives_replica(&record) {
+                self.stop_job(&a.route, &record).await;
+            }
+            Ok(answer)
+        })
+        .await
+    }
+
+    /// Stop the job of a cancelled task on its executor, which outlives
+    /// this replica.
+    async fn stop_job(&self, route: &super::Route, record: &crate::core::maintenance::TaskRecord) {
+        let kind = record
+            .placement
+            .as_ref()
+            .map(|p| p.executor)
+            .unwrap_or_default();
+        match self.maintenance.executors.get(kind) {
+            Ok(x) => match x.cancel(record).await {
+                Ok(()) => route.catalog.remove_marker(&record.info.task_id).await,
+                Err(e) => {
+                    tracing::warn!(task = %record.info.task_id, error = %e.message, "could not stop a cancelled task's job; a worker stops it")
                 }
+            },
+            Err(_) => {
+                tracing::info!(task = %record.info.task_id, "a cancelled task's job runs where this replica cannot reach; a worker that can stops it")
             }
         }
-        Ok(answer)
     }
 
     /// Start this replica's workers (none when `workers` is 0): a loop that

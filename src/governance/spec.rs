@@ -1,192 +1,22 @@
-//! The spec's 54 operations over the hierarchy: each request is routed to
-//! its warehouse's catalog (`router.rs`) through the guard order
-//! (`guard.rs`). Four operations are the hierarchy's own: creating a
+//! The spec's 54 operations over the hierarchy: each goes through the one
+//! entry (`guard/entry.rs`: admission, the operation on its warehouse's
+//! catalog, finish). Six operations are the hierarchy's own: creating a
 //! top-level namespace (through its warehouse), dropping one (which
-//! unbinds it), and the root listings, which merge every warehouse.
+//! unbinds it), and the listings, whose root ones merge every warehouse.
 
+use crate::api::op;
 use crate::api::page::SPEC;
 use crate::api::spec::{lance_edge, lance_edge_rows, Spec};
-use crate::api::{op, OpDef};
 use bytes::Bytes;
 use lance_namespace::models;
 
-use super::guard::request::{asked, door_id, mint, SpecRequest};
-use super::guard::{Access, ObjectRef};
-use super::vending::AsksCredentials;
-use super::{Governance, Route, DEFAULT_WAREHOUSE};
+use super::guard::entry::Admitted;
+use super::guard::Access;
+use super::{Governance, DEFAULT_WAREHOUSE};
 use crate::api::kind::Kind;
-use crate::error::{CatalogError, CatalogResult, Code};
+use crate::error::{CatalogError, CatalogResult};
 
 impl Governance {
-    /// Route, check a door's shape and parent, authorize: the guards before
-    /// the core's own conflict checks and write, read from the typed
-    /// request. The request may change: the real ids of what it creates
-    /// are minted into it.
-    pub(super) async fn admit<R: SpecRequest>(
-        &self,
-        op: &'static OpDef,
-        request: &mut R,
-    ) -> CatalogResult<(Route, Access)> {
-        // Identity, then shape and parent, then authorization.
-        let principal = self.principal_of(request).await?;
-        let route = self.route(op, request).await?;
-        let minted = mint(op, request);
-        let mut access = asked(op, &route.warehouse, request);
-        access.principal = principal;
-        access.request_id = request.request_id().map(str::to_string);
-        if op.moves() {
-            // The source is the "parent" a rename needs first.
-            let source = request.id().map(<[String]>::to_vec);
-            let found = route
-                .catalog
-                .table_exists(models::TableExistsRequest {
-                    id: source.clone(),
-                    ..Default::default()
-                })
-                .await;
-            if let Err(e) = found {
-                if e.code == Code::TABLE_NOT_FOUND || e.code == Code::NAMESPACE_NOT_FOUND {
-                    return Err(self
-                        .hidden(e, &access, Kind::Table, source.unwrap_or_default())
-                        .await);
-                }
-                return Err(e);
-            }
-        }
-        let door = door_id(op, request)?;
-        let mut creates = false;
-        if op.is_door() {
-            creates = self
-                .door(&route, &access, op, &door, request.may_exist())
-                .await?
-                && !op.moves();
-        }
-        if op.is_batch() {
-            // A batch is allowed exactly when each of its parts would be.
-            let parts = request.parts();
-            if parts.is_empty() {
-                self.authorize(&access).await?;
-            }
-            for (part_op, id) in parts {
-                let mut part = Access {
-                    action: part_op,
-                    kind: Kind::Table,
-                    id,
-                    object: ObjectRef::Standing,
-                    ..access.clone()
-                };
-                self.authorize_object(&route, &mut part).await?;
-                if part_op.ends_object {
-                    access.ended.extend(part.object.known().map(str::to_string));
-                }
-            }
-        } else {
-            self.authorize_object(&route, &mut access).await?;
-        }
-        if op.reads_tables {
-            // A view's SQL may read any table of its warehouse: whoever
-            // makes or refreshes one must be able to read them all.
-            self.authorize(&Access {
-                action: &op::QueryTable,
-                kind: Kind::Namespace,
-                id: vec![],
-                object: ObjectRef::Standing,
-                ..access.clone()
-            })
-            .await?;
-        }
-        if op.registers {
-            // Registering bytes no table owns is a privilege of its own,
-            // held on the warehouse: writing to a namespace is not enough.
-            self.authorize(&Access {
-                action: &op::RegisterLocation,
-                kind: Kind::Warehouse,
-                id: vec![route.warehouse.clone()],
-                object: ObjectRef::Standing,
-                ..access.clone()
-            })
-            .await?;
-        }
-        if let (true, Some(mut destination)) = (op.moves(), door.clone()) {
-            // A rename also writes into its destination namespace.
-            destination.pop();
-            self.authorize(&Access {
-                kind: Kind::Namespace,
-                id: destination,
-                object: ObjectRef::Standing,
-                ..access.clone()
-            })
-            .await?;
-        }
-        let route = self.for_write(op, route).await?;
-        access.creates = creates;
-        if creates || op.is_batch() {
-            access.minted = minted;
-        }
-        if op.moves() {
-            access.moved_to = door;
-        }
-        if op.ends_object {
-            access
-                .ended
-                .extend(access.object.known().map(str::to_string));
-        }
-        Ok((route, access))
-    }
-
-    /// The door step of admit: the object's shape
-    /// and parent (a parent the caller may not see is refused as if it were
-    /// not there), then whether the write creates it. It does when it does
-    /// not stand now; `may_exist: false` (a plain create, which fails if it
-    /// stands) creates without looking. A create of what stands makes no
-    /// owner.
-    pub(super) async fn door(
-        &self,
-        route: &Route,
-        access: &Access,
-        op: &OpDef,
-        id: &Option<Vec<String>>,
-        may_exist: bool,
-    ) -> CatalogResult<bool> {
-        let namespace = op.names_namespace();
-        let checked = route.catalog.check_door(!namespace, id).await;
-        let id = id.as_deref().unwrap_or_default();
-        if let Err(e) = checked {
-            let parent = id[..id.len().saturating_sub(1)].to_vec();
-            return Err(match e.code {
-                Code::NAMESPACE_NOT_FOUND => {
-                    let door = Access {
-                        id: id.to_vec(),
-                        ..access.clone()
-                    };
-                    self.hidden(e, &door, Kind::Namespace, parent).await
-                }
-                _ => e,
-            });
-        }
-        if !may_exist {
-            return Ok(true);
-        }
-        Ok(!match namespace {
-            true => route.catalog.namespace_present(id).await?,
-            false => route.catalog.table_present(id).await?,
-        })
-    }
-
-    /// The one finish step after an operation succeeded, on every
-    /// transport: ownership of what it created, then what a write did to
-    /// grants, then its event (reads record nothing).
-    pub(super) async fn finish(&self, access: &Access) {
-        if access.creates || !access.minted.is_empty() {
-            self.own(access).await;
-            self.hooks.created(access).await;
-        }
-        if !access.action.reads() {
-            self.grants_follow(access).await;
-            self.succeeded(access).await;
-        }
-    }
-
     async fn create_namespace_routed(
         &self,
         request: models::CreateNamespaceRequest,
@@ -204,59 +34,62 @@ impl Governance {
             let principal = self.principal_of(&request).await?;
             return self.create_bound(&scope, request, principal).await;
         }
-        let mut request = request;
-        let (route, access) = self.admit(&op::CreateNamespace, &mut request).await?;
-        let answer = route.catalog.create_namespace(request).await?;
-        self.finish(&access).await;
-        Ok(answer)
+        self.call(
+            &op::CreateNamespace,
+            request,
+            async |a: &mut Admitted, request| a.route.catalog.create_namespace(request).await,
+        )
+        .await
     }
 
     /// A drop under a grace period keeps the table's bytes and grants
     /// (its owner is who needs to undrop it); they die at purge.
     async fn drop_table_routed(
         &self,
-        mut request: models::DropTableRequest,
+        request: models::DropTableRequest,
     ) -> CatalogResult<models::DropTableResponse> {
-        let (route, access) = self.admit(&op::DropTable, &mut request).await?;
-        self.stamp_drop(&mut request.context, &route, &access)
-            .await?;
-        let answer = route.catalog.drop_table(request).await?;
-        self.after_drop(&access, answer.transaction_id.is_some())
-            .await;
-        Ok(answer)
-    }
-
-    /// The hooks after a drop; one into trash keeps its grants.
-    async fn after_drop(&self, access: &Access, trashed: bool) {
-        match trashed {
-            true => self.succeeded(access).await,
-            false => self.finish(access).await,
-        }
+        self.call(
+            &op::DropTable,
+            request,
+            async |a: &mut Admitted, mut request: models::DropTableRequest| {
+                self.stamp_drop(&mut request.context, &a.route, &a.access)
+                    .await?;
+                let answer = a.route.catalog.drop_table(request).await?;
+                if answer.transaction_id.is_some() {
+                    a.access.kept_in_trash();
+                }
+                Ok(answer)
+            },
+        )
+        .await
     }
 
     async fn drop_namespace_routed(
         &self,
-        mut request: models::DropNamespaceRequest,
+        request: models::DropNamespaceRequest,
     ) -> CatalogResult<models::DropNamespaceResponse> {
         let id = request.id.clone().unwrap_or_default();
-        let (route, mut access) = self.admit(&op::DropNamespace, &mut request).await?;
-        self.stamp_drop(&mut request.context, &route, &access)
-            .await?;
-        // What a drop that destroys takes with it (one into trash keeps
-        // every grant bound to its trashed objects).
-        access.ended = route.catalog.subtree_object_ids(&id).await?;
-        let answer = route.catalog.drop_namespace(request).await?;
-        // Unbound once gone; a door's exist_ok create may have made it again
-        // meanwhile, and then the binding is its.
-        if self.warehouses && id.len() == 1 && !route.catalog.namespace_present(&id).await? {
-            self.forget(&id[0]);
-            if let Err(e) = self.registry.unbind(&id[0], &route.warehouse).await {
-                tracing::warn!(namespace = %id[0], error = %e.message, "namespace dropped but its binding stays (a later create reclaims it)");
+        self.call(&op::DropNamespace, request, async |a: &mut Admitted, mut request: models::DropNamespaceRequest| {
+            let route = &a.route;
+            self.stamp_drop(&mut request.context, route, &a.access)
+                .await?;
+            // What a drop that destroys takes with it.
+            a.access.ended = route.catalog.subtree_object_ids(&id).await?;
+            let answer = route.catalog.drop_namespace(request).await?;
+            // Unbound once gone; a door's exist_ok create may have made it
+            // again meanwhile, and then the binding is its.
+            if self.warehouses && id.len() == 1 && !route.catalog.namespace_present(&id).await? {
+                self.forget(&id[0]);
+                if let Err(e) = self.registry.unbind(&id[0], &route.warehouse).await {
+                    tracing::warn!(namespace = %id[0], error = %e.message, "namespace dropped but its binding stays (a later create reclaims it)");
+                }
             }
-        }
-        self.after_drop(&access, answer.transaction_id.is_some())
-            .await;
-        Ok(answer)
+            if answer.transaction_id.is_some() {
+                a.access.kept_in_trash();
+            }
+            Ok(answer)
+        })
+        .await
     }
 
     async fn list_namespaces_routed(
@@ -476,24 +309,22 @@ macro_rules! governed {
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
         $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$e:ident $t:ident $g:ident $f:ident vends $($more:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
-            async fn $method(&self, mut request: models::$Req, data: Bytes) -> CatalogResult<models::$Resp> {
-                let (route, access) = self.admit(&op::$Name, &mut request).await?;
-                let declined = AsksCredentials::declines(&request);
-                let mut answer = Spec::$method(route.catalog.as_ref(), request, data).await?;
-                self.finish(&access).await;
-                self.hand_credentials(&route, &access, declined, &mut answer).await?;
-                Ok(answer)
+            async fn $method(&self, request: models::$Req, data: Bytes) -> CatalogResult<models::$Resp> {
+                self.call_vending(&op::$Name, request, async move |a: &mut Admitted, request| {
+                    Spec::$method(a.route.catalog.as_ref(), request, data).await
+                })
+                .await
             }
         ] $($rest)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
         $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
-            async fn $method(&self, mut request: models::$Req, data: Bytes) -> CatalogResult<models::$Resp> {
-                let (route, access) = self.admit(&op::$Name, &mut request).await?;
-                let answer = Spec::$method(route.catalog.as_ref(), request, data).await?;
-                self.finish(&access).await;
-                Ok(answer)
+            async fn $method(&self, request: models::$Req, data: Bytes) -> CatalogResult<models::$Resp> {
+                self.call(&op::$Name, request, async move |a: &mut Admitted, request| {
+                    Spec::$method(a.route.catalog.as_ref(), request, data).await
+                })
+                .await
             }
         ] $($rest)*);
     };
@@ -515,24 +346,22 @@ macro_rules! governed {
     (@plain [$($done:tt)*] $Name:ident $method:ident $Req:ident $Ret:ty;
         , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$e:ident $t:ident $g:ident $f:ident vends $($more:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
-            async fn $method(&self, mut request: models::$Req) -> CatalogResult<$Ret> {
-                let (route, access) = self.admit(&op::$Name, &mut request).await?;
-                let declined = AsksCredentials::declines(&request);
-                let mut answer = Spec::$method(route.catalog.as_ref(), request).await?;
-                self.finish(&access).await;
-                self.hand_credentials(&route, &access, declined, &mut answer).await?;
-                Ok(answer)
+            async fn $method(&self, request: models::$Req) -> CatalogResult<$Ret> {
+                self.call_vending(&op::$Name, request, async |a: &mut Admitted, request| {
+                    Spec::$method(a.route.catalog.as_ref(), request).await
+                })
+                .await
             }
         ] $($rest)*);
     };
     (@plain [$($done:tt)*] $Name:ident $method:ident $Req:ident $Ret:ty;
         , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
-            async fn $method(&self, mut request: models::$Req) -> CatalogResult<$Ret> {
-                let (route, access) = self.admit(&op::$Name, &mut request).await?;
-                let answer = Spec::$method(route.catalog.as_ref(), request).await?;
-                self.finish(&access).await;
-                Ok(answer)
+            async fn $method(&self, request: models::$Req) -> CatalogResult<$Ret> {
+                self.call(&op::$Name, request, async |a: &mut Admitted, request| {
+                    Spec::$method(a.route.catalog.as_ref(), request).await
+                })
+                .await
             }
         ] $($rest)*);
     };

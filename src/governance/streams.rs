@@ -5,6 +5,7 @@
 //! out of the scan, without being held whole. No transport reaches a
 //! warehouse's catalog but through here.
 
+use super::guard::entry::Admitted;
 use super::guard::request::Named;
 use lance_namespace::models::{
     CreateTableRequest, CreateTableResponse, InsertIntoTableRequest, InsertIntoTableResponse,
@@ -22,37 +23,45 @@ impl Governance {
     /// CreateTable with its Arrow body as it arrives.
     pub async fn create_table_streamed(
         &self,
-        mut request: CreateTableRequest,
+        request: CreateTableRequest,
         body: Chunks,
     ) -> CatalogResult<CreateTableResponse> {
-        let (route, access) = self.admit(&op::CreateTable, &mut request).await?;
-        let rows = Rows::decode(body, op::CreateTable.action).await?;
-        let mut answer = route.catalog.create_table_op(request, rows).await?;
-        self.finish(&access).await;
-        self.hand_credentials(&route, &access, false, &mut answer)
-            .await?;
-        Ok(answer)
+        self.call_vending(
+            &op::CreateTable,
+            request,
+            async move |a: &mut Admitted, request| {
+                let rows = Rows::decode(body, op::CreateTable.action).await?;
+                a.route.catalog.create_table_op(request, rows).await
+            },
+        )
+        .await
     }
 
     /// InsertIntoTable with its Arrow body as it arrives.
     pub async fn insert_streamed(
         &self,
-        mut request: InsertIntoTableRequest,
+        request: InsertIntoTableRequest,
         body: Chunks,
     ) -> CatalogResult<InsertIntoTableResponse> {
-        let (route, access) = self.admit(&op::InsertIntoTable, &mut request).await?;
-        let rows = Rows::decode(body, op::InsertIntoTable.action).await?;
-        let answer = route.catalog.insert_op(request, rows).await?;
-        self.finish(&access).await;
-        Ok(answer)
+        self.call(
+            &op::InsertIntoTable,
+            request,
+            async move |a: &mut Admitted, request| {
+                let rows = Rows::decode(body, op::InsertIntoTable.action).await?;
+                a.route.catalog.insert_op(request, rows).await
+            },
+        )
+        .await
     }
 
     /// QueryTable's Arrow IPC file, chunk by chunk as the scan runs.
-    pub async fn query_streamed(&self, mut request: QueryTableRequest) -> CatalogResult<Chunks> {
-        let (route, access) = self.admit(&op::QueryTable, &mut request).await?;
-        let answer = route.catalog.query_answer(request).await?;
-        self.finish(&access).await;
-        Ok(answer)
+    pub async fn query_streamed(&self, request: QueryTableRequest) -> CatalogResult<Chunks> {
+        self.call(
+            &op::QueryTable,
+            request,
+            async |a: &mut Admitted, request| a.route.catalog.query_answer(request).await,
+        )
+        .await
     }
 
     /// A scan of one table (Flight's DoGet), as the caller holding
@@ -62,12 +71,11 @@ impl Governance {
         spec: &ScanSpec,
         credentials: &Credentials,
     ) -> CatalogResult<Scan> {
-        let (route, access) = self
-            .admit(&op::QueryTable, &mut Named::by(credentials, &spec.id))
-            .await?;
-        let scan = route.catalog.scan(spec).await?;
-        self.finish(&access).await;
-        Ok(scan)
+        let named = Named::by(credentials, &spec.id);
+        self.call(&op::QueryTable, named, async |a: &mut Admitted, _| {
+            a.route.catalog.scan(spec).await
+        })
+        .await
     }
 
     /// What a scan of one table would stream, from its metadata alone
@@ -80,12 +88,11 @@ impl Governance {
         spec: &ScanSpec,
         credentials: &Credentials,
     ) -> CatalogResult<(arrow_schema::SchemaRef, Option<u64>)> {
-        let (route, access) = self
-            .admit(&op::DescribeTable, &mut Named::by(credentials, &spec.id))
-            .await?;
-        let outline = route.catalog.scan_outline(spec).await?;
-        self.finish(&access).await;
-        Ok(outline)
+        let named = Named::by(credentials, &spec.id);
+        self.call(&op::DescribeTable, named, async |a: &mut Admitted, _| {
+            a.route.catalog.scan_outline(spec).await
+        })
+        .await
     }
 
     /// A stream of batches written to one table as one commit (Flight's
@@ -105,14 +112,14 @@ impl Governance {
             WriteOp::Insert { .. } => &op::InsertIntoTable,
             WriteOp::MergeInsert(_) => &op::MergeInsertIntoTable,
         };
-        let (route, access) = self
-            .admit(door, &mut Named::by(credentials, id).or_existing())
-            .await?;
-        let outcome = route
-            .catalog
-            .write_stream(id, branch, write, schema, batches, access.new_object())
-            .await?;
-        self.finish(&access).await;
-        Ok(outcome)
+        let named = Named::by(credentials, id).or_existing();
+        self.call(door, named, async move |a: &mut Admitted, _| {
+            let made = a.access.new_object();
+            a.route
+                .catalog
+                .write_stream(id, branch, write, schema, batches, made)
+                .await
+        })
+        .await
     }
 }

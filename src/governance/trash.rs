@@ -5,6 +5,7 @@
 //! only where a policy says so. The trash itself is the core's
 //! (`core/trash.rs`).
 
+use super::guard::entry::Admitted;
 use super::guard::request::{asked, Named};
 use crate::api::call::Call;
 use crate::api::op;
@@ -157,36 +158,36 @@ impl Governance {
             .and_then(|e| e.object_id())
             .map(|real| ObjectRef::Known(real.to_string()))
             .unwrap_or(ObjectRef::Absent);
-        self.authorize(&access).await?;
-        if let Some(e) = &entry {
-            let parent = request.id[..request.id.len() - 1].to_vec();
-            let now = match parent.is_empty() {
-                true => None,
-                false => route
-                    .catalog
-                    .object_ids(&[("namespace", parent.clone())])
-                    .await?
-                    .remove(0),
-            };
-            if e.parent_object_id.is_some() && now != e.parent_object_id {
-                self.authorize(&Access {
-                    kind: Kind::Namespace,
-                    id: parent,
-                    object: ObjectRef::Standing,
-                    ..access.clone()
-                })
-                .await?;
+        self.call_on(access, async |access| {
+            if let Some(e) = &entry {
+                let parent = request.id[..request.id.len() - 1].to_vec();
+                let now = match parent.is_empty() {
+                    true => None,
+                    false => route
+                        .catalog
+                        .object_ids(&[("namespace", parent.clone())])
+                        .await?
+                        .remove(0),
+                };
+                if e.parent_object_id.is_some() && now != e.parent_object_id {
+                    self.authorize(&Access {
+                        kind: Kind::Namespace,
+                        id: parent,
+                        object: ObjectRef::Standing,
+                        ..access.clone()
+                    })
+                    .await?;
+                }
             }
-        }
-        let route = self.for_write(&op::UndropTable, route).await?;
-        let mut request = request;
-        // The very entry that was authorized, not a newer drop of the name.
-        if let Some(e) = entry {
-            request.trash_id = Some(e.trash_id);
-        }
-        let done = route.catalog.undrop_table(request).await?;
-        self.succeeded(&access).await;
-        Ok(done)
+            let route = self.for_write(&op::UndropTable, route).await?;
+            let mut request = request;
+            // The very entry that was authorized, not a newer drop of the name.
+            if let Some(e) = entry {
+                request.trash_id = Some(e.trash_id);
+            }
+            route.catalog.undrop_table(request).await
+        })
+        .await
     }
 
     pub(super) async fn undrop_namespace_governed(
@@ -202,11 +203,12 @@ impl Governance {
             access.principal = principal;
             let mut request = request;
             access.object = self.trashed_namespace(&route.catalog, &mut request).await?;
-            self.authorize(&access).await?;
-            let route = self.for_write(&op::UndropNamespace, route).await?;
-            let done = route.catalog.undrop_namespace(request).await?;
-            self.succeeded(&access).await;
-            return Ok(done);
+            return self
+                .call_on(access, async |_| {
+                    let route = self.for_write(&op::UndropNamespace, route).await?;
+                    route.catalog.undrop_namespace(request).await
+                })
+                .await;
         }
         // A top-level namespace: its binding went with it. Its warehouse
         // is the one named, the one it is bound to again, or the one whose
@@ -238,26 +240,24 @@ impl Governance {
             object,
             ..Default::default()
         };
-        self.authorize(&access).await?;
-        let catalog = self.writable(&warehouse).await?;
-        let bound_here = self.bound_to(&name).await?.is_some();
-        if !bound_here {
-            self.registry.bind(&name, &warehouse).await?;
-            self.forget(&name);
-        }
-        match catalog.undrop_namespace(request.clone()).await {
-            Ok(done) => {
-                self.succeeded(&access).await;
-                Ok(done)
+        self.call_on(access, async |_| {
+            let catalog = self.writable(&warehouse).await?;
+            let bound_here = self.bound_to(&name).await?.is_some();
+            if !bound_here {
+                self.registry.bind(&name, &warehouse).await?;
+                self.forget(&name);
             }
-            Err(e) => {
-                if !bound_here && !catalog.namespace_present(&request.id).await.unwrap_or(true) {
-                    let _ = self.registry.unbind(&name, &warehouse).await;
-                    self.forget(&name);
-                }
-                Err(e)
+            let done = catalog.undrop_namespace(request.clone()).await;
+            if done.is_err()
+                && !bound_here
+                && !catalog.namespace_present(&request.id).await.unwrap_or(true)
+            {
+                let _ = self.registry.unbind(&name, &warehouse).await;
+                self.forget(&name);
             }
-        }
+            done
+        })
+        .await
     }
 
     /// The trashed namespace an undrop restores (the entry its group was
@@ -456,11 +456,12 @@ impl Governance {
             }
         };
         let access = self.entry_access(&op::PurgeTrash, &entry, &caller);
-        self.authorize(&access).await?;
-        let warehouse = entry.warehouse.clone().unwrap_or(DEFAULT_WAREHOUSE.into());
-        let purged = self.purge_in(&warehouse, &entry.trash_id).await?;
-        self.succeeded(&access).await;
-        Ok(PurgeTrashResponse { purged })
+        self.call_on(access, async |_| {
+            let warehouse = entry.warehouse.clone().unwrap_or(DEFAULT_WAREHOUSE.into());
+            let purged = self.purge_in(&warehouse, &entry.trash_id).await?;
+            Ok(PurgeTrashResponse { purged })
+        })
+        .await
     }
 
     /// Purge an entry of `warehouse`; the grants of what it was (bound to
@@ -483,12 +484,10 @@ impl Governance {
         &self,
         call: &Call,
     ) -> CatalogResult<SweepTrashResponse> {
-        let access = self
-            .control(call, &op::SweepTrash, Kind::Server, vec![])
-            .await?;
-        let done = self.sweep_trash().await?;
-        self.succeeded(&access).await;
-        Ok(done)
+        self.call_control(call, &op::SweepTrash, Kind::Server, vec![], async |_| {
+            self.sweep_trash().await
+        })
+        .await
     }
 
     /// Report every expired entry; purge those whose project's policy (or
@@ -549,12 +548,13 @@ impl Governance {
         call: &Call,
         request: ListTasksRequest,
     ) -> CatalogResult<ListTasksResponse> {
-        let (route, _) = self
-            .admit(&op::ListTableTasks, &mut Named::called(call, &request.id))
-            .await?;
-        let mut tasks = route.catalog.table_tasks(&request.id).await?;
-        tasks.sort_by_key(|t| t.deadline_ms);
-        Ok(ListTasksResponse { tasks })
+        let named = Named::called(call, &request.id);
+        self.call(&op::ListTableTasks, named, async |a: &mut Admitted, _| {
+            let mut tasks = a.route.catalog.table_tasks(&request.id).await?;
+            tasks.sort_by_key(|t| t.deadline_ms);
+            Ok(ListTasksResponse { tasks })
+        })
+        .await
     }
 
     pub(super) async fn namespace_tasks_governed(
@@ -562,14 +562,16 @@ impl Governance {
         call: &Call,
         request: ListTasksRequest,
     ) -> CatalogResult<ListTasksResponse> {
-        let (route, _) = self
-            .admit(
-                &op::ListNamespaceTasks,
-                &mut Named::called(call, &request.id),
-            )
-            .await?;
-        let mut tasks = route.catalog.namespace_tasks(&request.id).await?;
-        tasks.sort_by_key(|t| t.deadline_ms);
-        Ok(ListTasksResponse { tasks })
+        let named = Named::called(call, &request.id);
+        self.call(
+            &op::ListNamespaceTasks,
+            named,
+            async |a: &mut Admitted, _| {
+                let mut tasks = a.route.catalog.namespace_tasks(&request.id).await?;
+                tasks.sort_by_key(|t| t.deadline_ms);
+                Ok(ListTasksResponse { tasks })
+            },
+        )
+        .await
     }
 }

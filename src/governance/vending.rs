@@ -15,8 +15,11 @@ use crate::api::audit::VendedEvent;
 use crate::api::hierarchy::WarehouseStatus;
 use crate::api::kind::Kind;
 use crate::api::op;
+use crate::api::OpDef;
 use crate::core::vending::Privilege;
 use crate::error::CatalogResult;
+use crate::governance::guard::entry::Admitted;
+use crate::governance::guard::request::SpecRequest;
 
 /// A request whose answer may carry credentials: whether its caller asked
 /// for none (`vend_credentials: false`).
@@ -67,9 +70,30 @@ hands_table!(
 );
 
 impl Governance {
+    /// The one entry (`guard/entry.rs`) for an operation whose answer hands
+    /// a table: the caller's credentials for it go into the answer, unless
+    /// it declined them.
+    pub(super) async fn call_vending<R, T>(
+        &self,
+        op: &'static OpDef,
+        request: R,
+        run: impl AsyncFnOnce(&mut Admitted, R) -> CatalogResult<T>,
+    ) -> CatalogResult<T>
+    where
+        R: SpecRequest + AsksCredentials,
+        T: HandsTable,
+    {
+        let declined = request.declines();
+        self.call_then(op, request, run, async |a, answer| {
+            self.hand_credentials(&a.route, &a.access, declined, answer)
+                .await
+        })
+        .await
+    }
+
     /// Put the caller's credentials for the table into `answer`, where its
     /// warehouse vends them and the caller did not decline.
-    pub(super) async fn hand_credentials<A: HandsTable>(
+    async fn hand_credentials<A: HandsTable>(
         &self,
         route: &Route,
         access: &Access,

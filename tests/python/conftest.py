@@ -123,6 +123,24 @@ def list_dirs(root):
     return [i.base_name for i in infos if i.type == pafs.FileType.Directory]
 
 
+def data_dirs(root):
+    """Every directory below `root` as a path relative to it, leaving out
+    the catalog's own `_catalog/` area: the server writes its records there
+    on its own schedule (maintenance rounds, jobs), so a test that asks
+    whether a failed write left anything behind compares the rest."""
+    if not str(root).startswith("s3://"):
+        found = [os.path.relpath(os.path.join(at, d), root) for at, dirs, _ in os.walk(root) for d in dirs]
+    else:
+        import pyarrow.fs as pafs
+
+        fs = pafs.S3FileSystem(endpoint_override=S3_ENDPOINT, access_key="test", secret_key="test",
+                               region="us-east-1", scheme=urllib.parse.urlsplit(S3_ENDPOINT).scheme)
+        base = root.removeprefix("s3://").rstrip("/")
+        infos = fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
+        found = [i.path.removeprefix(base + "/") for i in infos if i.type == pafs.FileType.Directory]
+    return {d for d in found if d != "_catalog" and not d.startswith("_catalog/")}
+
+
 def is_dir(root, relative):
     """Whether `relative` below `root` holds anything (a local directory,
     or an S3 prefix with objects)."""

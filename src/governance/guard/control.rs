@@ -69,30 +69,6 @@ impl Governance {
         self.allowed(&access).await.unwrap_or(false)
     }
 
-    /// After a control-plane create: its creator owns it.
-    pub(in crate::governance) async fn created(
-        &self,
-        call: &Call,
-        principal: Option<Principal>,
-        action: &'static OpDef,
-        kind: Kind,
-        id: &str,
-    ) {
-        let access = Access {
-            principal,
-            action,
-            warehouse: (kind == Kind::Warehouse).then(|| id.to_string()),
-            kind,
-            id: vec![id.to_string()],
-            creates: true,
-            request_id: call.request_id.clone(),
-            ..Default::default()
-        };
-        self.own(&access).await;
-        self.hooks.created(&access).await;
-        self.succeeded(&access).await;
-    }
-
     /// A principal may act on its own keys; anything else is the server
     /// admin's.
     pub(in crate::governance) async fn own_or_admin(
@@ -112,5 +88,3 @@ impl Governance {
         Ok(caller)
     }
 }
-
-impl Governance {}

@@ -6,15 +6,18 @@
 //! identity (401) -> shape (400) -> parent (404) -> authorization (403)
 //! -> conflict (409) -> storage write -> ownership grants -> events.
 //!
-//! The room: what a typed request names (`request.rs`), authorization and
-//! what a write does to grants (`authorize.rs`), Cedar (`cedar.rs`), the
-//! real ids of what a request is about (`objects.rs`), what lists show
-//! (`visible.rs`), control-plane targets (`control.rs`) and task keys
-//! (`task_key.rs`). `spec.rs`'s `admit` and `finish` run the order.
+//! The room: the one entry every transport and the control plane call
+//! (`entry.rs`), admission and finish (`admit.rs`), what a typed request
+//! names (`request.rs`), authorization and what a write does to grants
+//! (`authorize.rs`), Cedar (`cedar.rs`), the real ids of what a request is
+//! about (`objects.rs`), what lists show (`visible.rs`), control-plane
+//! targets (`control.rs`) and task keys (`task_key.rs`).
 
+pub(super) mod admit;
 pub(super) mod authorize;
 pub(super) mod cedar;
 pub(super) mod control;
+pub(super) mod entry;
 pub(super) mod objects;
 pub(super) mod task_key;
 pub(super) mod visible;

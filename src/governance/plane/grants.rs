@@ -99,7 +99,35 @@ impl Governance {
                 Ok(()) => missing(),
             });
         }
-        self.authorize(&access).await?;
+        self.call_on(access, async |access| {
+            self.grant_bound(
+                access,
+                resource,
+                route,
+                object,
+                (&request.principal, &request.relation),
+            )
+            .await
+        })
+        .await
+    }
+
+    /// Record a grant on what `access` authorized, bound to its object.
+    async fn grant_bound(
+        &self,
+        access: &mut Access,
+        mut resource: GrantResource,
+        route: Option<crate::governance::Route>,
+        object: ObjectRef,
+        (principal, relation): (&str, &str),
+    ) -> CatalogResult<Grant> {
+        let missing = || {
+            CatalogError::invalid(format!(
+                "a grant's {} {:?} does not exist",
+                access.kind, resource.id
+            ))
+        };
+        let kind = access.kind;
         if let Some(route) = route {
             // Bound to the object itself: given its real id now if it has
             // none yet (an object from before real ids).
@@ -117,12 +145,12 @@ impl Governance {
             resource.object_id = Some(real);
         }
         // A grant to a local user's name binds to that user (its uid).
-        let uid = match request.principal.starts_with("group:") {
+        let uid = match principal.starts_with("group:") {
             true => None,
             false => self
                 .auth
                 .users()
-                .identity_of(&request.principal)
+                .identity_of(principal)
                 .await?
                 .and_then(|i| i.user_uid().map(str::to_string)),
         };
@@ -130,23 +158,19 @@ impl Governance {
             .registry
             .grant(
                 resource,
-                &request.principal,
+                principal,
                 uid.as_deref(),
-                &request.relation,
+                relation,
                 access.principal.clone().map(|p| p.id),
             )
             .await?;
         self.grants.invalidate().await;
-        let access = Access {
-            object: made
-                .resource
-                .object_id
-                .clone()
-                .map(ObjectRef::Known)
-                .unwrap_or(ObjectRef::Standing),
-            ..access
-        };
-        self.succeeded(&access).await;
+        access.object = made
+            .resource
+            .object_id
+            .clone()
+            .map(ObjectRef::Known)
+            .unwrap_or(ObjectRef::Standing);
         Ok(made)
     }
 
@@ -228,13 +252,14 @@ impl Governance {
             _ => ObjectRef::Standing,
         };
         let access = on_resource(caller, &op::RevokeGrant, kind, &grant.resource, object);
-        self.authorize(&access).await?;
-        self.registry.revoke_grant(&request.grant_id).await?;
-        self.grants.invalidate().await;
-        self.succeeded(&access).await;
-        Ok(RevokeGrantResponse {
-            grant_id: request.grant_id,
+        self.call_on(access, async |_| {
+            self.registry.revoke_grant(&request.grant_id).await?;
+            self.grants.invalidate().await;
+            Ok(RevokeGrantResponse {
+                grant_id: request.grant_id,
+            })
         })
+        .await
     }
 }
 

@@ -10,39 +10,41 @@ impl Plane<'_> {
     ) -> CatalogResult<CreateApiKeyResponse> {
         // Only the server admin mints keys: a key outlives the token of
         // whoever asked for it, so it is never a caller's own to make.
-        let caller = self.caller(self.call).await?;
-        let mut access = self
-            .control(self.call, &op::CreateApiKey, Kind::Server, vec![])
-            .await?;
-        // A key for a local user's name is that user's: it holds the
-        // grants bound to it (and dies with it).
-        let user_uid = self
-            .auth
-            .users()
-            .identity_of(request.principal.trim())
-            .await?
-            .and_then(|i| i.user_uid().map(str::to_string));
-        let (info, key) = self
-            .auth
-            .keys()
-            .mint(
-                &request.principal,
-                request.description,
-                caller.map(|c| c.id),
-                user_uid,
+        let server = vec![];
+        self.gov
+            .call_control(
+                self.call,
+                &op::CreateApiKey,
+                Kind::Server,
+                server,
+                async |access| {
+                    // A key for a local user's name is that user's: it holds the
+                    // grants bound to it (and dies with it).
+                    let user_uid = self
+                        .auth
+                        .users()
+                        .identity_of(request.principal.trim())
+                        .await?
+                        .and_then(|i| i.user_uid().map(str::to_string));
+                    let by = access.principal.as_ref().map(|c| c.id.clone());
+                    let (info, key) = self
+                        .auth
+                        .keys()
+                        .mint(&request.principal, request.description, by, user_uid)
+                        .await?;
+                    // Audited as the key it made (its id, never its secret).
+                    access.kind = Kind::ApiKey;
+                    access.id = vec![info.key_id.clone()];
+                    Ok(CreateApiKeyResponse {
+                        key_id: info.key_id,
+                        key,
+                        principal: info.principal,
+                        description: info.description,
+                        created_at_ms: info.created_at_ms,
+                    })
+                },
             )
-            .await?;
-        // Audited as the key it made (its id, never its secret).
-        access.kind = Kind::ApiKey;
-        access.id = vec![info.key_id.clone()];
-        self.succeeded(&access).await;
-        Ok(CreateApiKeyResponse {
-            key_id: info.key_id,
-            key,
-            principal: info.principal,
-            description: info.description,
-            created_at_ms: info.created_at_ms,
-        })
+            .await
     }
 
     pub(super) async fn list_api_keys(

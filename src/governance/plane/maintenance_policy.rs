@@ -8,6 +8,7 @@ use crate::api::kind::Kind;
 use crate::api::policy::PolicyLevel;
 use crate::api::OpDef;
 use crate::core::{missing_namespace, table_not_found};
+use crate::governance::guard::entry::Admitted;
 use crate::governance::guard::request::Named;
 use crate::governance::policy_records::Candidate;
 use crate::governance::Route;
@@ -19,22 +20,38 @@ struct Object {
 }
 
 impl Plane<'_> {
-    /// The route, access and candidate chain of a table or namespace,
-    /// refusing one that does not exist. `assign`: give the object a real
-    /// id when it has none (a write that keys a record by it).
-    async fn policy_target(
+    /// Run `run` on a table or namespace with its candidate chain,
+    /// admitted for the object's action, refusing one that does not exist.
+    /// `assign`: give the object a real id when it has none (a write that
+    /// keys a record by it).
+    async fn on_object<T>(
         &self,
         object: Object,
         id: &[String],
         assign: bool,
-    ) -> CatalogResult<(Route, Access, Vec<Candidate>)> {
+        run: impl AsyncFnOnce(&Admitted, Vec<Candidate>) -> CatalogResult<T>,
+    ) -> CatalogResult<T> {
         if object.level == PolicyLevel::Table && id.is_empty() {
             return Err(CatalogError::invalid("a table id must not be empty"));
         }
-        let (route, access) = self
-            .admit(object.action, &mut Named::called(self.call, id))
-            .await?;
-        let kind = match object.level {
+        let named = Named::called(self.call, id);
+        self.gov
+            .call(object.action, named, async move |a: &mut Admitted, _| {
+                let chain = self.chain(&a.route, object.level, id, assign).await?;
+                run(a, chain).await
+            })
+            .await
+    }
+
+    /// The candidate chain of an admitted table or namespace.
+    async fn chain(
+        &self,
+        route: &Route,
+        level: PolicyLevel,
+        id: &[String],
+        assign: bool,
+    ) -> CatalogResult<Vec<Candidate>> {
+        let kind = match level {
             PolicyLevel::Table => "table",
             _ => "namespace",
         };
@@ -43,14 +60,14 @@ impl Plane<'_> {
                 "the root namespace has no policy record of its own: set its project's (POST /v1/projects/{project_id}/maintenance_policy)",
             ));
         }
-        let mut chain = self.object_chain(&route, object.level, id).await?;
+        let mut chain = self.object_chain(route, level, id).await?;
         if chain[0].key.is_none() && !id.is_empty() {
-            let present = match object.level {
+            let present = match level {
                 PolicyLevel::Table => route.catalog.table_present(id).await?,
                 _ => route.catalog.namespace_present(id).await?,
             };
             if !present {
-                return Err(match object.level {
+                return Err(match level {
                     PolicyLevel::Table => table_not_found(id),
                     _ => missing_namespace(id),
                 });
@@ -59,13 +76,15 @@ impl Plane<'_> {
                 chain[0].key = Some(route.catalog.assign_object_id(kind, id).await?);
             }
         }
-        Ok((route, access, chain))
+        Ok(chain)
     }
 
     async fn get_policy(&self, object: Object, id: Vec<String>) -> CatalogResult<EffectivePolicy> {
         let level = object.level;
-        let (_, _, chain) = self.policy_target(object, &id, false).await?;
-        self.resolve_policy((level, id), &chain).await
+        self.on_object(object, &id, false, async |_, chain| {
+            self.resolve_policy((level, id.clone()), &chain).await
+        })
+        .await
     }
 
     async fn set_object_policy(
@@ -75,19 +94,18 @@ impl Plane<'_> {
     ) -> CatalogResult<EffectivePolicy> {
         let level = object.level;
         crate::governance::policy_records::check_fields(&request.fields())?;
-        let (route, access, chain) = self.policy_target(object, &request.id, true).await?;
-        let by = access.principal.as_ref().map(|p| p.id.clone());
-        let done = self
-            .set_policy(
+        self.on_object(object, &request.id, true, async |a, chain| {
+            let by = a.access.principal.as_ref().map(|p| p.id.clone());
+            self.set_policy(
                 (level, request.id.clone()),
                 &chain,
                 request.fields(),
-                Some(route.warehouse.clone()),
+                Some(a.route.warehouse.clone()),
                 by,
             )
-            .await?;
-        self.succeeded(&access).await;
-        Ok(done)
+            .await
+        })
+        .await
     }
 
     async fn delete_object_policy(
@@ -96,13 +114,14 @@ impl Plane<'_> {
         id: Vec<String>,
     ) -> CatalogResult<DeleteMaintenancePolicyResponse> {
         let level = object.level;
-        let (_, access, chain) = self.policy_target(object, &id, false).await?;
-        let removed = match &chain[0].key {
-            Some(key) => self.registry.delete_policy_record(level, key).await?,
-            None => false,
-        };
-        self.succeeded(&access).await;
-        Ok(DeleteMaintenancePolicyResponse { removed })
+        self.on_object(object, &id, false, async |_, chain| {
+            let removed = match &chain[0].key {
+                Some(key) => self.registry.delete_policy_record(level, key).await?,
+                None => false,
+            };
+            Ok(DeleteMaintenancePolicyResponse { removed })
+        })
+        .await
     }
 
     pub(super) async fn get_table_maintenance_policy(
@@ -176,20 +195,28 @@ impl Plane<'_> {
         self.delete_object_policy(object, request.id).await
     }
 
-    /// Authorize `action` on project `id` and refuse a project that does
-    /// not exist.
-    pub(super) async fn project_target(
+    /// Run `run` admitted for `action` on project `id`, refusing a
+    /// project that does not exist.
+    pub(super) async fn on_project<T>(
         &self,
         action: &'static OpDef,
         id: &str,
-    ) -> CatalogResult<Access> {
-        let access = self
-            .control(self.call, action, Kind::Project, one(id))
-            .await?;
-        if id != DEFAULT_PROJECT {
-            self.registry.project(id).await?;
-        }
-        Ok(access)
+        run: impl AsyncFnOnce(&mut Access) -> CatalogResult<T>,
+    ) -> CatalogResult<T> {
+        self.gov
+            .call_control(
+                self.call,
+                action,
+                Kind::Project,
+                one(id),
+                async move |access| {
+                    if id != DEFAULT_PROJECT {
+                        self.registry.project(id).await?;
+                    }
+                    run(access).await
+                },
+            )
+            .await
     }
 
     pub(super) async fn get_project_maintenance_policy(
@@ -197,10 +224,11 @@ impl Plane<'_> {
         request: GetProjectMaintenancePolicyRequest,
     ) -> CatalogResult<EffectivePolicy> {
         let id = request.project_id;
-        self.project_target(&op::GetProjectMaintenancePolicy, &id)
-            .await?;
-        self.resolve_policy((PolicyLevel::Project, one(&id)), &[Candidate::project(&id)])
-            .await
+        self.on_project(&op::GetProjectMaintenancePolicy, &id, async |_| {
+            self.resolve_policy((PolicyLevel::Project, one(&id)), &[Candidate::project(&id)])
+                .await
+        })
+        .await
     }
 
     pub(super) async fn set_project_maintenance_policy(
@@ -209,21 +237,18 @@ impl Plane<'_> {
     ) -> CatalogResult<EffectivePolicy> {
         let id = request.project_id.clone();
         crate::governance::policy_records::check_fields(&request.fields())?;
-        let access = self
-            .project_target(&op::SetProjectMaintenancePolicy, &id)
-            .await?;
-        let by = access.principal.as_ref().map(|p| p.id.clone());
-        let done = self
-            .set_policy(
+        self.on_project(&op::SetProjectMaintenancePolicy, &id, async |access| {
+            let by = access.principal.as_ref().map(|p| p.id.clone());
+            self.set_policy(
                 (PolicyLevel::Project, one(&id)),
                 &[Candidate::project(&id)],
                 request.fields(),
                 None,
                 by,
             )
-            .await?;
-        self.succeeded(&access).await;
-        Ok(done)
+            .await
+        })
+        .await
     }
 
     pub(super) async fn delete_project_maintenance_policy(
@@ -231,14 +256,13 @@ impl Plane<'_> {
         request: DeleteProjectMaintenancePolicyRequest,
     ) -> CatalogResult<DeleteMaintenancePolicyResponse> {
         let id = request.project_id;
-        let access = self
-            .project_target(&op::DeleteProjectMaintenancePolicy, &id)
-            .await?;
-        let removed = self
-            .registry
-            .delete_policy_record(PolicyLevel::Project, &id)
-            .await?;
-        self.succeeded(&access).await;
-        Ok(DeleteMaintenancePolicyResponse { removed })
+        self.on_project(&op::DeleteProjectMaintenancePolicy, &id, async |_| {
+            let removed = self
+                .registry
+                .delete_policy_record(PolicyLevel::Project, &id)
+                .await?;
+            Ok(DeleteMaintenancePolicyResponse { removed })
+        })
+        .await
     }
 }

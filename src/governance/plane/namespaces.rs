@@ -44,27 +44,26 @@ impl Plane<'_> {
         &self,
         request: ListWarehouseNamespacesRequest,
     ) -> CatalogResult<ListWarehouseNamespacesResponse> {
-        self.control(
-            self.call,
-            &op::ListWarehouseNamespaces,
-            Kind::Warehouse,
-            one(&request.warehouse_id),
-        )
-        .await?;
-        self.warehouse(&request.warehouse_id).await?;
-        let names = match self.warehouses {
-            true => self.registry.namespaces_of(&request.warehouse_id).await?,
-            false => crate::governance::spec::root_namespaces(&self.home).await?,
-        };
-        let (namespaces, page_token) = crate::api::page::page(
-            &names,
-            request.page_token.as_deref(),
-            request.limit,
-            CONTROL,
-        )?;
-        Ok(ListWarehouseNamespacesResponse {
-            namespaces,
-            page_token,
-        })
+        let id = one(&request.warehouse_id);
+        let action = &op::ListWarehouseNamespaces;
+        self.gov
+            .call_control(self.call, action, Kind::Warehouse, id, async |_| {
+                self.warehouse(&request.warehouse_id).await?;
+                let names = match self.warehouses {
+                    true => self.registry.namespaces_of(&request.warehouse_id).await?,
+                    false => crate::governance::spec::root_namespaces(&self.home).await?,
+                };
+                let (namespaces, page_token) = crate::api::page::page(
+                    &names,
+                    request.page_token.as_deref(),
+                    request.limit,
+                    CONTROL,
+                )?;
+                Ok(ListWarehouseNamespacesResponse {
+                    namespaces,
+                    page_token,
+                })
+            })
+            .await
     }
 }

@@ -8,7 +8,6 @@ impl Plane<'_> {
         &self,
         request: CreateProjectRequest,
     ) -> CatalogResult<Project> {
-        let principal = self.caller(self.call).await?;
         crate::records::check_id("project", &request.project_id)?;
         if request.project_id == DEFAULT_PROJECT {
             return Err(CatalogError::new(
@@ -16,18 +15,20 @@ impl Plane<'_> {
                 "project \"default\" is built in",
             ));
         }
-        self.control(self.call, &op::CreateProject, Kind::Server, vec![])
-            .await?;
-        let made = self.registry.create_project(request).await?;
-        self.created(
-            self.call,
-            principal,
-            &op::CreateProject,
-            Kind::Project,
-            &made.project_id,
-        )
-        .await;
-        Ok(made)
+        let server = vec![];
+        self.gov
+            .call_control(
+                self.call,
+                &op::CreateProject,
+                Kind::Server,
+                server,
+                async |access| {
+                    let made = self.registry.create_project(request).await?;
+                    access.made(Kind::Project, &made.project_id);
+                    Ok(made)
+                },
+            )
+            .await
     }
 
     pub(super) async fn list_projects(
@@ -70,90 +71,86 @@ impl Plane<'_> {
         &self,
         request: DescribeProjectRequest,
     ) -> CatalogResult<Project> {
-        self.control(
-            self.call,
-            &op::DescribeProject,
-            Kind::Project,
-            one(&request.project_id),
-        )
-        .await?;
-        if request.project_id == DEFAULT_PROJECT {
-            if let Err(e) = self.registry.project(DEFAULT_PROJECT).await {
-                if e.code == Code::PROJECT_NOT_FOUND {
-                    let built_in = Project {
-                        project_id: DEFAULT_PROJECT.to_string(),
-                        description: Some("built in: the server's --root".to_string()),
-                        ..Default::default()
-                    };
-                    return self.registry.shown_project(built_in).await;
-                }
-            }
-        }
-        let found = self.registry.project(&request.project_id).await?;
-        self.registry.shown_project(found).await
+        let id = one(&request.project_id);
+        self.gov
+            .call_control(
+                self.call,
+                &op::DescribeProject,
+                Kind::Project,
+                id,
+                async |_| {
+                    if request.project_id == DEFAULT_PROJECT {
+                        if let Err(e) = self.registry.project(DEFAULT_PROJECT).await {
+                            if e.code == Code::PROJECT_NOT_FOUND {
+                                let built_in = Project {
+                                    project_id: DEFAULT_PROJECT.to_string(),
+                                    description: Some("built in: the server's --root".to_string()),
+                                    ..Default::default()
+                                };
+                                return self.registry.shown_project(built_in).await;
+                            }
+                        }
+                    }
+                    let found = self.registry.project(&request.project_id).await?;
+                    self.registry.shown_project(found).await
+                },
+            )
+            .await
     }
 
     pub(super) async fn update_project(
         &self,
         request: UpdateProjectRequest,
     ) -> CatalogResult<Project> {
-        let access = self
-            .control(
+        let id = one(&request.project_id);
+        self.gov
+            .call_control(
                 self.call,
                 &op::UpdateProject,
                 Kind::Project,
-                one(&request.project_id),
+                id,
+                async |_| self.registry.update_project(request).await,
             )
-            .await?;
-        let done = self.registry.update_project(request).await?;
-        self.succeeded(&access).await;
-        Ok(done)
+            .await
     }
 
     pub(super) async fn delete_project(
         &self,
         request: DeleteProjectRequest,
     ) -> CatalogResult<DeleteProjectResponse> {
-        let access = self
-            .control(
-                self.call,
-                &op::DeleteProject,
-                Kind::Project,
-                one(&request.project_id),
-            )
-            .await?;
-        if request.project_id == DEFAULT_PROJECT {
-            return Err(builtin("project", DEFAULT_PROJECT));
-        }
         let id = request.project_id.clone();
-        let done = self.registry.delete_project(request).await?;
-        // A project made again under this id starts without it.
-        if let Err(e) = self
-            .registry
-            .delete_policy_record(crate::api::policy::PolicyLevel::Project, &id)
+        self.gov
+            .call_control(self.call, &op::DeleteProject, Kind::Project, one(&id), async |_| {
+                if id == DEFAULT_PROJECT {
+                    return Err(builtin("project", DEFAULT_PROJECT));
+                }
+                let done = self.registry.delete_project(request).await?;
+                // A project made again under this id starts without it.
+                if let Err(e) = self
+                    .registry
+                    .delete_policy_record(crate::api::policy::PolicyLevel::Project, &id)
+                    .await
+                {
+                    tracing::warn!(project = %id, error = %e.message, "a deleted project's maintenance policy record stays");
+                }
+                Ok(done)
+            })
             .await
-        {
-            tracing::warn!(project = %id, error = %e.message, "a deleted project's maintenance policy record stays");
-        }
-        self.grants_follow(&access).await;
-        self.succeeded(&access).await;
-        Ok(done)
     }
 
     pub(super) async fn set_project_protection(
         &self,
         request: SetProjectProtectionRequest,
     ) -> CatalogResult<Project> {
-        let access = self
-            .control(
+        let id = one(&request.project_id);
+        self.gov
+            .call_control(
                 self.call,
                 &op::SetProjectProtection,
                 Kind::Project,
-                one(&request.project_id),
+                id,
+                async |_| self.registry.set_project_protection(request).await,
             )
-            .await?;
-        let done = self.registry.set_project_protection(request).await?;
-        self.succeeded(&access).await;
-        Ok(done)
+            .await
     }
 }

@@ -1,6 +1,7 @@
 //! Deletion protection of one table or namespace, routed and authorized as the spec's operations are.
 
 use super::prelude::*;
+use crate::governance::guard::entry::Admitted;
 use crate::governance::guard::request::Named;
 
 impl Plane<'_> {
@@ -8,29 +9,25 @@ impl Plane<'_> {
         &self,
         request: SetProtectionRequest,
     ) -> CatalogResult<ProtectionResponse> {
-        let (route, access) = self
-            .admit(
-                &op::SetTableProtection,
-                &mut Named::called(self.call, &request.id),
-            )
-            .await?;
-        let done = route.catalog.set_protection("table", request).await?;
-        self.succeeded(&access).await;
-        Ok(done)
+        let named = Named::called(self.call, &request.id);
+        self.call(
+            &op::SetTableProtection,
+            named,
+            async |a: &mut Admitted, _| a.route.catalog.set_protection("table", request).await,
+        )
+        .await
     }
 
     pub(super) async fn set_namespace_protection(
         &self,
         request: SetProtectionRequest,
     ) -> CatalogResult<ProtectionResponse> {
-        let (route, access) = self
-            .admit(
-                &op::SetNamespaceProtection,
-                &mut Named::called(self.call, &request.id),
-            )
-            .await?;
-        let done = route.catalog.set_protection("namespace", request).await?;
-        self.succeeded(&access).await;
-        Ok(done)
+        let named = Named::called(self.call, &request.id);
+        self.call(
+            &op::SetNamespaceProtection,
+            named,
+            async |a: &mut Admitted, _| a.route.catalog.set_protection("namespace", request).await,
+        )
+        .await
     }
 }

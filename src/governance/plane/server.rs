@@ -56,27 +56,29 @@ impl Plane<'_> {
         &self,
         request: DescribeJobRequest,
     ) -> CatalogResult<JobRecord> {
-        self.control(self.call, &op::DescribeJob, Kind::Server, vec![])
-            .await?;
-        let first = self.home.job(&request.job_id).await;
-        if first.is_ok() || !self.warehouses {
-            return first;
-        }
-        for id in self.registry.warehouse_ids().await? {
-            if let Ok(job) = self.catalog(&id).await?.job(&request.job_id).await {
-                return Ok(job);
+        self.on_server(&op::DescribeJob, async |_| {
+            let first = self.home.job(&request.job_id).await;
+            if first.is_ok() || !self.warehouses {
+                return first;
             }
-        }
-        first
+            for id in self.registry.warehouse_ids().await? {
+                if let Ok(job) = self.catalog(&id).await?.job(&request.job_id).await {
+                    return Ok(job);
+                }
+            }
+            first
+        })
+        .await
     }
 
     pub(super) async fn list_events(
         &self,
         request: ListEventsRequest,
     ) -> CatalogResult<ListEventsResponse> {
-        self.control(self.call, &op::ListEvents, Kind::Server, vec![])
-            .await?;
-        self.registry.events(&request).await
+        self.on_server(&op::ListEvents, async |_| {
+            self.registry.events(&request).await
+        })
+        .await
     }
 
     pub(super) async fn sweep_trash(
@@ -90,22 +92,33 @@ impl Plane<'_> {
         &self,
         _request: GetReconciliationRequest,
     ) -> CatalogResult<ReconciliationReport> {
-        self.control(self.call, &op::GetReconciliation, Kind::Server, vec![])
-            .await?;
-        let drifts = self.reconcile_estate(&Default::default()).await?;
-        Ok(ReconciliationReport { drifts })
+        self.on_server(&op::GetReconciliation, async |_| {
+            let drifts = self.reconcile_estate(&Default::default()).await?;
+            Ok(ReconciliationReport { drifts })
+        })
+        .await
     }
 
     pub(super) async fn repair_drift(
         &self,
         request: RepairDriftRequest,
     ) -> CatalogResult<ReconciliationReport> {
-        let access = self
-            .control(self.call, &op::RepairDrift, Kind::Server, vec![])
-            .await?;
-        let kinds = crate::governance::drift::repairable(&request.kinds)?;
-        let drifts = self.reconcile_estate(&kinds).await?;
-        self.succeeded(&access).await;
-        Ok(ReconciliationReport { drifts })
+        self.on_server(&op::RepairDrift, async |_| {
+            let kinds = crate::governance::drift::repairable(&request.kinds)?;
+            let drifts = self.reconcile_estate(&kinds).await?;
+            Ok(ReconciliationReport { drifts })
+        })
+        .await
+    }
+
+    /// Run `run` admitted for `action` on the server itself.
+    pub(super) async fn on_server<T>(
+        &self,
+        action: &'static crate::api::OpDef,
+        run: impl AsyncFnOnce(&mut Access) -> CatalogResult<T>,
+    ) -> CatalogResult<T> {
+        self.gov
+            .call_control(self.call, action, Kind::Server, vec![], run)
+            .await
     }
 }

@@ -9,41 +9,42 @@ use crate::api::kind::Kind;
 
 impl Plane<'_> {
     pub(super) async fn create_user(&self, request: CreateUserRequest) -> CatalogResult<UserInfo> {
-        let caller = self.caller(self.call).await?;
-        let access = self
-            .control(self.call, &op::CreateUser, Kind::Server, vec![])
-            .await?;
-        let made = self
-            .auth
-            .users()
-            .create(
-                &request.username,
-                &request.password,
-                request.groups,
-                request.description,
-                request.disabled.unwrap_or(false),
-                caller.map(|c| c.id),
-            )
-            .await?;
-        self.user_changed(access, &made.username).await;
-        Ok(made)
+        self.on_server(&op::CreateUser, async |access| {
+            let by = access.principal.as_ref().map(|c| c.id.clone());
+            let made = self
+                .auth
+                .users()
+                .create(
+                    &request.username,
+                    &request.password,
+                    request.groups,
+                    request.description,
+                    request.disabled.unwrap_or(false),
+                    by,
+                )
+                .await?;
+            about_user(access, &made.username);
+            Ok(made)
+        })
+        .await
     }
 
     pub(super) async fn list_users(
         &self,
         request: ListUsersRequest,
     ) -> CatalogResult<ListUsersResponse> {
-        self.control(self.call, &op::ListUsers, Kind::Server, vec![])
-            .await?;
-        let users = self.auth.users().list().await?;
-        let (users, page_token) = page_items(
-            users,
-            |u| u.username.clone(),
-            request.page_token.as_deref(),
-            request.limit,
-            CONTROL,
-        )?;
-        Ok(ListUsersResponse { users, page_token })
+        self.on_server(&op::ListUsers, async |_| {
+            let users = self.auth.users().list().await?;
+            let (users, page_token) = page_items(
+                users,
+                |u| u.username.clone(),
+                request.page_token.as_deref(),
+                request.limit,
+                CONTROL,
+            )?;
+            Ok(ListUsersResponse { users, page_token })
+        })
+        .await
     }
 
     pub(super) async fn get_user(&self, request: GetUserRequest) -> CatalogResult<UserInfo> {
@@ -53,30 +54,34 @@ impl Plane<'_> {
     }
 
     pub(super) async fn update_user(&self, request: UpdateUserRequest) -> CatalogResult<UserInfo> {
-        let access = self
-            .control(self.call, &op::UpdateUser, Kind::Server, vec![])
-            .await?;
-        let changed = self
-            .auth
-            .users()
-            .update(
-                &request.username,
-                request.disabled,
-                request.groups,
-                request.description,
-            )
-            .await?;
-        self.user_changed(access, &request.username).await;
-        Ok(changed)
+        self.on_server(&op::UpdateUser, async |access| {
+            about_user(access, &request.username);
+            self.auth
+                .users()
+                .update(
+                    &request.username,
+                    request.disabled,
+                    request.groups,
+                    request.description,
+                )
+                .await
+        })
+        .await
     }
 
     pub(super) async fn delete_user(
         &self,
         request: DeleteUserRequest,
     ) -> CatalogResult<DeleteUserResponse> {
-        let access = self
-            .control(self.call, &op::DeleteUser, Kind::Server, vec![])
-            .await?;
+        self.on_server(&op::DeleteUser, async |access| {
+            about_user(access, &request.username);
+            self.end_user(request).await
+        })
+        .await
+    }
+
+    /// Delete a user and what its name holds.
+    async fn end_user(&self, request: DeleteUserRequest) -> CatalogResult<DeleteUserResponse> {
         let users = self.auth.users();
         // What the name holds ends first: a retry after a failure here
         // still finds the user, and nothing is left for whoever takes the
@@ -99,7 +104,6 @@ impl Plane<'_> {
             api_keys_revoked += 1;
         }
         users.delete(&request.username).await?;
-        self.user_changed(access, &request.username).await;
         Ok(DeleteUserResponse {
             username: request.username,
             grants_revoked: grants_revoked as u64,
@@ -134,7 +138,7 @@ impl Plane<'_> {
         let changed = users
             .set_password(&request.username, &request.password)
             .await?;
-        let access = access.unwrap_or_else(|| crate::governance::guard::Access {
+        let access = access.unwrap_or_else(|| Access {
             principal: caller,
             action: &op::SetUserPassword,
             request_id: self.call.request_id.clone(),
@@ -175,9 +179,14 @@ impl Plane<'_> {
     }
 
     /// Audit a change to a user, named as the user it changed.
-    async fn user_changed(&self, mut access: crate::governance::guard::Access, username: &str) {
-        access.kind = Kind::User;
-        access.id = one(username);
+    async fn user_changed(&self, mut access: Access, username: &str) {
+        about_user(&mut access, username);
         self.succeeded(&access).await;
     }
+}
+
+/// A change to a user is audited as the user it changed.
+fn about_user(access: &mut Access, username: &str) {
+    access.kind = Kind::User;
+    access.id = one(username);
 }

@@ -28,26 +28,23 @@ impl Plane<'_> {
                 .hidden(e, &access, Kind::Project, one(&request.project_id))
                 .await);
         }
-        self.control(
-            self.call,
-            &op::CreateWarehouse,
-            Kind::Project,
-            one(&request.project_id),
-        )
-        .await?;
-        request.root = self.check_root(&request.root).await?;
-        let options = request.storage_options.clone().unwrap_or_default();
-        crate::core::probe_root(&request.root, &options).await?;
-        let made = self.registry.create_warehouse(request).await?;
-        self.created(
-            self.call,
-            principal,
-            &op::CreateWarehouse,
-            Kind::Warehouse,
-            &made.warehouse_id,
-        )
-        .await;
-        Ok(made)
+        let project = one(&request.project_id);
+        self.gov
+            .call_control(
+                self.call,
+                &op::CreateWarehouse,
+                Kind::Project,
+                project,
+                async |access| {
+                    request.root = self.check_root(&request.root).await?;
+                    let options = request.storage_options.clone().unwrap_or_default();
+                    crate::core::probe_root(&request.root, &options).await?;
+                    let made = self.registry.create_warehouse(request).await?;
+                    access.made(Kind::Warehouse, &made.warehouse_id);
+                    Ok(made)
+                },
+            )
+            .await
     }
 
     pub(super) async fn list_warehouses(
@@ -99,95 +96,105 @@ impl Plane<'_> {
         &self,
         request: DescribeWarehouseRequest,
     ) -> CatalogResult<Warehouse> {
-        self.control(
-            self.call,
-            &op::DescribeWarehouse,
-            Kind::Warehouse,
-            one(&request.warehouse_id),
-        )
-        .await?;
-        Ok(self.warehouse(&request.warehouse_id).await?.redacted())
+        let id = one(&request.warehouse_id);
+        self.gov
+            .call_control(
+                self.call,
+                &op::DescribeWarehouse,
+                Kind::Warehouse,
+                id,
+                async |_| Ok(self.warehouse(&request.warehouse_id).await?.redacted()),
+            )
+            .await
     }
 
     pub(super) async fn update_warehouse(
         &self,
         request: UpdateWarehouseRequest,
     ) -> CatalogResult<Warehouse> {
-        let access = self
-            .control(
+        let id = one(&request.warehouse_id);
+        self.gov
+            .call_control(
                 self.call,
                 &op::UpdateWarehouse,
                 Kind::Warehouse,
-                one(&request.warehouse_id),
+                id,
+                async |_| {
+                    if request.warehouse_id == DEFAULT_WAREHOUSE {
+                        return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
+                    }
+                    let vending_changed = request.vending.is_some();
+                    let done = self.registry.update_warehouse(request).await?;
+                    if vending_changed {
+                        // Served reads keep an open catalog; its vendor must follow.
+                        self.forget_catalog(&done.warehouse_id).await;
+                    }
+                    Ok(done)
+                },
             )
-            .await?;
-        if request.warehouse_id == DEFAULT_WAREHOUSE {
-            return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
-        }
-        let vending_changed = request.vending.is_some();
-        let done = self.registry.update_warehouse(request).await?;
-        if vending_changed {
-            // Served reads keep an open catalog; its vendor must follow.
-            self.forget_catalog(&done.warehouse_id).await;
-        }
-        self.succeeded(&access).await;
-        Ok(done)
+            .await
     }
 
     pub(super) async fn delete_warehouse(
         &self,
         request: DeleteWarehouseRequest,
     ) -> CatalogResult<DeleteWarehouseResponse> {
-        let access = self
-            .control(
+        let id = one(&request.warehouse_id);
+        self.gov
+            .call_control(
                 self.call,
                 &op::DeleteWarehouse,
                 Kind::Warehouse,
-                one(&request.warehouse_id),
+                id,
+                async |_| {
+                    if request.warehouse_id == DEFAULT_WAREHOUSE {
+                        return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
+                    }
+                    self.refuse_held_trash(&request.warehouse_id).await?;
+                    let deleted = self.registry.delete_warehouse(request).await?;
+                    self.forget_catalog(&deleted.warehouse_id).await;
+                    Ok(deleted)
+                },
             )
-            .await?;
-        if request.warehouse_id == DEFAULT_WAREHOUSE {
-            return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
-        }
-        // Its trash holds bytes only its catalog can bring back or purge.
-        if let Ok(catalog) = self.catalog(&request.warehouse_id).await {
+            .await
+    }
+
+    /// A warehouse's trash holds bytes only its catalog can bring back or
+    /// purge: it is not deleted while it holds any.
+    async fn refuse_held_trash(&self, warehouse: &str) -> CatalogResult<()> {
+        if let Ok(catalog) = self.catalog(warehouse).await {
             let held = catalog.trash_entries().await?;
             if !held.is_empty() {
                 return Err(CatalogError::new(
                     Code::WAREHOUSE_NOT_EMPTY,
                     format!(
-                        "warehouse {:?} holds {} trash entries (GET /v1/trash?warehouse_id={}); undrop or purge them first",
-                        request.warehouse_id,
+                        "warehouse {warehouse:?} holds {} trash entries (GET /v1/trash?warehouse_id={warehouse}); undrop or purge them first",
                         held.len(),
-                        request.warehouse_id
                     ),
                 ));
             }
         }
-        let deleted = self.registry.delete_warehouse(request).await?;
-        self.forget_catalog(&deleted.warehouse_id).await;
-        self.grants_follow(&access).await;
-        self.succeeded(&access).await;
-        Ok(deleted)
+        Ok(())
     }
 
     pub(super) async fn set_warehouse_protection(
         &self,
         request: SetWarehouseProtectionRequest,
     ) -> CatalogResult<Warehouse> {
-        let access = self
-            .control(
+        let id = one(&request.warehouse_id);
+        self.gov
+            .call_control(
                 self.call,
                 &op::SetWarehouseProtection,
                 Kind::Warehouse,
-                one(&request.warehouse_id),
+                id,
+                async |_| {
+                    if request.warehouse_id == DEFAULT_WAREHOUSE {
+                        return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
+                    }
+                    self.registry.set_warehouse_protection(request).await
+                },
             )
-            .await?;
-        if request.warehouse_id == DEFAULT_WAREHOUSE {
-            return Err(builtin("warehouse", DEFAULT_WAREHOUSE));
-        }
-        let done = self.registry.set_warehouse_protection(request).await?;
-        self.succeeded(&access).await;
-        Ok(done)
+            .await
     }
 }

@@ -1,0 +1,114 @@
+//! The one entry: how a transport's request and a control-plane operation
+//! reach the rules. Each runs admission (identity, shape, parent,
+//! authorization), then the operation, then finish (the creator's
+//! ownership, what the write did to grants, its event), in that order and
+//! once:
+//!
+//! - [`Governance::call`]: a spec request, or a table or namespace named by
+//!   a control-plane operation, routed to its warehouse's catalog;
+//! - [`Governance::call_then`]: the same, with a step after finish (the
+//!   credentials `vending.rs` hands with a table: the write is recorded
+//!   even if none can be made);
+//! - [`Governance::call_control`]: a control-plane resource (the server, a
+//!   project, a warehouse);
+//! - [`Governance::call_on`]: an access whose object its operation found
+//!   itself (a grant's object, a trash entry, a trashed table).
+//!
+//! The run sees what admission found ([`Admitted`]) and may record what
+//! only the write knows: what it created ([`Access::made`]), or that a
+//! drop into trash ended nothing.
+
+use crate::api::call::Call;
+use crate::api::OpDef;
+use crate::error::CatalogResult;
+use crate::governance::guard::request::SpecRequest;
+use crate::governance::guard::{Access, Kind};
+use crate::governance::{Governance, Route};
+
+/// An admitted call: the catalog it was routed to and the access that was
+/// authorized.
+pub(in crate::governance) struct Admitted {
+    pub route: Route,
+    pub access: Access,
+}
+
+impl Access {
+    /// What a control-plane create made (known once the write returns):
+    /// its creator owns it when the call finishes.
+    pub(in crate::governance) fn made(&mut self, kind: Kind, id: &str) {
+        self.kind = kind;
+        self.id = vec![id.to_string()];
+        self.warehouse = (kind == Kind::Warehouse).then(|| id.to_string());
+        self.creates = true;
+    }
+
+    /// A create of what stood makes no owner.
+    pub(in crate::governance) fn made_nothing(&mut self) {
+        self.creates = false;
+        self.minted.clear();
+    }
+
+    /// A drop that moved its object into trash ended nothing: its grants
+    /// stay with it (its owner is who may undrop it) until it is purged.
+    pub(in crate::governance) fn kept_in_trash(&mut self) {
+        self.ended.clear();
+    }
+}
+
+impl Governance {
+    /// Admit `request` for `op`, run it on its warehouse's catalog, finish.
+    pub(in crate::governance) async fn call<R: SpecRequest, T>(
+        &self,
+        op: &'static OpDef,
+        request: R,
+        run: impl AsyncFnOnce(&mut Admitted, R) -> CatalogResult<T>,
+    ) -> CatalogResult<T> {
+        self.call_then(op, request, run, async |_, _| Ok(())).await
+    }
+
+    /// [`Governance::call`] with a step after finish that may still fail
+    /// (credentials handed with an answer whose write is recorded).
+    pub(in crate::governance) async fn call_then<R: SpecRequest, T>(
+        &self,
+        op: &'static OpDef,
+        mut request: R,
+        run: impl AsyncFnOnce(&mut Admitted, R) -> CatalogResult<T>,
+        then: impl AsyncFnOnce(&Admitted, &mut T) -> CatalogResult<()>,
+    ) -> CatalogResult<T> {
+        let (route, access) = self.admit(op, &mut request).await?;
+        let mut admitted = Admitted { route, access };
+        let mut answer = run(&mut admitted, request).await?;
+        self.finish(&admitted.access).await;
+        then(&admitted, &mut answer).await?;
+        Ok(answer)
+    }
+
+    /// Admit `op` on a control-plane resource (`kind` and `id`; a
+    /// warehouse is its own scope), run it, finish.
+    pub(in crate::governance) async fn call_control<T>(
+        &self,
+        call: &Call,
+        op: &'static OpDef,
+        kind: Kind,
+        id: Vec<String>,
+        run: impl AsyncFnOnce(&mut Access) -> CatalogResult<T>,
+    ) -> CatalogResult<T> {
+        let mut access = self.control(call, op, kind, id).await?;
+        let answer = run(&mut access).await?;
+        self.finish(&access).await;
+        Ok(answer)
+    }
+
+    /// Authorize an access whose object the operation resolved itself,
+    /// run it, finish.
+    pub(in crate::governance) async fn call_on<T>(
+        &self,
+        mut access: Access,
+        run: impl AsyncFnOnce(&mut Access) -> CatalogResult<T>,
+    ) -> CatalogResult<T> {
+        self.authorize(&access).await?;
+        let answer = run(&mut access).await?;
+        self.finish(&access).await;
+        Ok(answer)
+    }
+}
