@@ -25,6 +25,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::references::{key_of, list_and_read, ForeignRefs, Refs};
+use crate::core::location::Location;
 use crate::core::table::locations::{placed_name, Placed};
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -42,14 +43,14 @@ pub(crate) struct RefsCache {
 impl RefsCache {
     fn get(&self, placed: &Placed) -> Option<Refs> {
         let entries = self.entries.lock().ok()?;
-        let (at, refs) = entries.get(&(placed.key.clone(), placed.location.clone()))?;
+        let (at, refs) = entries.get(&(placed.key.clone(), placed.location.to_string()))?;
         (at.elapsed() < REFS_FRESH).then(|| refs.clone())
     }
 
     fn put(&self, placed: &Placed, refs: &Refs) {
         if let Ok(mut entries) = self.entries.lock() {
             entries.insert(
-                (placed.key.clone(), placed.location.clone()),
+                (placed.key.clone(), placed.location.to_string()),
                 (Instant::now(), refs.clone()),
             );
         }
@@ -95,10 +96,12 @@ impl Catalog {
         let placed = self.placed_tables().await?;
         let mut seen = BTreeSet::new();
         for placed in &placed {
-            if placed.location.is_empty() || !seen.insert(placed.location.clone()) {
+            // By spelling: on a store that keeps case, `A` and `a` are
+            // two directories, and each is read.
+            if placed.location.is_root() || !seen.insert(placed.location.as_str()) {
                 continue;
             }
-            let own = key_of(&self.location_uri(&placed.location));
+            let own = key_of(&self.location_uri(placed.location.as_str()));
             let cached = match fresh {
                 Freshness::Recent => self.refs_cache.get(placed),
                 Freshness::Now => None,
@@ -106,7 +109,7 @@ impl Catalog {
             let refs = match cached {
                 Some(refs) => refs,
                 None => {
-                    let (store, base) = self.location_store(&placed.location).await?;
+                    let (store, base) = self.location_store(placed.location.as_str()).await?;
                     // Manifests live in `_versions/` and in branch trees only.
                     let listed = list_and_read(&store, &base, &own, &["_versions", "tree"])
                         .await
@@ -183,11 +186,13 @@ impl Catalog {
     /// `Err` names why not.
     pub(crate) async fn check_dead(
         &self,
-        relative: &str,
+        relative: &Location,
         refs: &ForeignRefs,
         own_intent: Option<&str>,
     ) -> CatalogResult<()> {
-        let tables = self.placed_tables_near(&[relative]).await?;
+        let tables = self
+            .placed_tables_near(std::slice::from_ref(relative))
+            .await?;
         if let Some(t) = crate::core::table::locations::find_overlap(relative, &tables, None) {
             return Err(CatalogError::new(
                 Code::INVALID_TABLE_STATE,
@@ -199,7 +204,7 @@ impl Catalog {
             Some(id.as_str()) != own_intent
                 && i.taken_ms.is_none()
                 && !crate::core::table::intents::stale(&i, now)
-                && crate::core::table::locations::overlaps(&i.location, relative)
+                && Location::new(&i.location).overlaps(relative)
         });
         if writing {
             return Err(CatalogError::new(
@@ -207,7 +212,7 @@ impl Catalog {
                 format!("another create is writing at {relative:?}"),
             ));
         }
-        self.refuse_reached(relative, &[], refs)
+        self.refuse_reached(relative.as_str(), &[], refs)
     }
 
     /// Remove what a failed write or a dead create left at `relative`
@@ -215,13 +220,17 @@ impl Catalog {
     /// recorded table's location overlaps it, or a table reads there
     /// (`live.rs`), or that cannot be told (the reconciler reports what
     /// is left).
-    pub(crate) async fn remove_if_unowned(&self, relative: &str, own_intent: Option<&str>) -> bool {
+    pub(crate) async fn remove_if_unowned(
+        &self,
+        relative: &Location,
+        own_intent: Option<&str>,
+    ) -> bool {
         let dead = match self.estate_refs(Freshness::Recent).await {
             Ok(refs) => self.check_dead(relative, &refs, own_intent).await,
             Err(e) => Err(e),
         };
         match dead {
-            Ok(()) => self.remove_location(relative).await,
+            Ok(()) => self.remove_location(relative.as_str()).await,
             Err(e) => {
                 tracing::warn!(
                     location = %relative,

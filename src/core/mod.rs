@@ -23,6 +23,7 @@
 //! | describe (the catalog's record; at a branch or tag) | `table/describe.rs` |
 //! | writing and recording a new table's bytes; nested locations | `table/placement.rs` |
 //! | where tables live; what a drop may delete | `table/locations.rs` |
+//! | a location and the one rule comparing two (any case, any Unicode form) | `location.rs` |
 //! | rename | `table/rename.rs` |
 //! | schema and field metadata; column checks | `table/metadata.rs` |
 //! | versions: list, describe, create (managed versioning) | `version/versions.rs` |
@@ -58,6 +59,7 @@ pub mod data;
 pub mod derived;
 mod engine_ns;
 pub mod live;
+pub mod location;
 pub mod maintenance;
 mod manifest_commit;
 mod manifest_keeping;
@@ -101,6 +103,7 @@ use std::sync::Arc;
 use lance::io::{ObjectStore, ObjectStoreParams, StorageOptionsAccessor};
 use lance::session::Session;
 
+use crate::core::location::Location;
 use crate::error::{CatalogError, CatalogResult};
 pub(crate) use checks::table_id as checked_table_id;
 pub use checks::{manifest_id, manifest_key};
@@ -305,14 +308,14 @@ impl Catalog {
 
     /// Refuse (13) a caller-chosen location that already holds objects: a
     /// new table there could not later tell its bytes from what was there.
-    pub(crate) async fn require_empty_location(&self, relative: &str) -> CatalogResult<()> {
+    pub(crate) async fn require_empty_location(&self, relative: &Location) -> CatalogResult<()> {
         use futures::TryStreamExt;
         let holds = || {
             CatalogError::invalid(format!(
                 "table location {relative:?} already holds data (in some case); register an existing dataset with register_table instead"
             ))
         };
-        let (store, path) = self.location_store(relative).await?;
+        let (store, path) = self.location_store(relative.as_str()).await?;
         if engine(store.list(Some(path)).try_next().await)?.is_some() {
             return Err(holds());
         }
@@ -329,16 +332,16 @@ impl Catalog {
 
     /// Whether anything lies at `relative` spelled in any case: each
     /// level's listing compared by folded names.
-    async fn holds_in_any_case(&self, relative: &str) -> CatalogResult<bool> {
+    async fn holds_in_any_case(&self, relative: &Location) -> CatalogResult<bool> {
         use futures::TryStreamExt;
-        use table::locations::fold;
+        use location::fold;
         let (store, root) = self.location_store("").await?;
         let name = |p: &object_store::path::Path| {
             p.filename()
                 .map(|f| fold(&percent_encoding::percent_decode_str(f).decode_utf8_lossy()))
         };
         let mut frontier = vec![root];
-        for segment in relative.split('/').filter(|s| !s.is_empty()) {
+        for segment in relative.segments() {
             let want = fold(segment);
             let mut next = Vec::new();
             for dir in &frontier {

@@ -140,9 +140,8 @@ impl Refs {
 /// Whether key `k` is `at` or lies below it, segment by segment in any
 /// case.
 pub(crate) fn inside_or_at(k: &str, at: &str) -> bool {
-    use crate::core::table::locations::location_key;
-    let (k, at) = (location_key(k), location_key(at));
-    k == at || at.is_empty() || k.starts_with(&format!("{at}/"))
+    use crate::core::location::Location;
+    Location::new(k).inside_or_at(&Location::new(at))
 }
 
 /// The manifests of one dataset location: where each lives (its dataset
@@ -390,11 +389,12 @@ impl ForeignRefs {
     /// below `location`: its shallow clones, the multi-base tables keeping
     /// files there.
     pub(crate) fn reaching(&self, location: &str, except: &[String]) -> Vec<TableRef> {
-        use crate::core::table::locations::same_place;
+        use crate::core::location::Location;
+        let own = |r: &&Reacher| Location::new(&r.own);
         let mut out: Vec<TableRef> = self
             .tables
             .iter()
-            .filter(|r| !except.iter().any(|e| same_place(e, &r.own)))
+            .filter(|r| !except.iter().any(|e| Location::new(e) == own(r)))
             .filter(|r| r.refs.reach(location))
             .map(|r| r.table.clone())
             .collect();

@@ -167,7 +167,9 @@ impl Governance {
             .into_iter()
             .flatten()
             .collect();
-        let still = catalog.recorded_location(id).await?.as_deref() == Some(location)
+        // Exactly as found (its spelling too): anything else is a change.
+        let recorded = catalog.recorded_location(id).await?;
+        let still = recorded.as_ref().map(|l| l.as_str()) == Some(location)
             && !catalog.holds_dataset(location).await?;
         if !still {
             return Ok("left alone: the table changed since it was found".into());

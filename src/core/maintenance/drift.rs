@@ -10,9 +10,9 @@ use object_store::{ObjectMeta, ObjectStoreExt};
 use super::{TaskRecord, TASKS, TASK_TYPES};
 use crate::api::trash::TrashEntry;
 use crate::core::live::Freshness;
+use crate::core::location::Location;
 use crate::core::manifest_tx::{row_properties, row_type, single_rows};
 use crate::core::object_ids::id_property;
-use crate::core::table::locations::{canonical, overlaps};
 use crate::core::{engine, Catalog};
 use crate::error::CatalogResult;
 
@@ -102,8 +102,8 @@ impl Catalog {
             if e.version.is_none() {
                 continue;
             }
-            let relative = crate::core::table::locations::canonical(location);
-            if !relative.is_empty() && !self.holds_dataset(&relative).await? {
+            let relative = Location::new(location);
+            if !relative.is_root() && !self.holds_dataset(relative.as_str()).await? {
                 out.push(e);
             }
         }
@@ -131,18 +131,19 @@ impl Catalog {
         relative: &str,
         refs: &crate::core::ForeignRefs,
     ) -> CatalogResult<String> {
-        let relative = canonical(relative);
-        if let Err(e) = self.check_dead(&relative, refs, None).await {
+        let place = Location::new(relative);
+        let relative = place.as_str();
+        if let Err(e) = self.check_dead(&place, refs, None).await {
             return Ok(format!("left alone: {}", e.message));
         }
         let intents = self.create_intents().await?;
         if intents
             .iter()
-            .any(|(_, i)| overlaps(&i.location, &relative))
+            .any(|(_, i)| Location::new(&i.location).overlaps(&place))
         {
             return Ok("left alone: a create's intent names it (the sweep decides)".into());
         }
-        let Some((store, path)) = self.removable(&relative).await? else {
+        let Some((store, path)) = self.removable(relative).await? else {
             return Ok(
                 "left alone: not below the root, the catalog's own, or reached through a symbolic link"
                     .into(),
@@ -189,7 +190,7 @@ impl Catalog {
         }
         if directory {
             // What the deletes left: empty directories on a local disk.
-            self.remove_location(&relative).await;
+            self.remove_location(relative).await;
         }
         tracing::warn!(location = %relative, objects = n, bytes, "removed an unowned path (explicit repair)");
         Ok(format!("removed {n} objects, {bytes} bytes"))

@@ -17,6 +17,7 @@ use object_store::ObjectMeta;
 use crate::api::orphans::{
     KeptFile, KeptReason, OrphanFile, OrphanReport, ReclaimResponse, MAX_RECLAIM_PATHS,
 };
+use crate::core::location::Location;
 use crate::core::references::{key_of, list_and_read, relative, ForeignRefs, Listed, Refs};
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -108,14 +109,12 @@ impl Catalog {
         }
         // Tables recorded inside this one (legacy aliases, from before
         // locations could not overlap): their files are never this one's.
-        let nested: Vec<String> = self
-            .placed_tables_near(&[&location])
+        let place = Location::new(&location);
+        let nested: Vec<Location> = self
+            .placed_tables_near(std::slice::from_ref(&place))
             .await?
             .into_iter()
-            .filter_map(|p| {
-                let rel = crate::core::references::below(&p.location, &location)?;
-                (!rel.is_empty()).then(|| rel.to_string())
-            })
+            .filter_map(|p| p.location.below(&place))
             .collect();
         let (store, base) = self.location_store(&location).await?;
         let own = key_of(&self.location_uri(&location));
@@ -154,9 +153,8 @@ impl Catalog {
                     .unwrap_or(&l)
                     .to_string()
             });
-            let nested_here = nested
-                .iter()
-                .any(|n| rel == *n || crate::core::references::below(&rel, n).is_some());
+            let at = Location::new(&rel);
+            let nested_here = nested.iter().any(|n| at.inside_or_at(n));
             let class = match (link, nested_here) {
                 (Some(link), _) => {
                     symlinks.insert(link);

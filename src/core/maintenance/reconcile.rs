@@ -9,8 +9,9 @@ use serde::Serialize;
 
 use crate::core::checks::manifest_id;
 use crate::core::live::Freshness;
+use crate::core::location::Location;
 use crate::core::references::key_of;
-use crate::core::table::locations::{canonical, is_reserved, overlaps};
+use crate::core::table::locations::is_reserved;
 use crate::core::{engine, Catalog};
 use crate::error::CatalogResult;
 
@@ -57,14 +58,14 @@ impl Catalog {
         // alike. A stale intent's create died: its bytes are a leftover,
         // reported here and removed by the sweep (the repair leaves them
         // to it).
-        let mut claims: Vec<String> = tables.iter().map(|t| t.location.clone()).collect();
+        let mut claims: Vec<Location> = tables.iter().map(|t| t.location.clone()).collect();
         let now = crate::records::now_ms();
         claims.extend(
             self.create_intents()
                 .await?
                 .into_iter()
                 .filter(|(_, i)| !crate::core::table::intents::stale(i, now))
-                .map(|(_, i)| canonical(&i.location)),
+                .map(|(_, i)| Location::new(&i.location)),
         );
         let refs = self.estate_refs(Freshness::Now).await?;
         let root_key = key_of(&self.location_uri(""));
@@ -106,7 +107,7 @@ impl Catalog {
                     });
                     continue;
                 }
-                let leads_to_claim = claims.iter().any(|c| overlaps(c, &child));
+                let leads_to_claim = claims.iter().any(|c| c.overlaps(&Location::new(&child)));
                 if leads_to_claim && depth < MAX_DEPTH {
                     pending.push((child, dir.clone(), depth + 1));
                 } else if live(&child) {
@@ -128,10 +129,10 @@ impl Catalog {
             .iter()
             .filter(|t| !crate::core::trash::records::is_trash_key(&t.key))
         {
-            if !t.location.is_empty() && !self.holds_dataset(&t.location).await? {
+            if !t.location.is_root() && !self.holds_dataset(t.location.as_str()).await? {
                 report.without_data.push(TableWithoutData {
                     table: manifest_id(&t.key),
-                    location: t.location.clone(),
+                    location: t.location.to_string(),
                 });
             }
         }
@@ -150,11 +151,9 @@ impl Catalog {
 }
 
 /// Whether a claimed location is `path` or one of its ancestors.
-fn owned(path: &str, claims: &[String]) -> bool {
-    let depth = path.split('/').count();
-    claims
-        .iter()
-        .any(|c| overlaps(c, path) && c.split('/').filter(|s| !s.is_empty()).count() <= depth)
+fn owned(path: &str, claims: &[Location]) -> bool {
+    let path = Location::new(path);
+    claims.iter().any(|c| path.inside_or_at(c))
 }
 
 fn join(parent: &str, name: &str) -> String {
@@ -171,7 +170,7 @@ mod tests {
 
     #[test]
     fn ownership_is_by_ancestor() {
-        let tables = vec!["w/t".to_string()];
+        let tables = vec![Location::new("w/t")];
         assert!(owned("w/t", &tables));
         assert!(owned("w/t/data", &tables));
         assert!(!owned("w", &tables));

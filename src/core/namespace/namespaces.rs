@@ -225,6 +225,7 @@ impl Catalog {
                 .deletable_locations(&ds, &below)
                 .await?
                 .into_values()
+                .map(|l| l.to_string())
                 .collect();
             // Nor bytes a table outside the subtree reads (`live.rs`);
             // the tables dropped together may read each other's.

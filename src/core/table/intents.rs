@@ -18,6 +18,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::api::sweep::CreateIntent;
+use crate::core::location::Location;
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 use crate::records::{now_ms, Records};
@@ -137,7 +138,7 @@ impl Catalog {
     pub(crate) async fn begin_create(
         &self,
         table: &[String],
-        location: &str,
+        location: &Location,
         object_id: Option<String>,
         chosen: bool,
     ) -> CatalogResult<Held> {
@@ -175,7 +176,7 @@ impl Catalog {
         if let Some((_, other)) = others.iter().find(|(other, i)| {
             *other != id
                 && (i.taken_ms.is_some() || !stale(i, now))
-                && crate::core::table::locations::overlaps(&i.location, location)
+                && Location::new(&i.location).overlaps(location)
         }) {
             forget(&records, &id).await;
             return Err(CatalogError::new(

@@ -3,8 +3,9 @@
 //! (`live.rs`) says they are someone's. See `intents.rs` for the records.
 
 use crate::api::sweep::{CreateIntent, CreateLeftover, LeftoverOutcome};
+use crate::core::location::Location;
 use crate::core::table::intents::{forget, stale, KIND, MISSING};
-use crate::core::table::locations::{find_overlap, overlaps};
+use crate::core::table::locations::find_overlap;
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 use crate::records::now_ms;
@@ -53,7 +54,7 @@ impl Catalog {
                     .await?;
                 if outcome == LeftoverOutcome::WouldRemove {
                     if !self
-                        .remove_if_unowned(&intent.location, Some(intent_id))
+                        .remove_if_unowned(&Location::new(&intent.location), Some(intent_id))
                         .await
                     {
                         tracing::warn!(intent = %intent_id, location = %intent.location, "the bytes of a dead create could not be removed; the next sweep tries again");
@@ -81,15 +82,18 @@ impl Catalog {
         all: &[(String, CreateIntent)],
         now: u64,
     ) -> CatalogResult<LeftoverOutcome> {
-        let tables = self.placed_tables_near(&[&intent.location]).await?;
-        if find_overlap(&intent.location, &tables, None).is_some() {
+        let place = Location::new(&intent.location);
+        let tables = self
+            .placed_tables_near(std::slice::from_ref(&place))
+            .await?;
+        if find_overlap(&place, &tables, None).is_some() {
             return Ok(LeftoverOutcome::Recorded);
         }
         let live_beside = all.iter().any(|(other, i)| {
             other != id
                 && !stale(i, now)
                 && i.taken_ms.is_none()
-                && overlaps(&i.location, &intent.location)
+                && Location::new(&i.location).overlaps(&place)
         });
         Ok(match live_beside {
             true => LeftoverOutcome::Kept,

@@ -33,7 +33,10 @@ async fn the_sweep_removes_only_dead_creates_bytes_no_one_else_owns() {
     let t = vec!["t".to_string()];
 
     // A dead create's bytes, no table over them.
-    let dead = c.begin_create(&t, "dead_1", None, false).await.unwrap();
+    let dead = c
+        .begin_create(&t, &"dead_1".into(), None, false)
+        .await
+        .unwrap();
     std::fs::create_dir_all(root.join("dead_1/data")).unwrap();
     std::fs::write(root.join("dead_1/data/a.lance"), b"x").unwrap();
     drop(dead);
@@ -47,13 +50,24 @@ async fn the_sweep_removes_only_dead_creates_bytes_no_one_else_owns() {
     let owned = c.relative_table_location(&t).await.unwrap();
     std::fs::create_dir_all(root.join(&owned)).unwrap();
     std::fs::write(root.join(&owned).join("keep"), b"k").unwrap();
-    drop(c.begin_create(&t, &owned, None, true).await.unwrap());
+    drop(
+        c.begin_create(&t, &(&owned).into(), None, true)
+            .await
+            .unwrap(),
+    );
     // A dead create's and a live one's intents over one chosen location.
-    drop(c.begin_create(&t, "shared", None, true).await.unwrap());
+    drop(
+        c.begin_create(&t, &"shared".into(), None, true)
+            .await
+            .unwrap(),
+    );
     std::fs::create_dir_all(root.join("shared")).unwrap();
     std::fs::write(root.join("shared/b"), b"b").unwrap();
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    let live = c.begin_create(&t, "shared", None, true).await.unwrap();
+    let live = c
+        .begin_create(&t, &"shared".into(), None, true)
+        .await
+        .unwrap();
 
     // A report changes nothing.
     let report = c.sweep_intents(false).await.unwrap();
@@ -88,7 +102,7 @@ async fn a_create_taken_for_dead_is_told_before_it_records() {
     let dir = tempfile::tempdir().unwrap();
     let c = catalog(dir.path()).await;
     let held = c
-        .begin_create(&["u".to_string()], "slow", None, false)
+        .begin_create(&["u".to_string()], &"slow".into(), None, false)
         .await
         .unwrap();
     // Frozen past the expiry: its beat stops, as in a paused process.
@@ -110,16 +124,23 @@ async fn a_second_create_at_a_chosen_location_in_use_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let c = catalog(dir.path()).await;
     let t = vec!["v".to_string()];
-    let first = c.begin_create(&t, "busy/here", None, true).await.unwrap();
+    let first = c
+        .begin_create(&t, &"busy/here".into(), None, true)
+        .await
+        .unwrap();
     for at in ["busy/here", "busy", "busy/here/below"] {
-        let err = c.begin_create(&t, at, None, true).await.err().unwrap();
+        let err = c
+            .begin_create(&t, &at.into(), None, true)
+            .await
+            .err()
+            .unwrap();
         assert_eq!(err.code, Code::CONCURRENT_MODIFICATION, "{at}");
         assert!(err.message.contains("busy/here"), "{}", err.message);
     }
     // The refused ones left no intent behind.
     assert_eq!(c.create_intents().await.unwrap().len(), 1);
     first.finish().await;
-    c.begin_create(&t, "busy/here", None, true)
+    c.begin_create(&t, &"busy/here".into(), None, true)
         .await
         .unwrap()
         .finish()

@@ -8,12 +8,9 @@
 //! - a drop deletes only a location no other table overlaps, re-checked at
 //!   drop time, so aliases recorded before these rules existed are safe too.
 //!
-//! Locations are compared segment by segment (`a/b` lies inside `a`, `ab`
-//! does not), each segment by its comparison key ([`fold`]): Unicode NFC
-//! and lowercase, since stores that fold case (SeaweedFS and other
-//! S3-compatibles in their policies, case-insensitive file systems) would
-//! let `shared/VICTIM` reach `shared/victim`. A location keeps its own
-//! spelling on storage; only comparisons fold.
+//! Locations are compared as [`Location`]s are (`core/location.rs`):
+//! segment by segment, in any case and Unicode form; a location keeps its
+//! own spelling on storage.
 
 use std::collections::HashMap;
 
@@ -21,6 +18,7 @@ use arrow_array::{Array, StringArray};
 use futures::TryStreamExt;
 
 use crate::core::checks::{display_id, manifest_id, manifest_key};
+pub(crate) use crate::core::location::Location;
 use crate::core::manifest_lock::Held;
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -30,11 +28,10 @@ use crate::error::{CatalogError, CatalogResult, Code};
 pub(crate) const RESERVED_DIRS: &[&str] = &["__manifest", "_catalog"];
 
 /// Whether a top-level name under the root is the catalog's own (compared
-/// without case: some filesystems ignore it).
+/// as locations are: some stores ignore case).
 pub(crate) fn is_reserved(first_segment: &str) -> bool {
-    RESERVED_DIRS
-        .iter()
-        .any(|r| r.eq_ignore_ascii_case(first_segment))
+    let first = Location::new(first_segment);
+    RESERVED_DIRS.iter().any(|r| Location::new(r) == first)
 }
 
 /// A recorded table and where it lives.
@@ -42,8 +39,8 @@ pub(crate) fn is_reserved(first_segment: &str) -> bool {
 pub(crate) struct Placed {
     /// The manifest key (`$`-joined id).
     pub key: String,
-    /// The location as recorded, normalised (possibly empty: the root).
-    pub location: String,
+    /// The location as recorded (possibly the root).
+    pub location: Location,
 }
 
 impl Placed {
@@ -66,62 +63,9 @@ impl Placed {
     }
 }
 
-/// The segments of a recorded location, leniently: empty and `.` segments
-/// are dropped (legacy records may hold `a//b/` or `./a`).
-fn segments(location: &str) -> Vec<&str> {
-    location
-        .split('/')
-        .filter(|s| !s.is_empty() && *s != ".")
-        .collect()
-}
-
-/// A recorded location in its canonical form (its own spelling).
-pub(crate) fn canonical(location: &str) -> String {
-    segments(location).join("/")
-}
-
-/// A segment's comparison key: composed (NFC) and lowercased, so two
-/// spellings a store may take for one name compare equal.
-pub(crate) fn fold(segment: &str) -> String {
-    use unicode_normalization::UnicodeNormalization;
-    // Through upper case first: `ſ` and `K` (Kelvin) meet `s` and `k`
-    // there, as in the simple case folding some stores match with.
-    let folded = segment
-        .nfc()
-        .collect::<String>()
-        .to_uppercase()
-        .to_lowercase();
-    folded.nfc().collect()
-}
-
-/// A location's comparison key: its canonical segments, each folded.
-pub(crate) fn location_key(location: &str) -> String {
-    segments(location)
-        .into_iter()
-        .map(fold)
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-/// Whether two locations are the same place (in any case).
-pub(crate) fn same_place(a: &str, b: &str) -> bool {
-    location_key(a) == location_key(b)
-}
-
-/// Whether two canonical locations overlap: equal, or one inside the
-/// other, in any case.
-pub(crate) fn overlaps(a: &str, b: &str) -> bool {
-    let (a, b) = (segments(a), segments(b));
-    let n = a.len().min(b.len());
-    a[..n]
-        .iter()
-        .zip(&b[..n])
-        .all(|(x, y)| x == y || fold(x) == fold(y))
-}
-
-/// Check a caller's relative location and return its canonical form: not
-/// the root, no `..`, nothing the catalog keeps for itself.
-pub(crate) fn check_relative(location: &str, original: &str) -> CatalogResult<String> {
+/// Check a caller's relative location and return it: not the root, no
+/// `..`, nothing the catalog keeps for itself.
+pub(crate) fn check_relative(location: &str, original: &str) -> CatalogResult<Location> {
     if location.split('/').any(|s| s == "..") {
         return Err(CatalogError::invalid(format!(
             "Path traversal is not allowed. Location must be a relative path within the root directory: {original}"
@@ -139,13 +83,13 @@ pub(crate) fn check_relative(location: &str, original: &str) -> CatalogResult<St
             "table location {original:?} contains '%', '?' or '#'; give the directory's plain name"
         )));
     }
-    let rel = canonical(location);
-    if rel.is_empty() {
+    let rel = Location::new(location);
+    if rel.is_root() {
         return Err(CatalogError::invalid(format!(
             "table location {original:?} is the catalog's storage root itself; a table needs a directory of its own under it"
         )));
     }
-    let first = rel.split('/').next().unwrap_or_default();
+    let first = rel.first();
     if is_reserved(first) {
         return Err(CatalogError::invalid(format!(
             "table location {original:?} lies in {first:?}, which the catalog keeps for its own records"
@@ -157,20 +101,20 @@ pub(crate) fn check_relative(location: &str, original: &str) -> CatalogResult<St
 /// The first recorded table, other than `except`, whose location overlaps
 /// `location`.
 pub(crate) fn find_overlap<'a>(
-    location: &str,
+    location: &Location,
     tables: &'a [Placed],
     except: Option<&str>,
 ) -> Option<&'a Placed> {
     tables
         .iter()
         .filter(|t| Some(t.key.as_str()) != except)
-        .find(|t| overlaps(&t.location, location))
+        .find(|t| t.location.overlaps(location))
 }
 
-pub(crate) fn overlap_error(id: &[String], location: &str, other: &Placed) -> CatalogError {
-    let how = if same_place(&other.location, location) {
+pub(crate) fn overlap_error(id: &[String], location: &Location, other: &Placed) -> CatalogError {
+    let how = if other.location == *location {
         "is"
-    } else if segments(&other.location).len() < segments(location).len() {
+    } else if other.location.depth() < location.depth() {
         "lies inside"
     } else {
         "contains"
@@ -193,7 +137,7 @@ impl Catalog {
 
     /// [`Self::placed_tables`], narrowed to those that may overlap one of
     /// `near` (all of them when `near` is empty).
-    pub(crate) async fn placed_tables_near(&self, near: &[&str]) -> CatalogResult<Vec<Placed>> {
+    pub(crate) async fn placed_tables_near(&self, near: &[Location]) -> CatalogResult<Vec<Placed>> {
         // Trash read before and after the manifest: an undrop records its
         // table and then forgets its entry, so one of the reads sees it.
         let before = self.trash_placed_near(near).await?;
@@ -208,7 +152,7 @@ impl Catalog {
     pub(crate) async fn claimed_near(
         &self,
         ds: &lance::Dataset,
-        near: &[&str],
+        near: &[Location],
     ) -> CatalogResult<Vec<Placed>> {
         let mut placed = Self::placed_near(ds, near).await?;
         placed.extend(self.trash_placed_near(near).await?);
@@ -226,7 +170,7 @@ impl Catalog {
     /// here (about 10 ms per 100,000 tables in a release build).
     pub(crate) async fn placed_near(
         ds: &lance::Dataset,
-        near: &[&str],
+        near: &[Location],
     ) -> CatalogResult<Vec<Placed>> {
         let mut scan = ds.scan();
         scan.filter("object_type = 'table'")?;
@@ -248,10 +192,10 @@ impl Catalog {
                     continue;
                 }
                 let location = match locs.is_null(i) {
-                    true => String::new(),
-                    false => canonical(locs.value(i)),
+                    true => Location::default(),
+                    false => Location::new(locs.value(i)),
                 };
-                if !near.is_empty() && !near.iter().any(|n| overlaps(&location, n)) {
+                if !near.is_empty() && !near.iter().any(|n| location.overlaps(n)) {
                     continue;
                 }
                 out.push(Placed {
@@ -269,10 +213,12 @@ impl Catalog {
         &self,
         held: &Held<'_>,
         id: &[String],
-        location: &str,
+        location: &Location,
     ) -> CatalogResult<()> {
         self.check_held(held)?;
-        let tables = self.placed_tables_near(&[location]).await?;
+        let tables = self
+            .placed_tables_near(std::slice::from_ref(location))
+            .await?;
         let key = manifest_key(id);
         match find_overlap(location, &tables, Some(&key)) {
             Some(other) => Err(overlap_error(id, location, other)),
@@ -291,17 +237,21 @@ impl Catalog {
         &self,
         held: &Held<'_>,
         id: &[String],
-        location: &str,
+        location: &Location,
     ) -> CatalogResult<Option<CatalogError>> {
         let ds = self.manifest_snapshot().await?;
-        let tables = self.claimed_near(&ds, &[location]).await?;
+        let tables = self
+            .claimed_near(&ds, std::slice::from_ref(location))
+            .await?;
         let key = manifest_key(id);
         if find_overlap(location, &tables, Some(&key)).is_none() {
             return Ok(None);
         }
+        // Our row as we spelled it: a record of the same id in another
+        // spelling is a newer one.
         let ours = tables
             .iter()
-            .any(|t| t.key == key && t.location == canonical(location));
+            .any(|t| t.key == key && t.location.as_str() == location.as_str());
         if ours {
             // Against the snapshot that showed our row where we put it: a
             // newer record of the same id is never removed.
@@ -323,16 +273,16 @@ impl Catalog {
     /// the bytes and is always allowed.
     pub(crate) fn check_deletable(
         key: &str,
-        location: &str,
+        location: &Location,
         tables: &[Placed],
     ) -> CatalogResult<()> {
         let name = placed_name(key);
-        let first = location.split('/').next().unwrap_or_default();
+        let first = location.first();
         // Legacy records were never checked: a `..` in one could reach
         // outside its own directory. (`%`, `?` and `#` are safe here: a
         // location is turned into a path segment by segment, encoded.)
-        let unsafe_text = location.split('/').any(|s| s == "..");
-        if location.is_empty() || is_reserved(first) || unsafe_text {
+        let unsafe_text = location.segments().any(|s| s == "..");
+        if location.is_root() || is_reserved(first) || unsafe_text {
             return Err(CatalogError::new(
                 Code::INVALID_TABLE_STATE,
                 format!(
@@ -360,15 +310,15 @@ impl Catalog {
         &self,
         ds: &lance::Dataset,
         keys: &[String],
-    ) -> CatalogResult<HashMap<String, String>> {
+    ) -> CatalogResult<HashMap<String, Location>> {
         // Their own rows first (an index lookup), then only the tables
         // that may overlap them.
         // One row at a time: a batch may hold several.
         let rows = self.manifest_rows(ds, keys).await?;
-        let own: Vec<String> = crate::core::manifest_tx::single_rows(&rows)
+        let near: Vec<Location> = crate::core::manifest_tx::single_rows(&rows)
             .filter_map(|r| crate::core::manifest_tx::row_location(&r))
+            .map(|l| Location::new(&l))
             .collect();
-        let near: Vec<&str> = own.iter().map(String::as_str).collect();
         let tables = match near.is_empty() {
             true => Vec::new(),
             false => self.claimed_near(ds, &near).await?,

@@ -11,6 +11,7 @@ use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
 use lance_namespace::models::{CreateTableRequest, CreateTableResponse};
 
 use crate::core::data::rows::Rows;
+use crate::core::location::Location;
 use crate::core::manifest_lock::Held;
 use crate::core::manifest_tx::table_row;
 use crate::core::Catalog;
@@ -123,7 +124,7 @@ impl Catalog {
             .as_ref()
             .and_then(|p| p.get(crate::core::reserved::TABLE_ID).cloned());
         let task = async move {
-            let rel = placement.relative().to_string();
+            let rel = placement.relative().clone();
             let chosen = matches!(placement, Placement::Chosen(_));
             let intent = catalog.begin_create(&id, &rel, real, chosen).await?;
             let params = WriteParams {
@@ -132,7 +133,7 @@ impl Catalog {
                 store_params: catalog.store_params(req.storage_options.clone()),
                 ..Default::default()
             };
-            let uri = catalog.location_uri(&rel);
+            let uri = catalog.location_uri(rel.as_str());
             let written = InsertBuilder::new(uri.as_str())
                 .with_params(&params)
                 .execute_stream(source)
@@ -208,7 +209,7 @@ impl Catalog {
             Placement::Fresh(rel) => {
                 self.remove_if_unowned(rel, own_intent).await;
             }
-            Placement::Chosen(rel) => match self.holds_dataset(rel).await {
+            Placement::Chosen(rel) => match self.holds_dataset(rel.as_str()).await {
                 Ok(false) => {
                     self.remove_if_unowned(rel, own_intent).await;
                 }
@@ -227,7 +228,7 @@ impl Catalog {
         &self,
         held: &Held<'_>,
         id: &[String],
-        relative: &str,
+        relative: &Location,
         properties: Option<&HashMap<String, String>>,
         own_intent: Option<&str>,
     ) -> CatalogResult<()> {
@@ -235,7 +236,9 @@ impl Catalog {
             return Ok(());
         };
         match self.recorded_location(id).await {
-            Ok(Some(at)) if at == relative => Ok(()),
+            // Recorded at this place (in any spelling): the bytes are the
+            // record's, and stay.
+            Ok(Some(at)) if at == *relative => Ok(()),
             Ok(other) => {
                 self.remove_if_unowned(relative, own_intent).await;
                 Err(lost_create(e, id, other.is_some()))
@@ -251,7 +254,7 @@ impl Catalog {
         &self,
         held: &Held<'_>,
         id: &[String],
-        relative: &str,
+        relative: &Location,
         properties: Option<&HashMap<String, String>>,
     ) -> CatalogResult<()> {
         let key = crate::core::checks::manifest_key(id);
@@ -263,7 +266,7 @@ impl Catalog {
             let row = table_row(
                 schema,
                 &key,
-                relative,
+                relative.as_str(),
                 properties.unwrap_or(&HashMap::new()),
             )?;
             match self.manifest_apply(held, ds, vec![row], &[], false).await {
@@ -286,13 +289,13 @@ impl Catalog {
     /// it is not recorded).
     pub(crate) async fn relative_table_location(&self, id: &[String]) -> CatalogResult<String> {
         match self.recorded_location(id).await? {
-            Some(l) => Ok(l),
+            Some(l) => Ok(l.to_string()),
             None => Err(crate::core::table_not_found(id)),
         }
     }
 
     /// Where table `id` is recorded now, if it is.
-    pub(crate) async fn recorded_location(&self, id: &[String]) -> CatalogResult<Option<String>> {
+    pub(crate) async fn recorded_location(&self, id: &[String]) -> CatalogResult<Option<Location>> {
         let ds = self.manifest_snapshot().await?;
         let rows = self
             .manifest_rows(&ds, &[crate::core::checks::manifest_key(id)])
@@ -300,7 +303,7 @@ impl Catalog {
         Ok(rows
             .first()
             .and_then(crate::core::manifest_tx::row_location)
-            .map(|l| crate::core::table::locations::canonical(&l)))
+            .map(|l| Location::new(&l)))
     }
 }
 
@@ -317,12 +320,12 @@ pub(in crate::core) async fn own_task<T: Send + 'static>(
 /// Where a new table's bytes go: a directory the catalog named (fresh and
 /// unique, so no other table can overlap it) or one the caller chose.
 pub(crate) enum Placement {
-    Fresh(String),
-    Chosen(String),
+    Fresh(Location),
+    Chosen(Location),
 }
 
 impl Placement {
-    pub(crate) fn relative(&self) -> &str {
+    pub(crate) fn relative(&self) -> &Location {
         match self {
             Placement::Fresh(r) | Placement::Chosen(r) => r,
         }

@@ -236,7 +236,7 @@ impl Catalog {
             return Ok(ds.version().version);
         }
         let key = crate::core::checks::manifest_key(id);
-        let dir = ManifestNamespace::generate_dir_name(&key);
+        let dir = crate::core::location::Location::new(&ManifestNamespace::generate_dir_name(&key));
         // On its own task: a caller that goes away ends the stream (the
         // write fails and its directory is removed) but cannot stop the
         // task between the write and the record.
@@ -253,7 +253,7 @@ impl Catalog {
                 .await?;
             let intent = catalog.begin_create(&id, &dir, real, false).await?;
             let fresh = crate::core::table::placement::Placement::Fresh(dir.clone());
-            let written = InsertBuilder::new(catalog.location_uri(&dir).as_str())
+            let written = InsertBuilder::new(catalog.location_uri(dir.as_str()).as_str())
                 .with_params(&params)
                 .execute_stream(source)
                 .await;

@@ -19,6 +19,7 @@ use crate::core::body::{merge_on_columns, parse_mode};
 use crate::core::branch::open::branch_of;
 use crate::core::checks::{table_id, table_not_found};
 use crate::core::data::rows::Rows;
+use crate::core::location::Location;
 use crate::core::table::placement::{lost_create, own_task, Placement};
 use crate::core::table::stream_write::{Target, WriteOp};
 use crate::core::{engine, Catalog};
@@ -94,9 +95,9 @@ impl Catalog {
             // wrote (the engine's create leaves the dataset behind).
             let placement = match location {
                 Some(l) => Placement::Chosen(self.relative_location(l, true)?),
-                None => Placement::Fresh(ManifestNamespace::generate_dir_name(
+                None => Placement::Fresh(Location::new(&ManifestNamespace::generate_dir_name(
                     &crate::core::checks::manifest_key(&id),
-                )),
+                ))),
             };
             let real = crate::core::object_ids::new_object_id(req.context.as_ref());
             crate::core::object_ids::stamp(&mut req.properties, "table", real);
@@ -171,7 +172,11 @@ impl Catalog {
     /// path or a URI under the root, checked (see `table/locations.rs`). Unless
     /// `nested`, it must be one directory directly under the root: the
     /// engine's own paths treat a table location as one directory name.
-    pub(crate) fn relative_location(&self, location: &str, nested: bool) -> CatalogResult<String> {
+    pub(crate) fn relative_location(
+        &self,
+        location: &str,
+        nested: bool,
+    ) -> CatalogResult<Location> {
         let root = self.root.trim_end_matches('/');
         let stripped = location
             .strip_prefix("file://")
@@ -198,14 +203,14 @@ impl Catalog {
         // narrow to (a `*` or `${` in its key) is refused now, not at
         // every describe later.
         if self.vends() {
-            if let Err(e) = crate::core::vending::Scope::of(&self.location_uri(&rel)) {
+            if let Err(e) = crate::core::vending::Scope::of(&self.location_uri(rel.as_str())) {
                 return Err(CatalogError::invalid(format!(
                     "table location {location:?}: {}",
                     e.message
                 )));
             }
         }
-        if !nested && rel.contains('/') {
+        if !nested && rel.depth() > 1 {
             return Err(CatalogError::invalid(format!(
                 "table location {location:?} must be a directory directly under the storage root, not a nested path"
             )));
@@ -225,9 +230,9 @@ impl Catalog {
         let vend = req.vend_credentials != Some(false);
         let placement = match req.location.as_deref().filter(|l| !l.trim().is_empty()) {
             Some(location) => Placement::Chosen(self.relative_location(location.trim(), true)?),
-            None => Placement::Fresh(ManifestNamespace::generate_dir_name(
+            None => Placement::Fresh(Location::new(&ManifestNamespace::generate_dir_name(
                 &crate::core::checks::manifest_key(&id),
-            )),
+            ))),
         };
         let mut declared = self.declare_at(&id, placement, req.properties).await?;
         crate::core::checks::public_properties(&mut declared.properties);
@@ -248,7 +253,7 @@ impl Catalog {
         properties: Option<HashMap<String, String>>,
     ) -> CatalogResult<DeclareTableResponse> {
         self.require_table_absent(id).await?;
-        let rel = placement.relative().to_string();
+        let rel = placement.relative().clone();
         // Another table's location is the clearer refusal, so it is
         // checked before what lies in storage (as `create_table_at` does).
         self.check_unclaimed(&self.hold_manifest().await, id, &rel)
@@ -277,7 +282,7 @@ impl Catalog {
         })
         .await?;
         Ok(DeclareTableResponse {
-            location: Some(self.location_uri(&rel)),
+            location: Some(self.location_uri(rel.as_str())),
             storage_options: self.vended_storage_options(),
             properties,
             managed_versioning: Some(true),
@@ -425,11 +430,11 @@ impl Catalog {
         // now are left for the reconciler to report, not an error. The lock
         // is held until they are gone, so no registration in this process
         // can claim them in between.
-        self.remove_location(&rel).await;
+        self.remove_location(rel.as_str()).await;
         drop(_serial);
         Ok(DropTableResponse {
             id: Some(id.to_vec()),
-            location: Some(self.location_uri(&rel)),
+            location: Some(self.location_uri(rel.as_str())),
             ..Default::default()
         })
     }
@@ -444,7 +449,7 @@ impl Catalog {
         let (rel, _held) = self.forget_table(id, force, None).await?;
         Ok(lance_namespace::models::DeregisterTableResponse {
             id: Some(id.to_vec()),
-            location: Some(self.location_uri(&rel)),
+            location: Some(self.location_uri(rel.as_str())),
             ..Default::default()
         })
     }
@@ -462,7 +467,7 @@ impl Catalog {
         id: &[String],
         force: bool,
         deleting: Option<&[String]>,
-    ) -> CatalogResult<(String, crate::core::manifest_lock::Held<'_>)> {
+    ) -> CatalogResult<(Location, crate::core::manifest_lock::Held<'_>)> {
         let key = crate::core::checks::manifest_key(id);
         // What other tables read (the live set's other half), read before
         // the lock: it may read the whole estate's manifests.
@@ -487,15 +492,17 @@ impl Catalog {
                     &self.manifest_rows(&ds, std::slice::from_ref(&key)).await?,
                 )
                 .find(|r| crate::core::manifest_tx::row_type(r).as_deref() == Some("table"))
-                .map(|r| crate::core::manifest_tx::row_location(&r).unwrap_or_default()),
+                .map(|r| {
+                    Location::new(&crate::core::manifest_tx::row_location(&r).unwrap_or_default())
+                }),
             };
             let Some(rel) = located else {
                 return Err(table_not_found(id));
             };
             if let (Some(together), Some(refs)) = (deleting, &refs) {
                 let mut with = together.to_vec();
-                with.push(rel.clone());
-                self.refuse_reached(&rel, &with, refs)?;
+                with.push(rel.to_string());
+                self.refuse_reached(rel.as_str(), &with, refs)?;
             }
             self.guard_table(&ds, id, force).await?;
             match self

@@ -30,7 +30,8 @@ use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutPayload};
 use serde::Serialize;
 
-use crate::core::table::locations::{canonical, fold, Placed};
+use crate::core::location::{fold, Location};
+use crate::core::table::locations::Placed;
 use crate::core::trash::records::TrashEntry;
 use crate::core::Catalog;
 use crate::error::CatalogResult;
@@ -65,12 +66,11 @@ impl Catalog {
         (store, control.join(DIR))
     }
 
-    /// The claims directory of a canonical location (its segments, each
-    /// prefixed).
-    fn claims_at(dir: &Path, location: &str) -> Path {
-        location
-            .split('/')
-            .filter(|s| !s.is_empty())
+    /// The claims directory of a location (its segments' comparison
+    /// keys, each prefixed).
+    fn claims_at<'a>(dir: &Path, segments: impl IntoIterator<Item = &'a str>) -> Path {
+        segments
+            .into_iter()
             .fold(dir.clone(), |p, s| p.join(format!("={}", fold(s)).as_str()))
     }
 
@@ -78,7 +78,7 @@ impl Catalog {
     fn claim_path(dir: &Path, e: &TrashEntry) -> Option<Path> {
         let place = e.placed()?;
         Some(
-            Self::claims_at(dir, &place.location)
+            Self::claims_at(dir, place.location.segments())
                 .join(OWN)
                 .join(e.trash_id.as_str()),
         )
@@ -173,9 +173,8 @@ impl Catalog {
 
     /// The claims that may overlap one of `near` (every entry's when it is
     /// empty or holds the root).
-    pub(crate) async fn trash_placed_near(&self, near: &[&str]) -> CatalogResult<Vec<Placed>> {
-        let locations: Vec<String> = near.iter().map(|l| canonical(l)).collect();
-        if locations.is_empty() || locations.iter().any(String::is_empty) || !self.claims_ready() {
+    pub(crate) async fn trash_placed_near(&self, near: &[Location]) -> CatalogResult<Vec<Placed>> {
+        if near.is_empty() || near.iter().any(Location::is_root) || !self.claims_ready() {
             return Ok(self
                 .trash_entries()
                 .await?
@@ -185,11 +184,11 @@ impl Catalog {
         }
         let (store, dir) = self.claims_dir();
         let mut found: Vec<ObjectMeta> = Vec::new();
-        for location in &locations {
-            let segs: Vec<&str> = location.split('/').collect();
+        for location in near {
+            let segs: Vec<&str> = location.segments().collect();
             // Claims of the root and of each ancestor: their own directory.
             for depth in 0..segs.len() {
-                let at = Self::claims_at(&dir, &segs[..depth].join("/")).join(OWN);
+                let at = Self::claims_at(&dir, segs[..depth].iter().copied()).join(OWN);
                 let listed = store
                     .list_with_delimiter(Some(&at))
                     .await
@@ -197,7 +196,7 @@ impl Catalog {
                 found.extend(listed.objects);
             }
             // Claims of the location and of anything below it.
-            let at = Self::claims_at(&dir, location);
+            let at = Self::claims_at(&dir, location.segments());
             let below: Vec<ObjectMeta> = store
                 .list(Some(&at))
                 .try_collect()
@@ -221,18 +220,17 @@ impl Catalog {
     }
 
     /// The entries whose claim is exactly `location`.
-    pub(crate) async fn trash_at(&self, location: &str) -> CatalogResult<Vec<TrashEntry>> {
-        let location = canonical(location);
-        if location.is_empty() || !self.claims_ready() {
+    pub(crate) async fn trash_at(&self, location: &Location) -> CatalogResult<Vec<TrashEntry>> {
+        if location.is_root() || !self.claims_ready() {
             return Ok(self
                 .trash_entries()
                 .await?
                 .into_iter()
-                .filter(|e| e.placed().is_some_and(|p| p.location == location))
+                .filter(|e| e.placed().is_some_and(|p| p.location == *location))
                 .collect());
         }
         let (store, dir) = self.claims_dir();
-        let at = Self::claims_at(&dir, &location).join(OWN);
+        let at = Self::claims_at(&dir, location.segments()).join(OWN);
         let listed = store
             .list_with_delimiter(Some(&at))
             .await
@@ -345,18 +343,18 @@ mod tests {
         ]);
         // Before the backfill: every entry is read; the overlapping ones
         // among them are the same.
-        let near = c.trash_placed_near(&["ab/t"]).await.unwrap();
+        let near = c.trash_placed_near(&["ab/t".into()]).await.unwrap();
         let overlapping: Vec<Placed> = near
             .into_iter()
-            .filter(|p| crate::core::table::locations::overlaps(&p.location, "ab/t"))
+            .filter(|p| p.location.overlaps(&"ab/t".into()))
             .collect();
         assert_eq!(keys(&overlapping), want);
         ready(&c).await;
         // After it: exactly the overlapping claims are found.
-        let near = c.trash_placed_near(&["ab/t"]).await.unwrap();
+        let near = c.trash_placed_near(&["ab/t".into()]).await.unwrap();
         assert_eq!(keys(&near), want);
         let at: Vec<String> = c
-            .trash_at("ab/t")
+            .trash_at(&"ab/t".into())
             .await
             .unwrap()
             .into_iter()
@@ -382,17 +380,17 @@ mod tests {
         );
 
         c.forget_trash(&exact).await.unwrap();
-        assert!(c.trash_at("ab/t").await.unwrap().is_empty());
+        assert!(c.trash_at(&"ab/t".into()).await.unwrap().is_empty());
         // A claim with no entry behind it (a crash between the two).
         let (store, claims) = c.claims_dir();
-        let orphan = Catalog::claims_at(&claims, "ab/t")
+        let orphan = Catalog::claims_at(&claims, ["ab", "t"])
             .join(OWN)
             .join("0000000000005-eeeeeeeeeeee");
         store
             .put(&orphan, PutPayload::from(b"{}".to_vec()))
             .await
             .unwrap();
-        let near = c.trash_placed_near(&["ab/t"]).await.unwrap();
+        let near = c.trash_placed_near(&["ab/t".into()]).await.unwrap();
         assert_eq!(
             keys(&near),
             keys(&[

@@ -13,8 +13,8 @@ use futures::TryStreamExt;
 use lance_namespace::models::{DropNamespaceResponse, DropTableResponse};
 
 use crate::core::checks::{manifest_id, manifest_key, table_not_found};
+use crate::core::location::Location;
 use crate::core::manifest_tx::{literal, row_location, row_object_id, row_properties, row_type};
-use crate::core::table::locations::canonical;
 use crate::core::trash::records::{new_trash_id, TrashContext, TrashEntry};
 use crate::core::Catalog;
 use crate::error::{CatalogResult, Code};
@@ -34,7 +34,7 @@ impl Catalog {
         times: (u64, u64),
     ) -> TrashEntry {
         let kind = row_type(row).unwrap_or_else(|| "table".into());
-        let location = row_location(row).map(|l| canonical(&l));
+        let location = row_location(row).map(|l| Location::new(&l).to_string());
         // None only for a table that was never written: a dataset that
         // merely failed to open still has data to bring back.
         let version = match (&location, kind.as_str()) {
@@ -108,7 +108,7 @@ impl Catalog {
                 }
                 return Err(guarded.err().unwrap_or_else(|| table_not_found(id)));
             };
-            let location = row_location(&row).map(|l| canonical(&l));
+            let location = row_location(&row).map(|l| Location::new(&l).to_string());
             // A record for these very bytes, filed by an earlier attempt or
             // left by a call that stopped before its commit, is taken over
             // with this drop's deadline (one record per bytes, never an old
@@ -117,7 +117,7 @@ impl Catalog {
                 Some(e) if e.location == location => Some(e),
                 _ => match &location {
                     Some(loc) => self
-                        .trash_at(loc)
+                        .trash_at(&Location::new(loc))
                         .await?
                         .into_iter()
                         .rev()
@@ -266,7 +266,7 @@ impl Catalog {
             for row in &rows {
                 let object = manifest_id(&row_object_id(row).unwrap_or_default());
                 let kind = row_type(row).unwrap_or_default();
-                let location = row_location(row).map(|l| canonical(&l));
+                let location = row_location(row).map(|l| Location::new(&l).to_string());
                 keys.push(manifest_key(&object));
                 let known = filed.iter().find(|e| {
                     e.id == object && e.kind == kind && (kind != "table" || e.location == location)

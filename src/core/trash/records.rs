@@ -21,8 +21,9 @@ pub use crate::api::trash::{PendingTask, TrashEntry};
 use std::collections::HashMap;
 
 use crate::core::checks::{display_id, manifest_key, table_id};
+use crate::core::location::Location;
 use crate::core::reserved::{PRINCIPAL, PURGE, TRASH_GRACE};
-use crate::core::table::locations::{canonical, Placed, TRASH_KEY};
+use crate::core::table::locations::{Placed, TRASH_KEY};
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 use crate::records::now_ms;
@@ -69,7 +70,7 @@ impl TrashEntry {
         let location = self.location.as_deref().filter(|_| self.is_table())?;
         Some(Placed {
             key: format!("{TRASH_KEY}{}:{}", self.trash_id, manifest_key(&self.id)),
-            location: canonical(location),
+            location: Location::new(location),
         })
     }
 }
@@ -251,12 +252,11 @@ impl Catalog {
         };
         // Tables first, so a namespace entry is the last to go.
         doomed.sort_by_key(|e| !e.is_table());
-        let near: Vec<String> = doomed
+        let near: Vec<Location> = doomed
             .iter()
             .filter_map(TrashEntry::placed)
             .map(|p| p.location)
             .collect();
-        let near: Vec<&str> = near.iter().map(String::as_str).collect();
         // What other tables read, read before the lock (it may read the
         // whole estate's manifests).
         let refs = match doomed.iter().any(|e| e.is_table()) {
@@ -289,21 +289,21 @@ impl Catalog {
         let together: Vec<String> = doomed
             .iter()
             .filter_map(TrashEntry::placed)
-            .map(|p| p.location)
+            .map(|p| p.location.to_string())
             .collect();
         let mut removals = Vec::new();
         for e in doomed.iter().filter(|e| e.is_table()) {
-            let (Some(place), Some(loc)) = (e.placed(), e.location.as_deref()) else {
+            let Some(place) = e.placed() else {
                 continue;
             };
             let key = manifest_key(&e.id);
             let standing = live
                 .iter()
-                .any(|t| t.key == key && t.location == canonical(loc));
+                .any(|t| t.key == key && t.location == place.location);
             if !standing {
                 Self::check_deletable(&place.key, &place.location, &claimed)?;
                 if let Some(refs) = &refs {
-                    self.refuse_reached(&place.location, &together, refs)?;
+                    self.refuse_reached(place.location.as_str(), &together, refs)?;
                 }
                 removals.push(place.location);
             }
@@ -320,7 +320,7 @@ impl Catalog {
             for loc in removals {
                 match crate::core::table::locations::find_overlap(&loc, &now_live, None) {
                     None => {
-                        self.remove_location(&loc).await;
+                        self.remove_location(loc.as_str()).await;
                     }
                     Some(t) => {
                         tracing::warn!(location = %loc, table = %t.key, "purge kept bytes a table was recorded on meanwhile")
@@ -397,7 +397,7 @@ mod tests {
         };
         let p = e.placed().unwrap();
         assert!(is_trash_key(&p.key));
-        assert_eq!(p.location, "x_t");
+        assert_eq!(p.location.as_str(), "x_t");
         assert!(placed_name(&p.key).starts_with("dropped table 'a$t' (in trash as 0000000000001-"));
         assert_eq!(placed_name("a$t"), "table 'a$t'");
     }

@@ -14,12 +14,13 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::core::checks::{display_id, manifest_key, namespace_id, table_id};
+use crate::core::location::Location;
 use crate::core::manifest_tx::{
     object_row, row_location, row_object_id, row_properties, row_type, single_rows,
 };
 use crate::core::object_ids::id_property;
+use crate::core::table::locations::find_overlap;
 use crate::core::table::locations::placed_name;
-use crate::core::table::locations::{canonical, find_overlap};
 use crate::core::trash::records::TrashEntry;
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -61,7 +62,7 @@ impl Catalog {
                 .chain(tables)
                 .map(|e| manifest_key(&e.id))
                 .collect();
-            let mut standing: HashMap<String, (String, Option<String>)> = HashMap::new();
+            let mut standing: HashMap<String, (String, Option<Location>)> = HashMap::new();
             let mut real_ids: HashMap<String, String> = HashMap::new();
             for r in single_rows(&self.manifest_rows(&ds, &keys).await?) {
                 let (Some(key), Some(kind)) = (row_object_id(&r), row_type(&r)) else {
@@ -70,7 +71,7 @@ impl Catalog {
                 if let Some(real) = row_properties(&r)?.get(id_property(&kind)) {
                     real_ids.insert(key.clone(), real.clone());
                 }
-                standing.insert(key, (kind, row_location(&r).map(|l| canonical(&l))));
+                standing.insert(key, (kind, row_location(&r).map(|l| Location::new(&l))));
             }
             let in_trash = self.trash_entries().await?;
             let mut claimed = Self::placed_in(&ds).await?;
@@ -123,7 +124,7 @@ impl Catalog {
                 .collect();
             for t in tables {
                 let key = manifest_key(&t.id);
-                let location = t.location.as_deref().map(canonical);
+                let location = t.location.as_deref().map(Location::new);
                 if let Some(ns) = blocked.iter().find(|ns| t.id.starts_with(ns)) {
                     let why = format!("its namespace {}'s name is taken", display_id(ns));
                     outcomes.push((t.clone(), Outcome::Taken(why)));
@@ -134,7 +135,7 @@ impl Catalog {
                     (Some((kind, at)), _) => Outcome::Taken(format!(
                         "{kind} {} holds its name{}; the dropped copy stays in trash as {}",
                         display_id(&t.id),
-                        at.as_deref()
+                        at.as_ref()
                             .map(|l| format!(" (at {l:?})"))
                             .unwrap_or_default(),
                         t.trash_id
@@ -144,12 +145,14 @@ impl Catalog {
                     (None, Some(loc))
                         if t.version.is_none()
                             && skip_declared
-                            && !self.holds_dataset(&loc).await? =>
+                            && !self.holds_dataset(loc.as_str()).await? =>
                     {
                         Outcome::NoData
                     }
                     (None, Some(loc)) => {
-                        if t.version.is_some_and(|v| v > 0) && !self.holds_dataset(&loc).await? {
+                        if t.version.is_some_and(|v| v > 0)
+                            && !self.holds_dataset(loc.as_str()).await?
+                        {
                             Outcome::Gone
                         } else if let Some(other) = find_overlap(&loc, &claimed, Some(&key)) {
                             Outcome::Taken(format!(
@@ -162,7 +165,7 @@ impl Catalog {
                                 schema.clone(),
                                 "table",
                                 &key,
-                                Some(&loc),
+                                Some(loc.as_str()),
                                 &t.restored_properties(),
                             )?);
                             Outcome::Restored

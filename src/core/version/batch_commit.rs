@@ -88,7 +88,8 @@ impl Catalog {
                         // trashed ones) that can overlap it and the batch's
                         // own declarations; the batch's one commit
                         // conflicts if the manifest changes meanwhile.
-                        let mut placed = self.placed_tables_near(&[dir.as_str()]).await?;
+                        let mut placed =
+                            self.placed_tables_near(std::slice::from_ref(&dir)).await?;
                         placed.extend(batch_placed.iter().cloned());
                         if let Some(other) = find_overlap(&dir, &placed, Some(&key)) {
                             return Err(overlap_error(&id, &dir, other));
@@ -98,7 +99,7 @@ impl Catalog {
                             key: key.clone(),
                             location: dir.clone(),
                         });
-                        dir
+                        dir.to_string()
                     }
                     None => ManifestNamespace::generate_dir_name(&key),
                 };

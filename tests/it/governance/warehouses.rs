@@ -103,14 +103,19 @@ fn files(dirs: &[&Path]) -> BTreeSet<(String, u64)> {
 }
 
 /// A warehouse root must be its own: not inside another's (symlinks
-/// followed, even through a directory not made yet), and openable.
+/// followed, even through a directory not made yet; in any case, as a
+/// store that folds case would take it), and openable.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn warehouse_roots_are_checked() {
     let (home, spare) = (tempdir(), tempdir());
     let gov = governance(home.path(), Arc::default()).await;
     let link = spare.path().join("link");
     std::os::unix::fs::symlink(home.path(), &link).unwrap();
+    // The default root spelled in upper case: a case-folding store's
+    // same directory.
+    let shouted = home.path().join("inner").to_string_lossy().to_uppercase();
     for root in [
+        shouted.clone(),
         home.path().join("inner").to_string_lossy().into_owned(),
         link.join("not-yet").to_string_lossy().into_owned(),
         "nosuchscheme://bucket/lake".to_string(),
@@ -131,6 +136,7 @@ async fn warehouse_roots_are_checked() {
     }
     assert!(!home.path().join("inner").exists());
     assert!(!home.path().join("not-yet").exists());
+    assert!(!std::path::Path::new(&shouted).exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

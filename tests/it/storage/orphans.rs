@@ -1,6 +1,7 @@
 //! The orphan scan against legacy aliases (recorded before locations could
 //! not overlap): it never names a file of a table recorded inside the one
-//! scanned, and refuses a table recorded at the root.
+//! scanned, in whatever case it was recorded, and refuses a table recorded
+//! at the root.
 
 use std::time::{Duration, SystemTime};
 
@@ -30,9 +31,22 @@ async fn the_scan_never_names_a_nested_table_s_files_nor_scans_the_root() {
         .await
         .unwrap();
     plant_old(dir.path(), &format!("{inner}/data/junk.lance"));
+    // Another, recorded in upper case: a store that folds case reads it
+    // there, so its files are not t's either.
+    let shouted = format!("{t_dir}/_indices/inner2");
+    plant_old(dir.path(), &format!("{shouted}/data/junk.lance"));
+    let shouted = shouted.to_uppercase();
     // And an old orphan of t's own.
     plant_old(dir.path(), &format!("{t_dir}/data/junk.lance"));
-    super::register_legacy(dir.path(), &[("inner", inner.as_str()), ("root", "")]).await;
+    super::register_legacy(
+        dir.path(),
+        &[
+            ("inner", inner.as_str()),
+            ("inner2", &shouted),
+            ("root", ""),
+        ],
+    )
+    .await;
 
     let none = ForeignRefs::default();
     let t = ["h".to_string(), "t".to_string()];
