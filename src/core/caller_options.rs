@@ -12,7 +12,9 @@
 //! caller may set only what is on [`CALLER_SETTABLE`]: options that can
 //! neither redirect a request nor widen what a credential reaches. Anything
 //! else is refused (13) naming the option, and options a record holds from
-//! before this rule are dropped when they are read ([`caller_only`]).
+//! before this rule are dropped when they are read. A caller's options
+//! reach the server's stores only as a [`CallerOptions`], which nothing
+//! but these two checks makes.
 
 use std::collections::HashMap;
 
@@ -117,6 +119,38 @@ fn tuning_ok(value: &str) -> bool {
     seconds <= 600
 }
 
+/// Storage options a caller set, every one on [`CALLER_SETTABLE`] with a
+/// value of its shape: only [`CallerOptions::checked`] (a request's,
+/// refused whole) and [`CallerOptions::from_record`] (a stored record's,
+/// the rest dropped) make one, and the server's stores take a caller's
+/// options only as this type, so none reaches them unchecked. No `Debug`:
+/// the values may be credentials.
+#[derive(Clone, Default)]
+pub(crate) struct CallerOptions(HashMap<String, String>);
+
+impl CallerOptions {
+    /// A request's options, refused (13, naming them) unless a caller may
+    /// set every one. `what` says where they came from.
+    pub(crate) fn checked(
+        options: Option<&HashMap<String, String>>,
+        what: &str,
+    ) -> CatalogResult<Self> {
+        check_caller_options(options, what)?;
+        Ok(Self(options.cloned().unwrap_or_default()))
+    }
+
+    /// A stored record's options (written before the rule, it may hold
+    /// more): those a caller may set, the others dropped with a warning.
+    pub(crate) fn from_record(options: HashMap<String, String>) -> Self {
+        Self(caller_only(options))
+    }
+
+    /// The operator's `options` with these set over them.
+    pub(crate) fn over(&self, options: &mut HashMap<String, String>) {
+        options.extend(self.0.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+}
+
 /// Refuse (13, naming the option) any option a caller may not set.
 /// `what` says where they came from (`"the storage_options parameter"`).
 pub(crate) fn check_caller_options(
@@ -155,7 +189,7 @@ pub(crate) fn check_caller_options(
 /// The options of `options` a caller may set, the others dropped (with a
 /// warning naming the key, never the value): how a record written before
 /// the rule is read.
-pub(crate) fn caller_only(options: HashMap<String, String>) -> HashMap<String, String> {
+fn caller_only(options: HashMap<String, String>) -> HashMap<String, String> {
     options
         .into_iter()
         .filter(|(k, v)| match refusal(k, v) {
@@ -233,11 +267,27 @@ mod tests {
 
     #[test]
     fn old_records_keep_only_what_a_caller_may_set() {
-        let kept = caller_only(HashMap::from([
+        let kept = CallerOptions::from_record(HashMap::from([
             ("aws_endpoint".to_string(), "http://127.0.0.1:1".to_string()),
             ("aws_region".to_string(), "eu-west-1".to_string()),
         ]));
-        assert_eq!(kept.len(), 1);
-        assert!(kept.contains_key("aws_region"));
+        let mut operator = one("aws_endpoint", "http://store:8333");
+        kept.over(&mut operator);
+        assert_eq!(operator["aws_endpoint"], "http://store:8333");
+        assert_eq!(operator["aws_region"], "eu-west-1");
+    }
+
+    #[test]
+    fn a_request_s_options_are_taken_whole_or_refused() {
+        let mut operator = one("aws_region", "us-east-1");
+        CallerOptions::checked(Some(&one("aws_region", "eu-west-1")), "p")
+            .unwrap()
+            .over(&mut operator);
+        assert_eq!(operator["aws_region"], "eu-west-1");
+        let mixed = HashMap::from([
+            ("aws_region".to_string(), "eu-west-1".to_string()),
+            ("aws_endpoint".to_string(), "http://127.0.0.1:1".to_string()),
+        ]);
+        assert!(CallerOptions::checked(Some(&mixed), "p").is_err());
     }
 }

@@ -236,10 +236,12 @@ impl Catalog {
     /// options, overlaid with the request's own.
     pub(crate) fn store_params(
         &self,
-        extra: Option<HashMap<String, String>>,
+        caller: Option<&caller_options::CallerOptions>,
     ) -> Option<ObjectStoreParams> {
         let mut options = self.storage_options.clone();
-        options.extend(extra.unwrap_or_default());
+        if let Some(caller) = caller {
+            caller.over(&mut options);
+        }
         Some(ObjectStoreParams {
             storage_options_accessor: (!options.is_empty())
                 .then(|| Arc::new(StorageOptionsAccessor::with_static_options(options))),

@@ -121,7 +121,7 @@ impl Catalog {
                     (!option.is_empty()).then(|| (option.to_string(), v))
                 })
                 .collect();
-            options.extend(crate::core::caller_options::caller_only(set));
+            crate::core::caller_options::CallerOptions::from_record(set).over(&mut options);
         }
         Ok(options)
     }

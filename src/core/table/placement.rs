@@ -10,6 +10,7 @@ use std::sync::Arc;
 use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
 use lance_namespace::models::{CreateTableRequest, CreateTableResponse};
 
+use crate::core::caller_options::CallerOptions;
 use crate::core::data::rows::Rows;
 use crate::core::location::Location;
 use crate::core::manifest_lock::Held;
@@ -61,7 +62,7 @@ impl Catalog {
     /// `exist_ok` answers the table, `overwrite` writes a new version.
     pub(in crate::core) async fn create_over_nested(
         &self,
-        req: CreateTableRequest,
+        caller: &CallerOptions,
         id: &[String],
         mode: &str,
         rel: &str,
@@ -73,7 +74,7 @@ impl Catalog {
                 let params = WriteParams {
                     mode: WriteMode::Overwrite,
                     session: Some(self.session.clone()),
-                    store_params: self.store_params(req.storage_options.clone()),
+                    store_params: self.store_params(Some(caller)),
                     ..Default::default()
                 };
                 InsertBuilder::new(uri.as_str())
@@ -104,6 +105,7 @@ impl Catalog {
     pub(in crate::core) async fn create_table_at(
         &self,
         req: CreateTableRequest,
+        caller: &CallerOptions,
         placement: Placement,
         rows: Rows,
     ) -> CatalogResult<CreateTableResponse> {
@@ -118,7 +120,7 @@ impl Catalog {
             self.require_empty_location(rel).await?;
         }
         let source = rows.into_source();
-        let catalog = self.clone();
+        let (catalog, caller) = (self.clone(), caller.clone());
         let real = req
             .properties
             .as_ref()
@@ -130,7 +132,7 @@ impl Catalog {
             let params = WriteParams {
                 mode: WriteMode::Create,
                 session: Some(catalog.session.clone()),
-                store_params: catalog.store_params(req.storage_options.clone()),
+                store_params: catalog.store_params(Some(&caller)),
                 ..Default::default()
             };
             let uri = catalog.location_uri(rel.as_str());

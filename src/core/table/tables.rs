@@ -76,7 +76,7 @@ impl Catalog {
         crate::core::checks::check_properties(req.properties.as_ref())?;
         // Merged over the server's own for the write: refused before a
         // request reaches storage with them.
-        crate::core::caller_options::check_caller_options(
+        let caller = crate::core::caller_options::CallerOptions::checked(
             req.storage_options.as_ref(),
             "the create's storage_options",
         )?;
@@ -101,11 +101,13 @@ impl Catalog {
             };
             let real = crate::core::object_ids::new_object_id(req.context.as_ref());
             crate::core::object_ids::stamp(&mut req.properties, "table", real);
-            return self.create_table_at(req, placement, rows).await;
+            return self.create_table_at(req, &caller, placement, rows).await;
         }
         if let Target::Written(location, _) = &target {
             if let Some(rel) = self.engine_misreads(location) {
-                return self.create_over_nested(req, &id, mode, &rel, rows).await;
+                return self
+                    .create_over_nested(&caller, &id, mode, &rel, rows)
+                    .await;
             }
             if mode == "create" {
                 // Refused without reading the rest of the body.
