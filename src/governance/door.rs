@@ -4,9 +4,11 @@ use crate::api::op;
 use crate::api::spec::Spec;
 use lance_namespace::models::{CreateNamespaceRequest, DropNamespaceRequest};
 
+use super::guard::sight::Sight;
 use super::guard::Access;
 use super::models::*;
 use super::{Governance, DEFAULT_WAREHOUSE};
+use crate::api::call::Call;
 use crate::api::kind::Kind;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -56,48 +58,56 @@ fn normalize_root(root: &str) -> CatalogResult<String> {
 
 impl Governance {
     /// The door for a top-level namespace: bind it to `warehouse`, then
-    /// create it there. A failed create removes the binding it wrote.
+    /// create it there. A failed create removes the binding it wrote. No
+    /// warehouse (a spec create that named none) is the caller's mistake,
+    /// told after its identity.
     pub(super) async fn create_bound(
         &self,
-        warehouse: &str,
+        call: &Call,
+        warehouse: Option<&str>,
         mut request: CreateNamespaceRequest,
-        principal: Option<crate::auth::Principal>,
     ) -> CatalogResult<lance_namespace::models::CreateNamespaceResponse> {
-        // The new namespace's real id, minted here (a caller's is dropped).
-        let real = crate::core::object_ids::fresh_object_id();
-        request
-            .context
-            .get_or_insert_with(Default::default)
-            .insert(crate::core::reserved::OBJECT_ID.to_string(), real.clone());
-        // Shape.
         let id = request.id.clone().unwrap_or_default();
-        if id.len() != 1 {
-            return Err(CatalogError::invalid(format!(
-                "a warehouse's door creates one top-level namespace; {id:?} is not one name"
-            )));
-        }
-        let name = id[0].clone();
-        crate::core::Catalog::check_namespace_name(&name)?;
-        // Parent, then authorization.
-        let record = self.warehouse(warehouse).await;
-        let access = Access {
-            principal,
-            creates: true,
-            action: &op::CreateNamespace,
-            warehouse: Some(warehouse.to_string()),
-            kind: Kind::Namespace,
-            id: id.clone(),
-            minted: vec![(id.clone(), real)],
-            ..Default::default()
-        };
-        let record = match record {
-            Ok(r) => r,
-            Err(e) => {
-                let w = vec![warehouse.to_string()];
-                return Err(self.hidden(e, &access, Kind::Warehouse, w).await);
+        let resolve = async |sight: &Sight<'_>| {
+            let Some(warehouse) = warehouse else {
+                return Err(CatalogError::invalid(format!(
+                    "a top-level namespace is created in its warehouse: POST /v1/warehouses/{{warehouse_id}}/namespaces with {{\"namespace\": {:?}}}, or create_namespace through the warehouse's endpoint /warehouses/{{warehouse_id}}",
+                    id.first().map(String::as_str).unwrap_or_default()
+                )));
+            };
+            // Shape.
+            if id.len() != 1 {
+                return Err(CatalogError::invalid(format!(
+                    "a warehouse's door creates one top-level namespace; {id:?} is not one name"
+                )));
+            }
+            crate::core::Catalog::check_namespace_name(&id[0])?;
+            // Parent, then authorization. The new namespace's real id is
+            // minted here (a caller's is dropped).
+            let real = crate::core::object_ids::fresh_object_id();
+            let access = Access {
+                creates: true,
+                action: &op::CreateNamespace,
+                warehouse: Some(warehouse.to_string()),
+                kind: Kind::Namespace,
+                id: id.clone(),
+                minted: vec![(id.clone(), real)],
+                ..Default::default()
+            };
+            match self.warehouse(warehouse).await {
+                Ok(record) => Ok((access, record)),
+                Err(e) => {
+                    let w = vec![warehouse.to_string()];
+                    Err(sight.hidden(e, &access, Kind::Warehouse, w).await)
+                }
             }
         };
-        self.call_on(access, async |access| {
+        self.call_on(call, resolve, async |access, record, _| {
+            let real = access.new_object().unwrap_or_default();
+            request
+                .context
+                .get_or_insert_with(Default::default)
+                .insert(crate::core::reserved::OBJECT_ID.to_string(), real);
             self.bind_and_create(access, &record, request).await
         })
         .await

@@ -10,11 +10,12 @@ use crate::api::spec::{lance_edge, lance_edge_rows, Spec};
 use bytes::Bytes;
 use lance_namespace::models;
 
-use super::guard::entry::Admitted;
+use super::guard::entry::{Admitted, Listing};
+use super::guard::request::SpecRequest;
 use super::guard::Access;
 use super::{Governance, DEFAULT_WAREHOUSE};
 use crate::api::kind::Kind;
-use crate::error::{CatalogError, CatalogResult};
+use crate::error::CatalogResult;
 
 impl Governance {
     async fn create_namespace_routed(
@@ -23,16 +24,10 @@ impl Governance {
     ) -> CatalogResult<models::CreateNamespaceResponse> {
         let id = request.id.clone().unwrap_or_default();
         if self.warehouses && id.len() == 1 {
-            // Identity first, as at every door.
-            self.principal_of(&request).await?;
-            let Some(scope) = self.scope_of(&request)?.map(str::to_string) else {
-                return Err(CatalogError::invalid(format!(
-                    "a top-level namespace is created in its warehouse: POST /v1/warehouses/{{warehouse_id}}/namespaces with {{\"namespace\": {:?}}}, or create_namespace through the warehouse's endpoint /warehouses/{{warehouse_id}}",
-                    id[0]
-                )));
-            };
-            let principal = self.principal_of(&request).await?;
-            return self.create_bound(&scope, request, principal).await;
+            let scope = self.scope_of(&request)?.map(str::to_string);
+            return self
+                .create_bound(&request.call(), scope.as_deref(), request)
+                .await;
         }
         self.call(
             &op::CreateNamespace,
@@ -97,91 +92,140 @@ impl Governance {
         request: models::ListNamespacesRequest,
     ) -> CatalogResult<models::ListNamespacesResponse> {
         let root = request.id.as_ref().is_none_or(Vec::is_empty);
-        if !(self.warehouses && root && self.scope_of(&request)?.is_none()) {
-            let (route, principal, whole) = self.admit_list(&op::ListNamespaces, &request).await?;
-            if whole {
-                return route.catalog.list_namespaces(request).await;
-            }
-            return self.visible_namespaces(&route, &principal, &request).await;
-        }
-        let (_, principal, whole) = self.admit_list(&op::ListNamespaces, &request).await?;
-        // The merged root: every bound namespace and what the default
-        // warehouse's root holds.
-        let mut names: Vec<String> = self
-            .registry
-            .bindings()
-            .await?
-            .into_iter()
-            .map(|b| b.namespace)
-            .collect();
-        names.extend(root_namespaces(&self.home).await?);
-        names.sort();
-        names.dedup();
-        // Across warehouses a listing right at the default root proves
-        // nothing about the others: every name is checked in its own.
-        let _ = whole;
-        {
-            let mut seen = Vec::new();
-            for name in names {
-                let w = self
-                    .bound_to(&name)
-                    .await?
-                    .unwrap_or_else(|| DEFAULT_WAREHOUSE.to_string());
-                if self
-                    .may_see(&principal, Kind::Namespace, &w, vec![name.clone()])
-                    .await?
-                {
-                    seen.push(name);
+        let merged = self.warehouses && root && self.scope_of(&request)?.is_none();
+        self.call_list(
+            &op::ListNamespaces,
+            request,
+            async |l: Listing<'_>, request| {
+                if !merged {
+                    return match l.whole {
+                        true => l.route.catalog.list_namespaces(request).await,
+                        false => self.visible_namespaces(&l, &request).await,
+                    };
                 }
-            }
-            names = seen;
-        }
-        let (namespaces, page_token) =
-            crate::api::page::page(&names, request.page_token.as_deref(), request.limit, SPEC)?;
-        Ok(models::ListNamespacesResponse {
-            namespaces,
-            page_token,
-            ..Default::default()
-        })
+                // The merged root: every bound namespace and what the default
+                // warehouse's root holds. Across warehouses a listing right at
+                // the default root proves nothing about the others: every name
+                // is checked in its own.
+                let mut names: Vec<String> = self
+                    .registry
+                    .bindings()
+                    .await?
+                    .into_iter()
+                    .map(|b| b.namespace)
+                    .collect();
+                names.extend(root_namespaces(&self.home).await?);
+                names.sort();
+                names.dedup();
+                let mut seen = Vec::new();
+                for name in names {
+                    let w = self
+                        .bound_to(&name)
+                        .await?
+                        .unwrap_or_else(|| DEFAULT_WAREHOUSE.to_string());
+                    if l.sight
+                        .sees(Kind::Namespace, &w, vec![name.clone()])
+                        .await?
+                    {
+                        seen.push(name);
+                    }
+                }
+                let (namespaces, page_token) = crate::api::page::page(
+                    &seen,
+                    request.page_token.as_deref(),
+                    request.limit,
+                    SPEC,
+                )?;
+                Ok(models::ListNamespacesResponse {
+                    namespaces,
+                    page_token,
+                    ..Default::default()
+                })
+            },
+        )
+        .await
     }
 
     async fn list_tables_routed(
         &self,
         request: models::ListTablesRequest,
     ) -> CatalogResult<models::ListTablesResponse> {
-        let (route, principal, whole) = self.admit_list(&op::ListTables, &request).await?;
-        if whole {
-            return route.catalog.list_tables(request).await;
-        }
-        self.visible_tables(&route, &principal, &request).await
+        self.call_list(
+            &op::ListTables,
+            request,
+            async |l: Listing<'_>, request| match l.whole {
+                true => l.route.catalog.list_tables(request).await,
+                false => self.visible_tables(&l, &request).await,
+            },
+        )
+        .await
     }
 
     async fn list_all_tables_routed(
         &self,
         request: models::ListTablesRequest,
     ) -> CatalogResult<models::ListTablesResponse> {
-        let (route, principal, whole) = self.admit_list(&op::ListAllTables, &request).await?;
-        if !self.warehouses || self.scope_of(&request)?.is_some() {
-            if whole {
-                return route.catalog.list_all_tables(request).await;
-            }
-            let keys = all_tables(&route.catalog, request.include_declared).await?;
-            let tables = self
-                .visible_table_keys(&principal, keys, &route.warehouse)
-                .await?;
-            let (tables, page_token) = crate::api::page::page(
-                &tables,
-                request.page_token.as_deref(),
-                request.limit,
-                SPEC,
-            )?;
-            return Ok(models::ListTablesResponse {
-                tables,
-                page_token,
-                ..Default::default()
-            });
-        }
-        // Every warehouse that holds a namespace, and the default one.
+        self.call_list(
+            &op::ListAllTables,
+            request,
+            async |l: Listing<'_>, request| {
+                let one_warehouse = !self.warehouses || self.scope_of(&request)?.is_some();
+                let mut tables = Vec::new();
+                match one_warehouse {
+                    true if l.whole => return l.route.catalog.list_all_tables(request).await,
+                    true => {
+                        let keys = all_tables(&l.route.catalog, request.include_declared).await?;
+                        tables = self
+                            .visible_table_keys(&l.sight, keys, &l.route.warehouse)
+                            .await?;
+                    }
+                    false => {
+                        for w in self.table_warehouses().await? {
+                            let catalog = match self.catalog(&w).await {
+                                Ok(c) => c,
+                                // A binding left by a deleted warehouse hides nothing else.
+                                Err(e) if e.code == crate::error::Code::WAREHOUSE_NOT_FOUND => {
+                                    continue
+                                }
+                                Err(e) => return Err(e),
+                            };
+                            // Every page of this warehouse: the merged listing pages again.
+                            let keys = all_tables(&catalog, request.include_declared).await?;
+                            // Whether the whole of this warehouse may be listed, per warehouse.
+                            let whole_here = Access {
+                                action: &op::ListAllTables,
+                                warehouse: Some(w.clone()),
+                                kind: Kind::Namespace,
+                                ..Default::default()
+                            };
+                            match !self.auth.required() || l.sight.allows(&whole_here).await? {
+                                true => tables.extend(keys),
+                                false => tables
+                                    .extend(self.visible_table_keys(&l.sight, keys, &w).await?),
+                            }
+                        }
+                        tables.sort();
+                        tables.dedup();
+                    }
+                }
+                let (tables, page_token) = crate::api::page::page(
+                    &tables,
+                    request.page_token.as_deref(),
+                    request.limit,
+                    SPEC,
+                )?;
+                Ok(models::ListTablesResponse {
+                    tables,
+                    page_token,
+                    ..Default::default()
+                })
+            },
+        )
+        .await
+    }
+
+    /// Every warehouse that holds a namespace, and the default one.
+    async fn table_warehouses(&self) -> CatalogResult<Vec<String>> {
         let mut warehouses: Vec<String> = self
             .registry
             .bindings()
@@ -192,42 +236,7 @@ impl Governance {
         warehouses.push(DEFAULT_WAREHOUSE.to_string());
         warehouses.sort();
         warehouses.dedup();
-        let mut tables = Vec::new();
-        for w in warehouses {
-            let catalog = match self.catalog(&w).await {
-                Ok(c) => c,
-                // A binding left by a deleted warehouse hides nothing else.
-                Err(e) if e.code == crate::error::Code::WAREHOUSE_NOT_FOUND => continue,
-                Err(e) => return Err(e),
-            };
-            // Every page of this warehouse: the merged listing pages again.
-            let keys = all_tables(&catalog, request.include_declared).await?;
-            // Whether the whole of this warehouse may be listed, per warehouse.
-            let all_here = !self.auth.required()
-                || self
-                    .allowed(&Access {
-                        principal: principal.clone(),
-                        action: &op::ListAllTables,
-                        warehouse: Some(w.clone()),
-                        kind: Kind::Namespace,
-                        id: vec![],
-                        ..Default::default()
-                    })
-                    .await?;
-            match all_here {
-                true => tables.extend(keys),
-                false => tables.extend(self.visible_table_keys(&principal, keys, &w).await?),
-            }
-        }
-        tables.sort();
-        tables.dedup();
-        let (tables, page_token) =
-            crate::api::page::page(&tables, request.page_token.as_deref(), request.limit, SPEC)?;
-        Ok(models::ListTablesResponse {
-            tables,
-            page_token,
-            ..Default::default()
-        })
+        Ok(warehouses)
     }
 }
 

@@ -7,6 +7,7 @@
 
 use super::guard::entry::Admitted;
 use super::guard::request::{asked, Named};
+use super::guard::sight::Sight;
 use crate::api::call::Call;
 use crate::api::op;
 pub use crate::api::trash::{
@@ -139,54 +140,61 @@ impl Governance {
         call: &Call,
         request: UndropTableRequest,
     ) -> CatalogResult<UndropTableResponse> {
-        let principal = self.caller(call).await?;
-        let named = Named::called(call, &request.id);
-        let route = self.route(&op::UndropTable, &named).await?;
-        let mut access = asked(&op::UndropTable, &route.warehouse, &named);
-        access.principal = principal;
-        let entry = match crate::core::checked_table_id(&Some(request.id.clone())) {
-            Ok(id) => {
-                route
-                    .catalog
-                    .undrop_entry(&id, request.trash_id.as_deref())
-                    .await?
-            }
-            Err(_) => None,
-        };
-        access.object = entry
-            .as_ref()
-            .and_then(|e| e.object_id())
-            .map(|real| ObjectRef::Known(real.to_string()))
-            .unwrap_or(ObjectRef::Absent);
-        self.call_on(access, async |access| {
-            if let Some(e) = &entry {
-                let parent = request.id[..request.id.len() - 1].to_vec();
-                let now = match parent.is_empty() {
-                    true => None,
-                    false => route
+        let id = request.id.clone();
+        let resolve = async move |_: &Sight<'_>| {
+            let named = Named::called(call, &request.id);
+            let route = self.route(&op::UndropTable, &named).await?;
+            let mut access = asked(&op::UndropTable, &route.warehouse, &named);
+            let entry = match crate::core::checked_table_id(&Some(request.id.clone())) {
+                Ok(id) => {
+                    route
                         .catalog
-                        .object_ids(&[("namespace", parent.clone())])
+                        .undrop_entry(&id, request.trash_id.as_deref())
                         .await?
-                        .remove(0),
-                };
-                if e.parent_object_id.is_some() && now != e.parent_object_id {
-                    self.authorize(&Access {
-                        kind: Kind::Namespace,
-                        id: parent,
-                        object: ObjectRef::Standing,
-                        ..access.clone()
-                    })
-                    .await?;
                 }
-            }
-            let route = self.for_write(&op::UndropTable, route).await?;
-            let mut request = request;
-            // The very entry that was authorized, not a newer drop of the name.
-            if let Some(e) = entry {
-                request.trash_id = Some(e.trash_id);
-            }
-            route.catalog.undrop_table(request).await
-        })
+                Err(_) => None,
+            };
+            access.object = entry
+                .as_ref()
+                .and_then(|e| e.object_id())
+                .map(|real| ObjectRef::Known(real.to_string()))
+                .unwrap_or(ObjectRef::Absent);
+            Ok((access, (route, entry, request)))
+        };
+        self.call_on(
+            call,
+            resolve,
+            async |access, (route, entry, request), sight| {
+                if let Some(e) = &entry {
+                    let parent = id[..id.len() - 1].to_vec();
+                    let now = match parent.is_empty() {
+                        true => None,
+                        false => route
+                            .catalog
+                            .object_ids(&[("namespace", parent.clone())])
+                            .await?
+                            .remove(0),
+                    };
+                    if e.parent_object_id.is_some() && now != e.parent_object_id {
+                        sight
+                            .require(&Access {
+                                kind: Kind::Namespace,
+                                id: parent,
+                                object: ObjectRef::Standing,
+                                ..access.clone()
+                            })
+                            .await?;
+                    }
+                }
+                let route = self.for_write(&op::UndropTable, route).await?;
+                let mut request: UndropTableRequest = request;
+                // The very entry that was authorized, not a newer drop of the name.
+                if let Some(e) = entry {
+                    request.trash_id = Some(e.trash_id);
+                }
+                route.catalog.undrop_table(request).await
+            },
+        )
         .await
     }
 
@@ -196,15 +204,16 @@ impl Governance {
         request: UndropNamespaceRequest,
     ) -> CatalogResult<UndropNamespaceResponse> {
         if !(self.warehouses && request.id.len() == 1) {
-            let principal = self.caller(call).await?;
-            let named = Named::called(call, &request.id);
-            let route = self.route(&op::UndropNamespace, &named).await?;
-            let mut access = asked(&op::UndropNamespace, &route.warehouse, &named);
-            access.principal = principal;
-            let mut request = request;
-            access.object = self.trashed_namespace(&route.catalog, &mut request).await?;
+            let resolve = async move |_: &Sight<'_>| {
+                let named = Named::called(call, &request.id);
+                let route = self.route(&op::UndropNamespace, &named).await?;
+                let mut access = asked(&op::UndropNamespace, &route.warehouse, &named);
+                let mut request = request;
+                access.object = self.trashed_namespace(&route.catalog, &mut request).await?;
+                Ok((access, (route, request)))
+            };
             return self
-                .call_on(access, async |_| {
+                .call_on(call, resolve, async |_, (route, request), _| {
                     let route = self.for_write(&op::UndropNamespace, route).await?;
                     route.catalog.undrop_namespace(request).await
                 })
@@ -213,34 +222,38 @@ impl Governance {
         // A top-level namespace: its binding went with it. Its warehouse
         // is the one named, the one it is bound to again, or the one whose
         // trash holds it.
-        let principal = self.caller(call).await?;
         let name = request.id[0].clone();
-        let warehouse = match (&request.warehouse_id, self.bound_to(&name).await?) {
-            (Some(w), Some(b)) if *w != b => {
-                return Err(CatalogError::new(
-                    Code::NAMESPACE_ALREADY_EXISTS,
-                    format!("namespace {name:?} exists in warehouse {b:?} now"),
-                ))
-            }
-            (Some(w), _) => w.clone(),
-            (None, Some(b)) => b,
-            (None, None) => self.trash_home(&request).await?,
+        let resolve = async move |_: &Sight<'_>| {
+            let warehouse = match (&request.warehouse_id, self.bound_to(&request.id[0]).await?) {
+                (Some(w), Some(b)) if *w != b => {
+                    return Err(CatalogError::new(
+                        Code::NAMESPACE_ALREADY_EXISTS,
+                        format!(
+                            "namespace {:?} exists in warehouse {b:?} now",
+                            request.id[0]
+                        ),
+                    ))
+                }
+                (Some(w), _) => w.clone(),
+                (None, Some(b)) => b,
+                (None, None) => self.trash_home(&request).await?,
+            };
+            let mut request = request;
+            let object = match self.catalog(&warehouse).await {
+                Ok(catalog) => self.trashed_namespace(&catalog, &mut request).await?,
+                Err(_) => ObjectRef::Absent,
+            };
+            let access = Access {
+                action: &op::UndropNamespace,
+                warehouse: Some(warehouse.clone()),
+                kind: Kind::Namespace,
+                id: request.id.clone(),
+                object,
+                ..Default::default()
+            };
+            Ok((access, (warehouse, request)))
         };
-        let mut request = request;
-        let object = match self.catalog(&warehouse).await {
-            Ok(catalog) => self.trashed_namespace(&catalog, &mut request).await?,
-            Err(_) => ObjectRef::Absent,
-        };
-        let access = Access {
-            principal,
-            action: &op::UndropNamespace,
-            warehouse: Some(warehouse.clone()),
-            kind: Kind::Namespace,
-            id: request.id.clone(),
-            object,
-            ..Default::default()
-        };
-        self.call_on(access, async |_| {
+        self.call_on(call, resolve, async |_, (warehouse, request), _| {
             let catalog = self.writable(&warehouse).await?;
             let bound_here = self.bound_to(&name).await?.is_some();
             if !bound_here {
@@ -362,14 +375,8 @@ impl Governance {
     }
 
     /// The access an entry asks for `action`.
-    fn entry_access(
-        &self,
-        action: &'static OpDef,
-        e: &TrashEntry,
-        caller: &Option<crate::auth::Principal>,
-    ) -> Access {
+    fn entry_access(&self, action: &'static OpDef, e: &TrashEntry) -> Access {
         Access {
-            principal: caller.clone(),
             action,
             warehouse: e.warehouse.clone(),
             kind: if e.is_table() {
@@ -391,36 +398,35 @@ impl Governance {
         call: &Call,
         request: ListTrashRequest,
     ) -> CatalogResult<ListTrashResponse> {
-        let caller = self.caller(call).await?;
-        let mut entries = self
-            .all_trash(
-                request.project_id.as_deref(),
-                request.warehouse_id.as_deref(),
-            )
-            .await?;
-        entries.retain(|e| e.under(&request.namespace_id));
-        // Each entry shows to whoever could read the object it was.
-        let mut visible = Vec::new();
-        for e in entries {
-            if self
-                .allowed(&self.entry_access(&op::ListTrash, &e, &caller))
-                .await
-                .unwrap_or(false)
-            {
-                visible.push(e);
+        self.call_as(call, async |sight| {
+            let mut entries = self
+                .all_trash(
+                    request.project_id.as_deref(),
+                    request.warehouse_id.as_deref(),
+                )
+                .await?;
+            entries.retain(|e| e.under(&request.namespace_id));
+            // Each entry shows to whoever could read the object it was.
+            let mut visible = Vec::new();
+            for e in entries {
+                let access = self.entry_access(&op::ListTrash, &e);
+                if sight.allows(&access).await.unwrap_or(false) {
+                    visible.push(e);
+                }
             }
-        }
-        let (entries, page_token) = page_items(
-            visible,
-            |e| e.trash_id.clone(),
-            request.page_token.as_deref(),
-            request.limit,
-            CONTROL,
-        )?;
-        Ok(ListTrashResponse {
-            entries,
-            page_token,
+            let (entries, page_token) = page_items(
+                visible,
+                |e| e.trash_id.clone(),
+                request.page_token.as_deref(),
+                request.limit,
+                CONTROL,
+            )?;
+            Ok(ListTrashResponse {
+                entries,
+                page_token,
+            })
         })
+        .await
     }
 
     /// The entry `trash_id` names, found in its warehouse.
@@ -441,22 +447,18 @@ impl Governance {
         call: &Call,
         request: PurgeTrashRequest,
     ) -> CatalogResult<PurgeTrashResponse> {
-        let caller = self.caller(call).await?;
-        crate::records::check_id("trash entry", &request.trash_id)?;
-        let entry = match self
-            .find_entry(&request.trash_id, request.warehouse_id.as_deref())
-            .await
-        {
-            Ok(e) => e,
-            // Told only to whoever could purge every entry.
-            Err(e) => {
-                self.control(call, &op::PurgeTrash, Kind::Server, vec![])
-                    .await?;
-                return Err(e);
+        let resolve = async |sight: &Sight<'_>| {
+            crate::records::check_id("trash entry", &request.trash_id)?;
+            match self
+                .find_entry(&request.trash_id, request.warehouse_id.as_deref())
+                .await
+            {
+                Ok(entry) => Ok((self.entry_access(&op::PurgeTrash, &entry), entry)),
+                // Told only to whoever could purge every entry.
+                Err(e) => Err(sight.told_to_admin(e, &op::PurgeTrash).await),
             }
         };
-        let access = self.entry_access(&op::PurgeTrash, &entry, &caller);
-        self.call_on(access, async |_| {
+        self.call_on(call, resolve, async |_, entry, _| {
             let warehouse = entry.warehouse.clone().unwrap_or(DEFAULT_WAREHOUSE.into());
             let purged = self.purge_in(&warehouse, &entry.trash_id).await?;
             Ok(PurgeTrashResponse { purged })

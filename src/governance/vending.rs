@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use lance_namespace::models;
 
 use super::guard::Access;
-use super::{Governance, Route, DEFAULT_WAREHOUSE};
+use super::{Governance, DEFAULT_WAREHOUSE};
 use crate::api::audit::VendedEvent;
 use crate::api::hierarchy::WarehouseStatus;
 use crate::api::kind::Kind;
@@ -85,8 +85,7 @@ impl Governance {
     {
         let declined = request.declines();
         self.call_then(op, request, run, async |a, answer| {
-            self.hand_credentials(&a.route, &a.access, declined, answer)
-                .await
+            self.hand_credentials(a, declined, answer).await
         })
         .await
     }
@@ -95,11 +94,11 @@ impl Governance {
     /// warehouse vends them and the caller did not decline.
     async fn hand_credentials<A: HandsTable>(
         &self,
-        route: &Route,
-        access: &Access,
+        admitted: &Admitted,
         declined: bool,
         answer: &mut A,
     ) -> CatalogResult<()> {
+        let (route, access) = (&admitted.route, &admitted.access);
         if declined {
             return Ok(());
         }
@@ -122,7 +121,7 @@ impl Governance {
         };
         let privilege = match quarantined {
             true => Privilege::Read,
-            false => self.privilege(route, access).await?,
+            false => self.privilege(admitted).await?,
         };
         let vended = match catalog.vend(&access.id, &location, privilege).await {
             Ok(Some(vended)) => vended,
@@ -152,7 +151,8 @@ impl Governance {
 
     /// Read-write for whoever creates the table or may write it (Lance's
     /// append arrives as a describe), read-only for the rest.
-    async fn privilege(&self, route: &Route, access: &Access) -> CatalogResult<Privilege> {
+    async fn privilege(&self, admitted: &Admitted) -> CatalogResult<Privilege> {
+        let (route, access) = (&admitted.route, &admitted.access);
         // A task key's runner commits to its own table (the describe it
         // makes was checked against that scope already).
         let runner = access.principal.as_ref().is_some_and(|p| p.task.is_some());
@@ -160,7 +160,6 @@ impl Governance {
             return Ok(Privilege::Write);
         }
         let write = Access {
-            principal: access.principal.clone(),
             action: &op::InsertIntoTable,
             warehouse: Some(route.warehouse.clone()),
             kind: Kind::Table,
@@ -169,7 +168,7 @@ impl Governance {
             request_id: access.request_id.clone(),
             ..Default::default()
         };
-        Ok(match self.allowed(&write).await? {
+        Ok(match admitted.sight(self).allows(&write).await? {
             true => Privilege::Write,
             false => Privilege::Read,
         })

@@ -38,7 +38,7 @@ pub(in crate::governance) fn within_minute(
 impl Governance {
     /// The caller of a spec request (its `identity`): first in the guard
     /// order, before the request's shape is looked at.
-    pub(in crate::governance) async fn principal_of(
+    pub(super) async fn principal_of(
         &self,
         request: &dyn SpecRequest,
     ) -> CatalogResult<Option<Principal>> {
@@ -53,10 +53,7 @@ impl Governance {
     }
 
     /// The caller of a control-plane operation, from its call's metadata.
-    pub(in crate::governance) async fn caller(
-        &self,
-        call: &Call,
-    ) -> CatalogResult<Option<Principal>> {
+    pub(super) async fn caller(&self, call: &Call) -> CatalogResult<Option<Principal>> {
         self.authenticate(&call.credentials).await
     }
 
@@ -74,7 +71,7 @@ impl Governance {
     /// their real ids (the object the access is about, see [`ObjectRef`],
     /// and the namespaces standing above it now): a level with no object,
     /// or one not given an id yet, holds no grants.
-    pub(in crate::governance) async fn chain(
+    pub(super) async fn chain(
         &self,
         access: &Access,
     ) -> CatalogResult<(Chain, Vec<String>, Option<String>)> {
@@ -175,16 +172,13 @@ impl Governance {
     /// Whether the caller may: Cedar decides when authentication is
     /// required (from the grants on the resource's chain and the policy
     /// files), then the pluggable authorizer. A refusal is audited.
-    pub(in crate::governance) async fn authorize(&self, access: &Access) -> CatalogResult<()> {
+    pub(super) async fn authorize(&self, access: &Access) -> CatalogResult<()> {
         self.check(access).await.map(|_| ())
     }
 
     /// Authorize, and keep the real id of the object the access is about
     /// as the check found it (one lookup for both).
-    pub(in crate::governance) async fn authorize_bound(
-        &self,
-        access: &mut Access,
-    ) -> CatalogResult<()> {
+    pub(super) async fn authorize_bound(&self, access: &mut Access) -> CatalogResult<()> {
         if let Some(real) = self.check(access).await? {
             if access.object == ObjectRef::Standing {
                 access.object = ObjectRef::Known(real);
@@ -249,7 +243,7 @@ impl Governance {
 
     /// Whether an access would be allowed, unaudited (for filtering what
     /// a list shows).
-    pub(in crate::governance) async fn allowed(&self, access: &Access) -> CatalogResult<bool> {
+    pub(super) async fn allowed(&self, access: &Access) -> CatalogResult<bool> {
         match self.decide(access).await.0 {
             Ok(()) => Ok(true),
             Err(e) if e.code == crate::error::Code::PERMISSION_DENIED => Ok(false),
@@ -301,7 +295,7 @@ impl Governance {
     /// Grants follow what a write did to their object: a drop that
     /// destroys it (no trash) ends them, a rename renames them. A drop
     /// into trash keeps them bound to the trashed object, for its undrop.
-    pub(in crate::governance) async fn grants_follow(&self, access: &Access) {
+    pub(super) async fn grants_follow(&self, access: &Access) {
         self.forget_objects(&access.ended).await;
         let a = access.action;
         // A table's end is in `ended` (its real id); a project or a
@@ -342,7 +336,7 @@ impl Governance {
     /// Ownership on create: the creator becomes admin of what it created
     /// (and of nothing above it). A namespace's or table's grant names the
     /// real id minted for it, so it reaches that object and no other.
-    pub(in crate::governance) async fn own(&self, access: &Access) {
+    pub(super) async fn own(&self, access: &Access) {
         let Some(p) = access.principal.as_ref().filter(|_| self.auth.required()) else {
             return;
         };

@@ -4,14 +4,13 @@
 
 use crate::api::call::Call;
 use crate::api::OpDef;
-use crate::auth::Principal;
 use crate::error::CatalogResult;
 use crate::governance::guard::{Access, Kind};
 use crate::governance::Governance;
 
 impl Governance {
     /// Authorize the caller for `action` on a control-plane resource.
-    pub(in crate::governance) async fn control(
+    pub(super) async fn control(
         &self,
         call: &Call,
         action: &'static OpDef,
@@ -22,7 +21,7 @@ impl Governance {
     }
 
     /// The same, for a namespace or table of `warehouse`.
-    pub(in crate::governance) async fn control_at(
+    pub(super) async fn control_at(
         &self,
         call: &Call,
         action: &'static OpDef,
@@ -46,45 +45,5 @@ impl Governance {
         };
         self.authorize(&access).await?;
         Ok(access)
-    }
-
-    /// Whether the caller could do `action` on a resource (for filtering
-    /// lists), without failing.
-    pub(in crate::governance) async fn may(
-        &self,
-        principal: &Option<Principal>,
-        action: &'static OpDef,
-        kind: Kind,
-        id: Vec<String>,
-    ) -> bool {
-        let warehouse = (kind == Kind::Warehouse).then(|| id.first().cloned().unwrap_or_default());
-        let access = Access {
-            principal: principal.clone(),
-            action,
-            warehouse,
-            kind,
-            id,
-            ..Default::default()
-        };
-        self.allowed(&access).await.unwrap_or(false)
-    }
-
-    /// A principal may act on its own keys; anything else is the server
-    /// admin's.
-    pub(in crate::governance) async fn own_or_admin(
-        &self,
-        call: &Call,
-        action: &'static OpDef,
-        owner: Option<&str>,
-    ) -> CatalogResult<Option<Principal>> {
-        let caller = self.caller(call).await?;
-        let own = match (&caller, owner) {
-            (Some(c), Some(o)) => c.id == o,
-            _ => false,
-        };
-        if !own {
-            self.control(call, action, Kind::Server, vec![]).await?;
-        }
-        Ok(caller)
     }
 }

@@ -11,8 +11,16 @@
 //!   even if none can be made);
 //! - [`Governance::call_control`]: a control-plane resource (the server, a
 //!   project, a warehouse);
-//! - [`Governance::call_on`]: an access whose object its operation found
-//!   itself (a grant's object, a trash entry, a trashed table).
+//! - [`Governance::call_on`]: an access whose object its operation finds
+//!   itself (a grant's object, a trash entry, a trashed table);
+//! - [`Governance::call_own`]: a write on what is the caller's own (its
+//!   password, its keys), or the server admin's;
+//! - [`Governance::call_list`]: a spec list, showing what the caller may see;
+//! - [`Governance::call_as`]: a control-plane read (lists, information)
+//!   that shows each caller what it may see.
+//!
+//! Each hands its operation the caller ([`Sight`]): the only way outside
+//! the guard room to ask a rule, and only about that caller.
 //!
 //! The run sees what admission found ([`Admitted`]) and may record what
 //! only the write knows: what it created ([`Access::made`]), or that a
@@ -22,6 +30,7 @@ use crate::api::call::Call;
 use crate::api::OpDef;
 use crate::error::CatalogResult;
 use crate::governance::guard::request::SpecRequest;
+use crate::governance::guard::sight::Sight;
 use crate::governance::guard::{Access, Kind};
 use crate::governance::{Governance, Route};
 
@@ -30,6 +39,22 @@ use crate::governance::{Governance, Route};
 pub(in crate::governance) struct Admitted {
     pub route: Route,
     pub access: Access,
+}
+
+impl Admitted {
+    /// The admitted caller.
+    pub(in crate::governance) fn sight<'g>(&self, gov: &'g Governance) -> Sight<'g> {
+        Sight::of(gov, &self.access)
+    }
+}
+
+/// An admitted list: the catalog it was routed to, its caller, and
+/// whether that caller may list the whole parent (else it sees the
+/// children it may describe).
+pub(in crate::governance) struct Listing<'g> {
+    pub route: Route,
+    pub sight: Sight<'g>,
+    pub whole: bool,
 }
 
 impl Access {
@@ -99,16 +124,78 @@ impl Governance {
         Ok(answer)
     }
 
-    /// Authorize an access whose object the operation resolved itself,
-    /// run it, finish.
-    pub(in crate::governance) async fn call_on<T>(
+    /// Authenticate the caller, let the operation find what it acts on
+    /// (`resolve`: its own checks, a missing object told only to whoever
+    /// may know; it answers the access and what it found for the write),
+    /// authorize that access as the caller's, run it, finish.
+    pub(in crate::governance) async fn call_on<F, T>(
         &self,
-        mut access: Access,
-        run: impl AsyncFnOnce(&mut Access) -> CatalogResult<T>,
+        call: &Call,
+        resolve: impl AsyncFnOnce(&Sight<'_>) -> CatalogResult<(Access, F)>,
+        run: impl AsyncFnOnce(&mut Access, F, &Sight<'_>) -> CatalogResult<T>,
     ) -> CatalogResult<T> {
+        let sight = Sight::enter(self, call).await?;
+        let (mut access, found) = resolve(&sight).await?;
+        access.principal = sight.principal().cloned();
+        access.request_id = access.request_id.or_else(|| call.request_id.clone());
         self.authorize(&access).await?;
-        let answer = run(&mut access).await?;
+        let answer = run(&mut access, found, &sight).await?;
         self.finish(&access).await;
         Ok(answer)
+    }
+
+    /// A write on what is the caller's own (`owner`, by name), or, for
+    /// anyone else, the server admin's: run it, finish.
+    pub(in crate::governance) async fn call_own<T>(
+        &self,
+        call: &Call,
+        op: &'static OpDef,
+        owner: Option<&str>,
+        run: impl AsyncFnOnce(&mut Access, &Sight<'_>) -> CatalogResult<T>,
+    ) -> CatalogResult<T> {
+        let sight = Sight::enter(self, call).await?;
+        sight.own_or_admin(op, owner).await?;
+        let mut access = sight.access(op, Kind::Server, vec![]);
+        let answer = run(&mut access, &sight).await?;
+        self.finish(&access).await;
+        Ok(answer)
+    }
+
+    /// Admit a spec list (identity, route, whether the caller may list
+    /// the whole parent) and run it; a list records nothing.
+    pub(in crate::governance) async fn call_list<R: SpecRequest, T>(
+        &self,
+        op: &'static OpDef,
+        request: R,
+        run: impl AsyncFnOnce(Listing<'_>, R) -> CatalogResult<T>,
+    ) -> CatalogResult<T> {
+        let (route, principal, whole) = self.admit_list(op, &request).await?;
+        let access = Access {
+            principal,
+            request_id: request.request_id().map(str::to_string),
+            ..Default::default()
+        };
+        let sight = Sight::of(self, &access);
+        run(
+            Listing {
+                route,
+                sight,
+                whole,
+            },
+            request,
+        )
+        .await
+    }
+
+    /// Authenticate a control-plane call and run it as that caller: a
+    /// read, showing what its caller may see, records nothing; a write
+    /// inside it goes through a door of its own.
+    pub(in crate::governance) async fn call_as<T>(
+        &self,
+        call: &Call,
+        run: impl AsyncFnOnce(&Sight<'_>) -> CatalogResult<T>,
+    ) -> CatalogResult<T> {
+        let sight = Sight::enter(self, call).await?;
+        run(&sight).await
     }
 }

@@ -17,7 +17,7 @@ impl Governance {
     /// The object standing at an access's id now, looked up once, so that
     /// its authorization, what its write does to grants and its audit
     /// event all name the same object.
-    pub(in crate::governance) async fn standing(
+    pub(super) async fn standing(
         &self,
         route: &Route,
         access: &Access,
@@ -40,7 +40,7 @@ impl Governance {
     /// looks it up when it consults grants; without authentication a
     /// write still needs it (what it does to grants, its audit event),
     /// a read does not.
-    pub(in crate::governance) async fn authorize_object(
+    pub(super) async fn authorize_object(
         &self,
         route: &Route,
         access: &mut Access,
@@ -57,7 +57,7 @@ impl Governance {
     /// only to a caller who may see where it would be: to anyone else the
     /// answer is the refusal it would get were it there, so that no caller
     /// learns what lies where it may not look.
-    pub(in crate::governance) async fn hidden(
+    pub(super) async fn hidden(
         &self,
         missing: CatalogError,
         access: &Access,

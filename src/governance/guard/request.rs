@@ -50,6 +50,15 @@ pub trait SpecRequest: Send + Sync {
         None
     }
 
+    /// Its caller, as a control-plane call names one (its credentials and
+    /// request id).
+    fn call(&self) -> crate::api::call::Call {
+        crate::api::call::Call::new(
+            crate::auth::Credentials::of_identity(self.identity()),
+            self.request_id().map(str::to_string),
+        )
+    }
+
     /// The warehouse scope it names (its `lance-catalog.warehouse` context,
     /// which REST and gRPC set from the endpoint it came through).
     fn scope(&self) -> Option<&str> {

@@ -12,6 +12,8 @@ use lance_namespace::models;
 use crate::api::kind::Kind;
 use crate::auth::Principal;
 use crate::error::{CatalogError, CatalogResult, Code};
+use crate::governance::guard::entry::Listing;
+use crate::governance::guard::sight::Sight;
 use crate::governance::guard::Access;
 use crate::governance::{Governance, Route};
 
@@ -35,7 +37,7 @@ impl Governance {
     }
 
     /// Whether the caller may see the object (describe it).
-    pub(in crate::governance) async fn may_see(
+    pub(super) async fn may_see(
         &self,
         principal: &Option<Principal>,
         kind: Kind,
@@ -52,7 +54,7 @@ impl Governance {
 
     /// Route and authorize a list; `Ok(None)` when the caller may not list
     /// the parent but may still see some of its children.
-    pub(in crate::governance) async fn admit_list(
+    pub(super) async fn admit_list(
         &self,
         op: &'static OpDef,
         request: &dyn SpecRequest,
@@ -74,10 +76,10 @@ impl Governance {
     /// The children of a namespace the caller may see, paged.
     pub(in crate::governance) async fn visible_namespaces(
         &self,
-        route: &Route,
-        principal: &Option<Principal>,
+        listing: &Listing<'_>,
         request: &models::ListNamespacesRequest,
     ) -> CatalogResult<models::ListNamespacesResponse> {
+        let (route, principal) = (&listing.route, &listing.sight.principal);
         let parent = request.id.clone().unwrap_or_default();
         let names = self
             .visible_children(route, principal, &parent, Kind::Namespace, |token| {
@@ -104,10 +106,10 @@ impl Governance {
     /// The tables of a namespace the caller may see, paged.
     pub(in crate::governance) async fn visible_tables(
         &self,
-        route: &Route,
-        principal: &Option<Principal>,
+        listing: &Listing<'_>,
         request: &models::ListTablesRequest,
     ) -> CatalogResult<models::ListTablesResponse> {
+        let (route, principal) = (&listing.route, &listing.sight.principal);
         let parent = request.id.clone().unwrap_or_default();
         let names = self
             .visible_children(route, principal, &parent, Kind::Table, |token| {
@@ -184,10 +186,11 @@ impl Governance {
     /// see; `warehouse_of` names each one's warehouse.
     pub(in crate::governance) async fn visible_table_keys(
         &self,
-        principal: &Option<Principal>,
+        sight: &Sight<'_>,
         keys: Vec<String>,
         warehouse: &str,
     ) -> CatalogResult<Vec<String>> {
+        let principal = &sight.principal;
         let mut out = Vec::new();
         let ids: Vec<(&str, Vec<String>)> = keys
             .iter()

@@ -8,6 +8,7 @@ use crate::api::page::{page_items, CONTROL};
 use crate::api::OpDef;
 use crate::error::{CatalogError, CatalogResult, Code};
 use crate::governance::guard::request::Named;
+use crate::governance::guard::sight::Sight;
 use crate::governance::guard::{Access, ObjectRef};
 use crate::governance::models::*;
 use crate::governance::{Governance, Route, DEFAULT_PROJECT};
@@ -76,39 +77,42 @@ impl Governance {
         call: &Call,
         request: CreateGrantRequest,
     ) -> CatalogResult<Grant> {
-        let principal = self.caller(call).await?;
-        let mut resource = request.resource;
-        let (kind, route, object) = self.grant_target(&mut resource).await?;
-        let access = on_resource(principal, &op::CreateGrant, kind, &resource, object.clone());
-        // A grant names something that stands (one made in advance would
-        // reach whatever is created under that name later); whether it
-        // stands is told only to whoever could grant on it.
-        let missing =
-            || CatalogError::invalid(format!("a grant's {kind} {:?} does not exist", resource.id));
-        let stands = match kind {
-            Kind::Server => true,
-            Kind::Project | Kind::Warehouse => {
-                let id = resource.id.first().cloned().unwrap_or_default();
-                resource.id.len() == 1 && self.registry_object_stands(kind, &id).await
+        let grantee = (request.principal.clone(), request.relation.clone());
+        let resolve = async move |sight: &Sight<'_>| {
+            let mut resource = request.resource;
+            let (kind, route, object) = self.grant_target(&mut resource).await?;
+            let access = on_resource(&op::CreateGrant, kind, &resource, object.clone());
+            // A grant names something that stands (one made in advance would
+            // reach whatever is created under that name later); whether it
+            // stands is told only to whoever could grant on it.
+            let stands = match kind {
+                Kind::Server => true,
+                Kind::Project | Kind::Warehouse => {
+                    let id = resource.id.first().cloned().unwrap_or_default();
+                    resource.id.len() == 1 && self.registry_object_stands(kind, &id).await
+                }
+                _ => object != ObjectRef::Absent,
+            };
+            if !stands {
+                let missing = CatalogError::invalid(format!(
+                    "a grant's {kind} {:?} does not exist",
+                    resource.id
+                ));
+                return Err(match sight.require(&access).await {
+                    Err(e) => e,
+                    Ok(()) => missing,
+                });
             }
-            _ => object != ObjectRef::Absent,
+            Ok((access, (resource, route, object)))
         };
-        if !stands {
-            return Err(match self.authorize(&access).await {
-                Err(e) => e,
-                Ok(()) => missing(),
-            });
-        }
-        self.call_on(access, async |access| {
-            self.grant_bound(
-                access,
-                resource,
-                route,
-                object,
-                (&request.principal, &request.relation),
-            )
-            .await
-        })
+        self.call_on(
+            call,
+            resolve,
+            async |access, (resource, route, object), _| {
+                self.grant_bound(access, resource, route, object, (&grantee.0, &grantee.1))
+                    .await
+            },
+        )
         .await
     }
 
@@ -179,53 +183,50 @@ impl Governance {
         call: &Call,
         request: ListGrantsRequest,
     ) -> CatalogResult<ListGrantsResponse> {
-        let caller = self.caller(call).await?;
-        let own = matches!((&caller, &request.principal), (Some(c), Some(p)) if c.id == *p);
-        let mut wanted = None;
-        if let Some(kind) = request.resource_kind.as_deref() {
-            let mut resource = GrantResource {
-                kind: kind.to_string(),
-                id: request.resource_id.clone().unwrap_or_default(),
-                ..Default::default()
-            };
-            let (kind, _, object) = self.grant_target(&mut resource).await?;
-            if !own {
-                let access = on_resource(
-                    caller.clone(),
-                    &op::ListGrants,
-                    kind,
-                    &resource,
-                    object.clone(),
-                );
-                self.authorize(&access).await?;
+        self.call_as(call, async |sight| {
+            let own = request.principal.as_deref().is_some_and(|p| sight.is(p));
+            let mut wanted = None;
+            if let Some(kind) = request.resource_kind.as_deref() {
+                let mut resource = GrantResource {
+                    kind: kind.to_string(),
+                    id: request.resource_id.clone().unwrap_or_default(),
+                    ..Default::default()
+                };
+                let (kind, _, object) = self.grant_target(&mut resource).await?;
+                if !own {
+                    let access = on_resource(&op::ListGrants, kind, &resource, object.clone());
+                    sight.require(&access).await?;
+                }
+                // The grants on the object standing under that id now.
+                resource.object_id = object.known().map(str::to_string);
+                wanted = Some(crate::governance::grants::key_of(&resource));
+            } else if !own {
+                sight
+                    .require(&sight.access(&op::ListGrants, Kind::Server, vec![]))
+                    .await?;
             }
-            // The grants on the object standing under that id now.
-            resource.object_id = object.known().map(str::to_string);
-            wanted = Some(crate::governance::grants::key_of(&resource));
-        } else if !own {
-            self.control(call, &op::ListGrants, Kind::Server, vec![])
-                .await?;
-        }
-        let grants: Vec<Grant> = self
-            .registry
-            .all_grants()
-            .await?
-            .into_iter()
-            .filter(|g| request.principal.as_ref().is_none_or(|p| *p == g.principal))
-            .filter(|g| {
-                wanted
-                    .as_ref()
-                    .is_none_or(|w| *w == crate::governance::grants::key_of(&g.resource))
-            })
-            .collect();
-        let (grants, page_token) = page_items(
-            grants,
-            |g| g.grant_id.clone(),
-            request.page_token.as_deref(),
-            request.limit,
-            CONTROL,
-        )?;
-        Ok(ListGrantsResponse { grants, page_token })
+            let grants: Vec<Grant> = self
+                .registry
+                .all_grants()
+                .await?
+                .into_iter()
+                .filter(|g| request.principal.as_ref().is_none_or(|p| *p == g.principal))
+                .filter(|g| {
+                    wanted
+                        .as_ref()
+                        .is_none_or(|w| *w == crate::governance::grants::key_of(&g.resource))
+                })
+                .collect();
+            let (grants, page_token) = page_items(
+                grants,
+                |g| g.grant_id.clone(),
+                request.page_token.as_deref(),
+                request.limit,
+                CONTROL,
+            )?;
+            Ok(ListGrantsResponse { grants, page_token })
+        })
+        .await
     }
 
     pub(in crate::governance) async fn revoke_grant_governed(
@@ -233,30 +234,30 @@ impl Governance {
         call: &Call,
         request: RevokeGrantRequest,
     ) -> CatalogResult<RevokeGrantResponse> {
-        let caller = self.caller(call).await?;
-        let grant = match self.registry.grant_record(&request.grant_id).await {
-            Ok(g) => g,
-            // Told only to whoever could manage every grant.
-            Err(e) => {
-                self.control(call, &op::RevokeGrant, Kind::Server, vec![])
-                    .await?;
-                return Err(e);
-            }
+        let resolve = async |sight: &Sight<'_>| {
+            let grant = match self.registry.grant_record(&request.grant_id).await {
+                Ok(g) => g,
+                // Told only to whoever could manage every grant.
+                Err(e) => return Err(sight.told_to_admin(e, &op::RevokeGrant).await),
+            };
+            let kind = grant_kind(&grant.resource.kind)?;
+            // Authorized on the object the grant is bound to, wherever (and
+            // whatever its name) it is now.
+            let object = match (kind, &grant.resource.object_id) {
+                (Kind::Namespace | Kind::Table, Some(real)) => ObjectRef::Known(real.clone()),
+                (Kind::Namespace | Kind::Table, None) => ObjectRef::Absent,
+                _ => ObjectRef::Standing,
+            };
+            Ok((
+                on_resource(&op::RevokeGrant, kind, &grant.resource, object),
+                (),
+            ))
         };
-        let kind = grant_kind(&grant.resource.kind)?;
-        // Authorized on the object the grant is bound to, wherever (and
-        // whatever its name) it is now.
-        let object = match (kind, &grant.resource.object_id) {
-            (Kind::Namespace | Kind::Table, Some(real)) => ObjectRef::Known(real.clone()),
-            (Kind::Namespace | Kind::Table, None) => ObjectRef::Absent,
-            _ => ObjectRef::Standing,
-        };
-        let access = on_resource(caller, &op::RevokeGrant, kind, &grant.resource, object);
-        self.call_on(access, async |_| {
+        self.call_on(call, resolve, async |_, (), _| {
             self.registry.revoke_grant(&request.grant_id).await?;
             self.grants.invalidate().await;
             Ok(RevokeGrantResponse {
-                grant_id: request.grant_id,
+                grant_id: request.grant_id.clone(),
             })
         })
         .await
@@ -265,14 +266,12 @@ impl Governance {
 
 /// The access of a grant operation on its resource.
 fn on_resource(
-    principal: Option<crate::auth::Principal>,
     action: &'static OpDef,
     kind: Kind,
     resource: &GrantResource,
     object: ObjectRef,
 ) -> Access {
     Access {
-        principal,
         action,
         warehouse: match kind {
             Kind::Warehouse => resource.id.first().cloned(),

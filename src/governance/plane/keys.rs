@@ -51,20 +51,23 @@ impl Plane<'_> {
         &self,
         request: ListApiKeysRequest,
     ) -> CatalogResult<ListApiKeysResponse> {
-        self.own_or_admin(self.call, &op::ListApiKeys, request.principal.as_deref())
-            .await?;
-        let keys = self.auth.keys().list(request.principal.as_deref()).await?;
-        let (api_keys, page_token) = page_items(
-            keys,
-            |k| k.key_id.clone(),
-            request.page_token.as_deref(),
-            request.limit,
-            CONTROL,
-        )?;
-        Ok(ListApiKeysResponse {
-            api_keys,
-            page_token,
+        self.call_as(self.call, async |sight| {
+            let owner = request.principal.as_deref();
+            sight.own_or_admin(&op::ListApiKeys, owner).await?;
+            let keys = self.auth.keys().list(owner).await?;
+            let (api_keys, page_token) = page_items(
+                keys,
+                |k| k.key_id.clone(),
+                request.page_token.as_deref(),
+                request.limit,
+                CONTROL,
+            )?;
+            Ok(ListApiKeysResponse {
+                api_keys,
+                page_token,
+            })
         })
+        .await
     }
 
     pub(super) async fn revoke_api_key(
@@ -80,19 +83,18 @@ impl Plane<'_> {
             .await
             .ok()
             .map(|k| k.principal);
-        let caller = self
-            .own_or_admin(self.call, &op::RevokeApiKey, owner.as_deref())
-            .await?;
-        self.auth.keys().revoke(&request.key_id).await?;
-        self.succeeded(&crate::governance::guard::Access {
-            principal: caller,
-            action: &op::RevokeApiKey,
-            kind: Kind::ApiKey,
-            id: vec![request.key_id.clone()],
-            request_id: self.call.request_id.clone(),
-            ..Default::default()
-        })
-        .await;
+        self.call_own(
+            self.call,
+            &op::RevokeApiKey,
+            owner.as_deref(),
+            async |access, _| {
+                self.auth.keys().revoke(&request.key_id).await?;
+                access.kind = Kind::ApiKey;
+                access.id = vec![request.key_id.clone()];
+                Ok(())
+            },
+        )
+        .await?;
         Ok(RevokeApiKeyResponse {
             key_id: request.key_id,
         })

@@ -39,6 +39,7 @@ mod prelude {
     pub(super) use crate::api::page::{page_items, CONTROL};
     pub(super) use crate::api::spec::Spec;
     pub(super) use crate::error::{CatalogError, CatalogResult, Code};
+    pub(super) use crate::governance::guard::sight::Sight;
     pub(super) use crate::governance::guard::Access;
     pub(super) use crate::governance::{DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
     pub(super) use lance_namespace::models::CreateNamespaceRequest;
@@ -46,7 +47,7 @@ mod prelude {
 
 /// The governance layer serving one call: its operations see the call's
 /// metadata (`self.call`) beside everything of the layer (through
-/// `Deref`, as `self.registry`, `self.control(..)`).
+/// `Deref`, as `self.registry`, `self.call_control(..)`).
 pub(super) struct Plane<'a> {
     gov: &'a Governance,
     call: &'a Call,

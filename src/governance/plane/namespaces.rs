@@ -8,36 +8,38 @@ impl Plane<'_> {
         &self,
         request: CreateWarehouseNamespaceRequest,
     ) -> CatalogResult<WarehouseNamespace> {
-        let principal = self.caller(self.call).await?;
-        if !self.warehouses && request.warehouse_id != DEFAULT_WAREHOUSE {
-            return Err(CatalogError::invalid(
-                "warehouses are off on this server (--warehouses on): every namespace lives in the default warehouse",
-            ));
-        }
-        let spec = CreateNamespaceRequest {
-            id: Some(vec![request.namespace.clone()]),
-            properties: request.properties,
-            mode: request.mode,
-            ..Default::default()
-        };
-        let made = if self.warehouses {
-            self.create_bound(&request.warehouse_id, spec, principal)
-                .await?
-        } else {
-            let mut spec = spec;
-            // The caller's credentials travel with the spec request.
-            let creds = self.call.credentials.clone();
-            spec.identity = Some(Box::new(lance_namespace::models::Identity {
-                api_key: creds.api_key,
-                auth_token: creds.auth_token,
-            }));
-            self.create_namespace(spec).await?
-        };
-        Ok(WarehouseNamespace {
-            warehouse_id: request.warehouse_id,
-            namespace: request.namespace,
-            properties: made.properties.unwrap_or_default(),
+        self.call_as(self.call, async |_| {
+            if !self.warehouses && request.warehouse_id != DEFAULT_WAREHOUSE {
+                return Err(CatalogError::invalid(
+                    "warehouses are off on this server (--warehouses on): every namespace lives in the default warehouse",
+                ));
+            }
+            let spec = CreateNamespaceRequest {
+                id: Some(vec![request.namespace.clone()]),
+                properties: request.properties.clone(),
+                mode: request.mode.clone(),
+                ..Default::default()
+            };
+            let made = if self.warehouses {
+                self.create_bound(self.call, Some(&request.warehouse_id), spec)
+                    .await?
+            } else {
+                let mut spec = spec;
+                // The caller's credentials travel with the spec request.
+                let creds = self.call.credentials.clone();
+                spec.identity = Some(Box::new(lance_namespace::models::Identity {
+                    api_key: creds.api_key,
+                    auth_token: creds.auth_token,
+                }));
+                self.create_namespace(spec).await?
+            };
+            Ok(WarehouseNamespace {
+                warehouse_id: request.warehouse_id.clone(),
+                namespace: request.namespace.clone(),
+                properties: made.properties.unwrap_or_default(),
+            })
         })
+        .await
     }
 
     pub(super) async fn list_warehouse_namespaces(

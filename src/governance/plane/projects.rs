@@ -35,36 +35,31 @@ impl Plane<'_> {
         &self,
         request: ListProjectsRequest,
     ) -> CatalogResult<ListProjectsResponse> {
-        let caller = self.caller(self.call).await?;
-        if !self.auth.required()
-            || self
-                .may(&caller, &op::ListProjects, Kind::Server, vec![])
-                .await
-        {
-            return self.registry.list_projects(request).await;
-        }
-        // Only what the caller may see, paged over that.
-        let mut visible = Vec::new();
-        for p in self.registry.all_projects().await? {
-            let id = one(&p.project_id);
-            if self
-                .may(&caller, &op::DescribeProject, Kind::Project, id)
-                .await
-            {
-                visible.push(self.registry.shown_project(p).await?);
+        self.call_as(self.call, async |sight| {
+            if !self.auth.required() || sight.may(&op::ListProjects, Kind::Server, vec![]).await {
+                return self.registry.list_projects(request).await;
             }
-        }
-        let (projects, page_token) = page_items(
-            visible,
-            |p| p.project_id.clone(),
-            request.page_token.as_deref(),
-            request.limit,
-            CONTROL,
-        )?;
-        Ok(ListProjectsResponse {
-            projects,
-            page_token,
+            // Only what the caller may see, paged over that.
+            let mut visible = Vec::new();
+            for p in self.registry.all_projects().await? {
+                let id = one(&p.project_id);
+                if sight.may(&op::DescribeProject, Kind::Project, id).await {
+                    visible.push(self.registry.shown_project(p).await?);
+                }
+            }
+            let (projects, page_token) = page_items(
+                visible,
+                |p| p.project_id.clone(),
+                request.page_token.as_deref(),
+                request.limit,
+                CONTROL,
+            )?;
+            Ok(ListProjectsResponse {
+                projects,
+                page_token,
+            })
         })
+        .await
     }
 
     pub(super) async fn describe_project(

@@ -10,34 +10,31 @@ impl Plane<'_> {
     ) -> CatalogResult<ServerInfo> {
         // Any authenticated caller may know what it talks to; a storage
         // root only whoever may describe its warehouse.
-        let caller = self.caller(self.call).await?;
-        let mut roots = Vec::new();
-        if self
-            .may(
-                &caller,
-                &op::DescribeWarehouse,
-                Kind::Warehouse,
-                one(DEFAULT_WAREHOUSE),
-            )
-            .await
-        {
-            roots.push(self.home.root().to_string());
-        }
-        let served = match self.warehouses {
-            true => self.registry.warehouse_ids().await?,
-            false => Vec::new(),
-        };
-        for id in served {
-            if !self
-                .may(&caller, &op::DescribeWarehouse, Kind::Warehouse, one(&id))
-                .await
-            {
-                continue;
-            }
-            if let Ok(w) = self.registry.warehouse(&id).await {
-                roots.push(w.root);
-            }
-        }
+        let roots = self
+            .call_as(self.call, async |sight| {
+                let mut roots = Vec::new();
+                let describe = &op::DescribeWarehouse;
+                if sight
+                    .may(describe, Kind::Warehouse, one(DEFAULT_WAREHOUSE))
+                    .await
+                {
+                    roots.push(self.home.root().to_string());
+                }
+                let served = match self.warehouses {
+                    true => self.registry.warehouse_ids().await?,
+                    false => Vec::new(),
+                };
+                for id in served {
+                    if !sight.may(describe, Kind::Warehouse, one(&id)).await {
+                        continue;
+                    }
+                    if let Ok(w) = self.registry.warehouse(&id).await {
+                        roots.push(w.root);
+                    }
+                }
+                Ok(roots)
+            })
+            .await?;
         let mut features: Vec<String> = FEATURES.iter().map(|f| f.to_string()).collect();
         if self.warehouses {
             features.push("warehouses".to_string());

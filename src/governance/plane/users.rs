@@ -48,9 +48,13 @@ impl Plane<'_> {
     }
 
     pub(super) async fn get_user(&self, request: GetUserRequest) -> CatalogResult<UserInfo> {
-        self.own_or_admin(self.call, &op::GetUser, Some(&request.username))
-            .await?;
-        self.auth.users().get(&request.username).await
+        self.call_as(self.call, async |sight| {
+            sight
+                .own_or_admin(&op::GetUser, Some(&request.username))
+                .await?;
+            self.auth.users().get(&request.username).await
+        })
+        .await
     }
 
     pub(super) async fn update_user(&self, request: UpdateUserRequest) -> CatalogResult<UserInfo> {
@@ -117,35 +121,24 @@ impl Plane<'_> {
         &self,
         request: SetUserPasswordRequest,
     ) -> CatalogResult<UserInfo> {
-        let caller = self.caller(self.call).await?;
-        let own = caller.as_ref().is_some_and(|c| c.id == request.username);
-        let access = match own {
-            true => None,
-            false => Some(
-                self.control(self.call, &op::SetUserPassword, Kind::Server, vec![])
-                    .await?,
-            ),
-        };
-        let users = self.auth.users();
-        if own {
-            let current = request.current_password.as_deref().ok_or_else(|| {
-                CatalogError::invalid(
-                    "changing your own password needs current_password (the password it replaces)",
-                )
-            })?;
-            users.confirm(&request.username, current).await?;
-        }
-        let changed = users
-            .set_password(&request.username, &request.password)
-            .await?;
-        let access = access.unwrap_or_else(|| Access {
-            principal: caller,
-            action: &op::SetUserPassword,
-            request_id: self.call.request_id.clone(),
-            ..Default::default()
-        });
-        self.user_changed(access, &request.username).await;
-        Ok(changed)
+        let username = Some(request.username.as_str());
+        self.call_own(self.call, &op::SetUserPassword, username, async |access, sight| {
+            let users = self.auth.users();
+            if sight.is(&request.username) {
+                let current = request.current_password.as_deref().ok_or_else(|| {
+                    CatalogError::invalid(
+                        "changing your own password needs current_password (the password it replaces)",
+                    )
+                })?;
+                users.confirm(&request.username, current).await?;
+            }
+            let changed = users
+                .set_password(&request.username, &request.password)
+                .await?;
+            about_user(access, &request.username);
+            Ok(changed)
+        })
+        .await
     }
 }
 
@@ -176,12 +169,6 @@ impl Plane<'_> {
     ) -> CatalogResult<DeleteSessionResponse> {
         self.sign_out(&self.call.credentials).await?;
         Ok(DeleteSessionResponse {})
-    }
-
-    /// Audit a change to a user, named as the user it changed.
-    async fn user_changed(&self, mut access: Access, username: &str) {
-        about_user(&mut access, username);
-        self.succeeded(&access).await;
     }
 }
 

@@ -6,44 +6,35 @@ use crate::api::kind::Kind;
 impl Plane<'_> {
     pub(super) async fn create_warehouse(
         &self,
-        mut request: CreateWarehouseRequest,
+        request: CreateWarehouseRequest,
     ) -> CatalogResult<Warehouse> {
-        let principal = self.caller(self.call).await?;
-        crate::records::check_id("warehouse", &request.warehouse_id)?;
-        if request.warehouse_id == DEFAULT_WAREHOUSE {
-            return Err(CatalogError::new(
-                Code::WAREHOUSE_ALREADY_EXISTS,
-                "warehouse \"default\" is built in: it is the server's --root",
-            ));
-        }
-        if let Err(e) = self.registry.project(&request.project_id).await {
-            let access = Access {
-                principal: principal.clone(),
-                action: &op::CreateWarehouse,
-                kind: Kind::Project,
-                id: one(&request.project_id),
-                ..Default::default()
-            };
-            return Err(self
-                .hidden(e, &access, Kind::Project, one(&request.project_id))
-                .await);
-        }
         let project = one(&request.project_id);
+        let resolve = async |sight: &Sight<'_>| {
+            crate::records::check_id("warehouse", &request.warehouse_id)?;
+            if request.warehouse_id == DEFAULT_WAREHOUSE {
+                return Err(CatalogError::new(
+                    Code::WAREHOUSE_ALREADY_EXISTS,
+                    "warehouse \"default\" is built in: it is the server's --root",
+                ));
+            }
+            let access = sight.access(&op::CreateWarehouse, Kind::Project, project.clone());
+            match self.registry.project(&request.project_id).await {
+                Ok(_) => Ok((access, ())),
+                Err(e) => Err(sight
+                    .hidden(e, &access, Kind::Project, project.clone())
+                    .await),
+            }
+        };
         self.gov
-            .call_control(
-                self.call,
-                &op::CreateWarehouse,
-                Kind::Project,
-                project,
-                async |access| {
-                    request.root = self.check_root(&request.root).await?;
-                    let options = request.storage_options.clone().unwrap_or_default();
-                    crate::core::probe_root(&request.root, &options).await?;
-                    let made = self.registry.create_warehouse(request).await?;
-                    access.made(Kind::Warehouse, &made.warehouse_id);
-                    Ok(made)
-                },
-            )
+            .call_on(self.call, resolve, async |access, (), _| {
+                let mut request = request.clone();
+                request.root = self.check_root(&request.root).await?;
+                let options = request.storage_options.clone().unwrap_or_default();
+                crate::core::probe_root(&request.root, &options).await?;
+                let made = self.registry.create_warehouse(request).await?;
+                access.made(Kind::Warehouse, &made.warehouse_id);
+                Ok(made)
+            })
             .await
     }
 
@@ -51,45 +42,38 @@ impl Plane<'_> {
         &self,
         request: ListWarehousesRequest,
     ) -> CatalogResult<ListWarehousesResponse> {
-        let caller = self.caller(self.call).await?;
-        let scope_ok = match request.project_id.as_deref() {
-            Some(p) => {
-                self.may(&caller, &op::ListWarehouses, Kind::Project, one(p))
-                    .await
+        self.call_as(self.call, async |sight| {
+            let scope_ok = match request.project_id.as_deref() {
+                Some(p) => sight.may(&op::ListWarehouses, Kind::Project, one(p)).await,
+                None => sight.may(&op::ListWarehouses, Kind::Server, vec![]).await,
+            };
+            if !self.auth.required() || scope_ok {
+                return self.registry.list_warehouses(request).await;
             }
-            None => {
-                self.may(&caller, &op::ListWarehouses, Kind::Server, vec![])
-                    .await
-            }
-        };
-        if !self.auth.required() || scope_ok {
-            return self.registry.list_warehouses(request).await;
-        }
-        let mut visible = Vec::new();
-        for w in self
-            .registry
-            .all_warehouses(request.project_id.as_deref())
-            .await?
-        {
-            let id = one(&w.warehouse_id);
-            if self
-                .may(&caller, &op::DescribeWarehouse, Kind::Warehouse, id)
-                .await
+            let mut visible = Vec::new();
+            for w in self
+                .registry
+                .all_warehouses(request.project_id.as_deref())
+                .await?
             {
-                visible.push(w);
+                let id = one(&w.warehouse_id);
+                if sight.may(&op::DescribeWarehouse, Kind::Warehouse, id).await {
+                    visible.push(w);
+                }
             }
-        }
-        let (warehouses, page_token) = page_items(
-            visible,
-            |w| w.warehouse_id.clone(),
-            request.page_token.as_deref(),
-            request.limit,
-            CONTROL,
-        )?;
-        Ok(ListWarehousesResponse {
-            warehouses,
-            page_token,
+            let (warehouses, page_token) = page_items(
+                visible,
+                |w| w.warehouse_id.clone(),
+                request.page_token.as_deref(),
+                request.limit,
+                CONTROL,
+            )?;
+            Ok(ListWarehousesResponse {
+                warehouses,
+                page_token,
+            })
         })
+        .await
     }
 
     pub(super) async fn describe_warehouse(
