@@ -24,6 +24,10 @@ run it by hand, on a release build:
 
   cargo build --release
   python3 scripts/bench_data_paths.py --bin $CARGO_TARGET_DIR/release/lance-catalog
+
+With --anchor another build (the commit before a change, say) serves the
+same REST and Flight runs in the same rounds, on servers of its own, and
+each of its rows gains the ratio of this build to it.
 """
 import argparse
 import http.client
@@ -117,34 +121,44 @@ class Server:
         self.proc.wait(timeout=30)
 
 
-def small_writes(n, work, rest, flight_put):
+def small_writes(n, work, paths):
     """Median milliseconds of n 100-row creates (each a new table, so each
-    one moves the catalog's manifest) and n 100-row inserts, per path."""
+    one moves the catalog's manifest) and n 100-row inserts, per path
+    (`paths`: name -> (rest server, flight put)), interleaved."""
     tbl = make_table(100)
     body = ipc_stream(tbl, 100)
     ctype = "application/vnd.apache.arrow.stream"
-    ms = {k: {"create": [], "insert": []} for k in ("lance", "rest", "flight")}
+    ms = {"lance": {"create": [], "insert": []}}
 
-    def rest_write(path):
+    def rest_write(rest, path):
         status, out = rest.call("POST", path, body, ctype)
         assert status == 200, out
 
+    for name in paths:
+        for via in ("rest", "flight"):
+            ms[f"{via}{name}"] = {"create": [], "insert": []}
     for i in range(n):
         ms["lance"]["create"].append(timed(lambda: lance.write_dataset(
             tbl, os.path.join(work, f"small{i}.lance")))[0])
-        ms["rest"]["create"].append(timed(lambda: rest_write(f"/v1/table/bench$small{i}/create"))[0])
-        ms["flight"]["create"].append(timed(lambda: flight_put(f"small{i}", tbl))[0])
+        for name, (rest, flight_put) in paths.items():
+            ms[f"rest{name}"]["create"].append(
+                timed(lambda: rest_write(rest, f"/v1/table/bench$small{i}/create"))[0])
+            ms[f"flight{name}"]["create"].append(timed(lambda: flight_put(f"small{i}", tbl))[0])
     for i in range(n):
         ms["lance"]["insert"].append(timed(lambda: lance.write_dataset(
             tbl, os.path.join(work, "small0.lance"), mode="append"))[0])
-        ms["rest"]["insert"].append(timed(lambda: rest_write("/v1/table/bench$small0/insert"))[0])
-        ms["flight"]["insert"].append(timed(lambda: flight_put("small0", tbl, "insert"))[0])
+        for name, (rest, flight_put) in paths.items():
+            ms[f"rest{name}"]["insert"].append(
+                timed(lambda: rest_write(rest, "/v1/table/bench$small0/insert"))[0])
+            ms[f"flight{name}"]["insert"].append(
+                timed(lambda: flight_put("small0", tbl, "insert"))[0])
     return {k: {op: statistics.median(v) * 1000 for op, v in ops.items()} for k, ops in ms.items()}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="target/release/lance-catalog")
+    ap.add_argument("--anchor", help="another lance-catalog binary run in the same rounds (before/after)")
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--append-rows", type=int, default=50_000,
                     help="rows per insert request (and per direct append) in the append run")
@@ -160,11 +174,17 @@ def main():
     parts = [make_table(a.append_rows, s) for s in range(0, a.rows, a.append_rows)]
     enc_t, body = timed(lambda: ipc_stream(tbl, a.chunk))
     part_bodies = [ipc_stream(p, a.chunk) for p in parts]
-    results = {k: {"write": [], "append": [], "scan": []} for k in ("lance", "lance-stream", "rest", "flight")}
-    servers = {"rest": Server(a.bin, work, "rest"), "flight": Server(a.bin, work, "flight")}
+    tags = [""] + (["@anchor"] if a.anchor else [])
+    paths = ["lance", "lance-stream"] + [f"{via}{t}" for t in tags for via in ("rest", "flight")]
+    results = {k: {"write": [], "append": [], "scan": []} for k in paths}
+    servers = {}
+    for t in tags:
+        binary = a.anchor if t else a.bin
+        for via in ("rest", "flight"):
+            servers[f"{via}{t}"] = Server(binary, work, f"{via}{t}")
     try:
-        rest = servers["rest"]
-        fc = flight.FlightClient(servers["flight"].url.replace("http://", "grpc+tcp://"))
+        clients = {t: flight.FlightClient(servers[f"flight{t}"].url.replace("http://", "grpc+tcp://"))
+                   for t in tags}
 
         def lance_run(r):
             path = os.path.join(work, f"direct{r}.lance")
@@ -187,11 +207,12 @@ def main():
             results["lance-stream"]["write"].append(timed(lambda: lance.write_dataset(
                 pa.RecordBatchReader.from_batches(tbl.schema, chunks), spath))[0])
 
-        def rest_run(r):
+        def rest_run(r, tag):
+            rest = servers[f"rest{tag}"]
             t, (status, _) = timed(lambda: rest.call(
                 "POST", f"/v1/table/bench$rest{r}/create", body, "application/vnd.apache.arrow.stream"))
             assert status == 200
-            results["rest"]["write"].append(t)
+            results[f"rest{tag}"]["write"].append(t)
 
             def appends():
                 for i, b in enumerate(part_bodies):
@@ -199,7 +220,7 @@ def main():
                     status, out = rest.call("POST", f"/v1/table/bench$app{r}/{op}", b,
                                             "application/vnd.apache.arrow.stream")
                     assert status == 200, out
-            results["rest"]["append"].append(timed(appends)[0])
+            results[f"rest{tag}"]["append"].append(timed(appends)[0])
 
             def query():
                 status, out = rest.call("POST", f"/v1/table/bench$rest{r}/query",
@@ -208,37 +229,41 @@ def main():
                 return pa.ipc.open_file(out).read_all()
             t, got = timed(query)
             assert got.num_rows == a.rows
-            results["rest"]["scan"].append(t)
+            results[f"rest{tag}"]["scan"].append(t)
 
-        def flight_put(name, t, op="create"):
+        def flight_put(name, t, op="create", tag=""):
             desc = flight.FlightDescriptor.for_command(json.dumps({"op": op, "id": ["bench", name]}))
-            w, rd = fc.do_put(desc, t.schema)
+            w, rd = clients[tag].do_put(desc, t.schema)
             w.write_table(t, max_chunksize=a.chunk)
             w.done_writing()
             out = json.loads(rd.read().to_pybytes())
             w.close()
             return out
 
-        def flight_run(r):
-            t, out = timed(lambda: flight_put(f"flight{r}", tbl))
+        def flight_run(r, tag):
+            t, out = timed(lambda: flight_put(f"flight{r}", tbl, tag=tag))
             assert out["num_rows"] == a.rows
-            results["flight"]["write"].append(t)
+            results[f"flight{tag}"]["write"].append(t)
 
             def appends():
                 for i, p in enumerate(parts):
-                    flight_put(f"app{r}", p, "create" if i == 0 else "insert")
-            results["flight"]["append"].append(timed(appends)[0])
+                    flight_put(f"app{r}", p, "create" if i == 0 else "insert", tag)
+            results[f"flight{tag}"]["append"].append(timed(appends)[0])
             ticket = flight.Ticket(json.dumps({"id": ["bench", f"flight{r}"]}).encode())
-            t, got = timed(lambda: fc.do_get(ticket).read_all())
+            t, got = timed(lambda: clients[tag].do_get(ticket).read_all())
             assert got.num_rows == a.rows
-            results["flight"]["scan"].append(t)
+            results[f"flight{tag}"]["scan"].append(t)
 
         for r in range(a.repeat):
             lance_run(r)
-            rest_run(r)
-            flight_run(r)
+            for tag in tags:
+                rest_run(r, tag)
+                flight_run(r, tag)
 
-        small = small_writes(a.small, work, rest, flight_put) if a.small else None
+        small_paths = {t: (servers[f"rest{t}"],
+                           lambda name, tb, op="create", t=t: flight_put(name, tb, op, t))
+                       for t in tags}
+        small = small_writes(a.small, work, small_paths) if a.small else None
 
         med = {k: {m: statistics.median(v) for m, v in ms.items() if v} for k, ms in results.items()}
         base = med["lance"]
@@ -246,7 +271,7 @@ def main():
               f"appends of {a.append_rows} rows ({len(parts)} requests)")
         print(f"{'path':12} {'write':>7} {'append':>7} {'scan':>7} {'write/L':>8} {'append/L':>9} "
               f"{'scan/L':>7} {'peak RSS':>9}")
-        for k in ("lance", "lance-stream", "rest", "flight"):
+        for k in paths:
             m = med[k]
             if k == "lance-stream":
                 print(f"{k:12} {m['write']:7.3f} {'-':>7} {'-':>7} {m['write'] / base['write']:8.2f}")
@@ -255,6 +280,11 @@ def main():
             print(f"{k:12} {m['write']:7.3f} {m['append']:7.3f} {m['scan']:7.3f} "
                   f"{m['write'] / base['write']:8.2f} {m['append'] / base['append']:9.2f} "
                   f"{m['scan'] / base['scan']:7.2f} {peak:>9}")
+        for via in ("rest", "flight") if a.anchor else ():
+            m, anchor = med[via], med[f"{via}@anchor"]
+            print(f"{via} against the anchor build (this / anchor): write "
+                  f"{m['write'] / anchor['write']:.2f}, append {m['append'] / anchor['append']:.2f}, "
+                  f"scan {m['scan'] / anchor['scan']:.2f}")
         stream = med["lance-stream"]["write"]
         print(f"write against Lance writing the same stream of batches: REST "
               f"{med['rest']['write'] / stream:.2f}, Flight {med['flight']['write'] / stream:.2f}")
@@ -262,9 +292,11 @@ def main():
         if small:
             for op in ("create", "insert"):
                 base_ms = small["lance"][op]
-                print(f"small {op} (100 rows, median of {a.small}): Lance {base_ms:.2f} ms, "
-                      f"REST {small['rest'][op]:.2f} ms ({small['rest'][op] / base_ms:.2f}), "
-                      f"Flight {small['flight'][op]:.2f} ms ({small['flight'][op] / base_ms:.2f})")
+                for t in tags:
+                    rest_ms, flight_ms = small[f"rest{t}"][op], small[f"flight{t}"][op]
+                    print(f"small {op}{t} (100 rows, median of {a.small}): Lance {base_ms:.2f} ms, "
+                          f"REST {rest_ms:.2f} ms ({rest_ms / base_ms:.2f}), "
+                          f"Flight {flight_ms:.2f} ms ({flight_ms / base_ms:.2f})")
         starts = [s.cold_start * 1000 for s in servers.values()]
         idle = [s.idle_rss for s in servers.values()]
         print(f"server cold start (spawn to first /healthz answer): {min(starts):.0f}-{max(starts):.0f} ms; "

@@ -206,7 +206,8 @@ impl Spec for Catalog {
     }
 
     async fn query_table(&self, request: QueryTableRequest) -> CatalogResult<Bytes> {
-        let answer = self.query_answer(request).await?;
+        let framing = crate::core::data::ipc_out::Framing::File;
+        let answer = self.query_answer(request, framing).await?;
         crate::core::data::rows::gather(answer).await
     }
 

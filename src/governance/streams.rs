@@ -15,6 +15,7 @@ use lance_namespace::models::{
 use super::Governance;
 use crate::api::op;
 use crate::auth::Credentials;
+use crate::core::data::ipc_out::Framing;
 use crate::core::data::rows::{Chunks, Rows};
 use crate::core::{Scan, ScanSpec, WriteOp, WriteOutcome};
 use crate::error::CatalogResult;
@@ -54,12 +55,17 @@ impl Governance {
         .await
     }
 
-    /// QueryTable's Arrow IPC file, chunk by chunk as the scan runs.
-    pub async fn query_streamed(&self, request: QueryTableRequest) -> CatalogResult<Chunks> {
+    /// QueryTable's answer, framed as asked (REST: an IPC file; gRPC: an
+    /// IPC stream), chunk by chunk as the scan runs.
+    pub async fn query_streamed(
+        &self,
+        request: QueryTableRequest,
+        framing: Framing,
+    ) -> CatalogResult<Chunks> {
         self.call(
             &op::QueryTable,
             request,
-            async |a: &mut Admitted, request| a.route.catalog.query_answer(request).await,
+            async |a: &mut Admitted, request| a.route.catalog.query_answer(request, framing).await,
         )
         .await
     }

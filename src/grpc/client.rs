@@ -1,11 +1,11 @@
 //! The spec operations ([`Spec`], and through it `LanceNamespace`) over the
 //! catalog's gRPC service, so Rust code (and the
 //! conformance suite) can use the catalog through gRPC exactly as through
-//! REST or in process. Same conversion as the server: model JSON <-> message.
+//! REST or in process. Same conversion as the server: model JSON <-> message,
+//! with Arrow payloads as bytes.
 
 use std::future::Future;
 
-use base64::Engine;
 use bytes::Bytes;
 use lance_namespace::models;
 
@@ -44,14 +44,15 @@ impl GrpcNamespace {
         })
     }
 
-    /// Send one request; answer the response message as model JSON.
+    /// Send one request (`prepare` sets what JSON does not carry: an
+    /// Arrow payload, as bytes); answer the response message.
     async fn call<M, P, Q, F, Fut>(
         &self,
         model: &M,
-        data: Option<Bytes>,
-        names: (&str, &str),
+        prepare: impl FnOnce(&mut P),
+        name: &str,
         f: F,
-    ) -> CatalogResult<Value>
+    ) -> CatalogResult<Q>
     where
         M: Serialize,
         P: Message + Default,
@@ -59,13 +60,11 @@ impl GrpcNamespace {
         F: FnOnce(Client, Request<P>) -> Fut,
         Fut: Future<Output = Result<Response<Q>, Status>>,
     {
-        let mut value = serde_json::to_value(model)
+        let value = serde_json::to_value(model)
             .map_err(|e| CatalogError::invalid(format!("cannot encode request: {e}")))?;
-        if let (Some(data), Value::Object(obj)) = (data, &mut value) {
-            let b64 = base64::engine::general_purpose::STANDARD.encode(&data);
-            obj.insert("data".into(), Value::from(b64));
-        }
-        let mut request = Request::new(from_json::<P>(value.clone(), names.0)?);
+        let mut message = from_json::<P>(value.clone(), name)?;
+        prepare(&mut message);
+        let mut request = Request::new(message);
         // Identity travels in metadata, as it does in REST headers.
         let meta = request.metadata_mut();
         if let Some(key) = value.pointer("/identity/api_key").and_then(Value::as_str) {
@@ -82,16 +81,23 @@ impl GrpcNamespace {
         let response = f(self.client.clone(), request)
             .await
             .map_err(|s| from_status(&s))?;
-        to_json(&response.into_inner(), names.1)
+        Ok(response.into_inner())
     }
 }
 
-fn model<T: serde::de::DeserializeOwned>(value: Value, name: &str) -> CatalogResult<T> {
-    model_from_value(value, name)
+/// A response message as the JSON of its model, and as that model.
+fn model<Q: Message, T: serde::de::DeserializeOwned>(answer: &Q, name: &str) -> CatalogResult<T> {
+    model_from_value(to_json(answer, name)?, name)
 }
 
-fn field(value: &Value, field: &str) -> Value {
-    value.get(field).cloned().unwrap_or(Value::Null)
+/// A bare value under `field` of a response message.
+fn field_of<Q: Message, T: serde::de::DeserializeOwned>(
+    answer: &Q,
+    name: &str,
+    field: &str,
+) -> CatalogResult<T> {
+    let value = to_json(answer, name)?;
+    model_from_value(value.get(field).cloned().unwrap_or(Value::Null), name)
 }
 
 /// The trait impl: one method per inventory row (`src/api/inventory.rs`). The
@@ -108,14 +114,15 @@ macro_rules! grpc_namespace {
             $($done)*
         }
     };
-    // A data operation: the Arrow stream travels in the `data` field.
+    // A data operation: the Arrow stream travels in the `data` field, as bytes.
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
         $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req, data: Bytes) -> CatalogResult<models::$Resp> {
-                let value = self.call(&request, Some(data), (stringify!($Req), stringify!($Resp)),
+                let set = |m: &mut super::pb::$Req| m.data = data.to_vec();
+                let answer = self.call(&request, set, stringify!($Req),
                     |mut c, r| async move { c.$method(r).await }).await?;
-                model(value, stringify!($Resp))
+                model(&answer, stringify!($Resp))
             }
         ] $($rest)*);
     };
@@ -123,7 +130,7 @@ macro_rules! grpc_namespace {
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> CatalogResult<()> {
-                self.call(&request, None, (stringify!($Req), stringify!($Resp)),
+                self.call(&request, |_| {}, stringify!($Req),
                     |mut c, r| async move { c.$method(r).await }).await?;
                 Ok(())
             }
@@ -133,9 +140,9 @@ macro_rules! grpc_namespace {
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> CatalogResult<Bytes> {
-                let value = self.call(&request, None, (stringify!($Req), stringify!($Resp)),
+                let answer = self.call(&request, |_| {}, stringify!($Req),
                     |mut c, r| async move { c.$method(r).await }).await?;
-                bytes_field(&value, $field)
+                Ok(Bytes::from(answer.data.unwrap_or_default()))
             }
         ] $($rest)*);
     };
@@ -143,9 +150,9 @@ macro_rules! grpc_namespace {
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> CatalogResult<i64> {
-                let value = self.call(&request, None, (stringify!($Req), stringify!($Resp)),
+                let answer = self.call(&request, |_| {}, stringify!($Req),
                     |mut c, r| async move { c.$method(r).await }).await?;
-                model(field(&value, $field), stringify!($Resp))
+                field_of(&answer, stringify!($Resp), $field)
             }
         ] $($rest)*);
     };
@@ -153,9 +160,9 @@ macro_rules! grpc_namespace {
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> CatalogResult<String> {
-                let value = self.call(&request, None, (stringify!($Req), stringify!($Resp)),
+                let answer = self.call(&request, |_| {}, stringify!($Req),
                     |mut c, r| async move { c.$method(r).await }).await?;
-                model(field(&value, $field), stringify!($Resp))
+                field_of(&answer, stringify!($Resp), $field)
             }
         ] $($rest)*);
     };
@@ -164,25 +171,15 @@ macro_rules! grpc_namespace {
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> CatalogResult<models::$Resp> {
-                let value = self.call(&request, None, (stringify!($Req), stringify!($Resp)),
+                let answer = self.call(&request, |_| {}, stringify!($Req),
                     |mut c, r| async move { c.$method(r).await }).await?;
-                model(value, stringify!($Resp))
+                model(&answer, stringify!($Resp))
             }
         ] $($rest)*);
     };
     ($($rows:tt)*) => {
         grpc_namespace!(@acc [] $($rows)*);
     };
-}
-
-/// The base64 `field` of an answer, as bytes.
-fn bytes_field(value: &Value, name: &str) -> CatalogResult<Bytes> {
-    field(value, name)
-        .as_str()
-        .map(|s| base64::engine::general_purpose::STANDARD.decode(s))
-        .transpose()
-        .map_err(|e| CatalogError::internal(format!("query answer: {e}")))
-        .map(|b| Bytes::from(b.unwrap_or_default()))
 }
 
 crate::api::inventory::for_each_spec_op!(grpc_namespace);

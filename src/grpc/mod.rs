@@ -5,7 +5,6 @@ pub mod client;
 pub mod control;
 pub mod convert;
 pub mod service;
-pub mod stream;
 
 use std::sync::Arc;
 
@@ -29,11 +28,10 @@ pub fn router(catalog: Arc<Governance>, max_message: usize) -> axum::Router {
     use pb::catalog_control_service_server::CatalogControlServiceServer;
     use pb::lance_namespace_service_server::LanceNamespaceServiceServer;
 
-    let namespace = LanceNamespaceServiceServer::new(
-        service::NamespaceService::new(catalog.clone()).with_gate(catalog.clone()),
-    )
-    .max_decoding_message_size(max_message)
-    .max_encoding_message_size(max_message);
+    let namespace =
+        LanceNamespaceServiceServer::new(service::NamespaceService::new(catalog.clone()))
+            .max_decoding_message_size(max_message)
+            .max_encoding_message_size(max_message);
     let control = CatalogControlServiceServer::new(
         control::ControlService::new(catalog.clone()).with_gate(catalog.clone()),
     );

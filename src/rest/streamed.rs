@@ -130,7 +130,8 @@ pub(super) async fn run(
     } else if *row == op::InsertIntoTable {
         Reply::Json(json(gov.insert_streamed(model(obj)?, body).await?)?)
     } else {
-        Reply::ArrowStream(gov.query_streamed(model(obj)?).await?)
+        let framing = crate::core::data::ipc_out::Framing::File;
+        Reply::ArrowStream(gov.query_streamed(model(obj)?, framing).await?)
     })
 }
 

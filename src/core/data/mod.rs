@@ -3,6 +3,7 @@
 //! requests carry (`sql_text.rs`). Request bodies are `core/body.rs`;
 //! streamed writes, which may create a table, are `table/stream_write.rs`.
 
+pub mod ipc_out;
 pub(crate) mod query;
 pub(crate) mod reads;
 pub mod rows;

@@ -1,7 +1,7 @@
 //! QueryTable, answered as a stream: the scanner is set up as the engine's
 //! query sets it up (search, probes, bounds, projection, filter, limit),
-//! then its batches are encoded as an Arrow IPC file as Lance produces
-//! them (`rows::ipc_file`) instead of being gathered into one batch and one
+//! then its batches are encoded as Arrow IPC as Lance produces them
+//! (`ipc_out.rs`) instead of being gathered into one batch and one
 //! buffer first. Main line and branches, every transport, one path.
 
 use arrow_array::Float32Array;
@@ -16,21 +16,26 @@ use lance_namespace::models::{self, QueryTableRequest};
 
 use crate::core::branch::open::branch_of;
 use crate::core::checks::table_id;
-use crate::core::data::rows::{ipc_file, Chunks};
+use crate::core::data::ipc_out::Framing;
+use crate::core::data::rows::Chunks;
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult};
 
 impl Catalog {
-    /// The answer to a query: an Arrow IPC file, chunk by chunk. Planning
-    /// errors (a bad filter, a missing column) are returned before the
-    /// first chunk, so they keep their status.
-    pub async fn query_answer(&self, req: QueryTableRequest) -> CatalogResult<Chunks> {
+    /// The answer to a query: Arrow IPC framed as asked, chunk by chunk.
+    /// Planning errors (a bad filter, a missing column) are returned before
+    /// the first chunk, so they keep their status.
+    pub async fn query_answer(
+        &self,
+        req: QueryTableRequest,
+        framing: Framing,
+    ) -> CatalogResult<Chunks> {
         crate::core::data::sql_text::check_request(&req)?;
         let stream = self.query_scanner(&req).await?.try_into_stream().await?;
         // The stream's own schema: what its batches carry.
         let schema = lance::io::RecordBatchStream::schema(&stream);
         let batches = stream.map_err(|e| CatalogError::from_lance(&e)).boxed();
-        Ok(ipc_file(schema, batches))
+        Ok(framing.encode(schema, batches))
     }
 }
 

@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use arrow::ipc::reader::StreamDecoder;
-use arrow::ipc::writer::FileWriter;
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, SchemaRef};
 use bytes::Bytes;
@@ -249,54 +248,6 @@ where
     .boxed()
 }
 
-/// Encode batches as an Arrow IPC file, one chunk per batch as it comes:
-/// the header with the first, the footer (which indexes every batch) at
-/// the end. A scan that yields nothing answers one empty batch, as the
-/// engine's query does.
-pub fn ipc_file(
-    schema: SchemaRef,
-    batches: BoxStream<'static, CatalogResult<RecordBatch>>,
-) -> Chunks {
-    let encode_error =
-        |e: ArrowError| CatalogError::internal(format!("cannot encode the Arrow answer: {e}"));
-    let writer = FileWriter::try_new(Vec::new(), &schema).map_err(encode_error);
-    let state = (Some(writer), batches, false);
-    futures::stream::unfold(state, move |(writer, mut batches, wrote)| {
-        let schema = schema.clone();
-        async move {
-            let mut w = match writer? {
-                Ok(w) => w,
-                Err(e) => return Some((Err(e), (None, batches, wrote))),
-            };
-            let step = match batches.next().await {
-                Some(Ok(batch)) => w.write(&batch).map(|()| true),
-                Some(Err(e)) => return Some((Err(e), (None, batches, wrote))),
-                None => {
-                    let empty = match wrote {
-                        true => Ok(()),
-                        false => w.write(&RecordBatch::new_empty(schema)),
-                    };
-                    match empty.and_then(|()| w.finish()) {
-                        Ok(()) => {
-                            let tail = Bytes::from(std::mem::take(w.get_mut()));
-                            return Some((Ok(tail), (None, batches, true)));
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-            };
-            match step {
-                Ok(_) => {
-                    let chunk = Bytes::from(std::mem::take(w.get_mut()));
-                    Some((Ok(chunk), (Some(Ok(w)), batches, true)))
-                }
-                Err(e) => Some((Err(encode_error(e)), (None, batches, wrote))),
-            }
-        }
-    })
-    .boxed()
-}
-
 /// A whole answer in memory, for callers that take one (gRPC, in-process).
 pub async fn gather(mut chunks: Chunks) -> CatalogResult<Bytes> {
     let mut out = Vec::new();
@@ -361,7 +312,12 @@ mod tests {
     #[tokio::test]
     async fn the_file_answer_reads_back() {
         let rows = Rows::from_bytes(body(&[7, 8, 9]), "query").await.unwrap();
-        let file = gather(ipc_file(rows.schema, rows.batches)).await.unwrap();
+        let file = gather(crate::core::data::ipc_out::ipc_file(
+            rows.schema,
+            rows.batches,
+        ))
+        .await
+        .unwrap();
         let reader =
             arrow::ipc::reader::FileReader::try_new(std::io::Cursor::new(file.to_vec()), None)
                 .unwrap();

@@ -203,3 +203,83 @@ async fn control_plane_over_grpc_and_rest() {
     let body: serde_json::Value = r.json().await.unwrap();
     assert_eq!(body["code"], 10000);
 }
+
+/// QueryTableStream sends the answer as IPC stream chunks, one per batch
+/// Lance yields (not one gathered answer), and the chunks together are
+/// the rows the buffered QueryTable answers; a filter naming no column is
+/// refused with its code before any chunk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_query_sends_batch_by_batch() {
+    use lance_namespace::models::{InsertIntoTableRequest, QueryTableRequest};
+    let (env, base) = endpoint().await;
+    let t = ["g", "t"];
+    crate::harness::table(env.ns.as_ref(), &t, 10_000).await;
+    for start in [10_000, 20_000] {
+        let more = InsertIntoTableRequest {
+            id: crate::harness::ids(&t),
+            mode: Some("Append".into()),
+            ..Default::default()
+        };
+        let rows = crate::harness::rows(start, 10_000);
+        env.ns.insert_into_table(more, rows).await.unwrap();
+    }
+    let mut client = pb::lance_namespace_service_client::LanceNamespaceServiceClient::connect(base)
+        .await
+        .unwrap();
+    let ask = |filter: &str| pb::QueryTableRequest {
+        id: vec!["g".into(), "t".into()],
+        k: 100_000,
+        filter: Some(filter.into()),
+        vector: Some(Default::default()),
+        ..Default::default()
+    };
+    let mut answer = client
+        .query_table_stream(ask("id >= 0"))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut chunks = Vec::new();
+    while let Some(chunk) = answer.message().await.unwrap() {
+        chunks.push(chunk.data);
+    }
+    // 30,000 rows in three fragments come in batches of at most 8,192
+    // rows (the schema rides with the first), then the end marker.
+    assert!(chunks.len() >= 5, "{} chunks", chunks.len());
+    let whole = chunks.concat();
+    let reader =
+        arrow::ipc::reader::StreamReader::try_new(std::io::Cursor::new(whole), None).unwrap();
+    let mut streamed: Vec<i64> = Vec::new();
+    for batch in reader {
+        let batch = batch.unwrap();
+        let ids = batch.column_by_name("id").unwrap();
+        let ids = ids
+            .as_any()
+            .downcast_ref::<arrow_array::Int64Array>()
+            .unwrap();
+        streamed.extend(ids.values().iter());
+    }
+    streamed.sort();
+    let mut q = QueryTableRequest::new(100_000, Default::default());
+    q.id = crate::harness::ids(&t);
+    q.filter = Some("id >= 0".into());
+    let buffered = env.ns.query_table(q).await.unwrap();
+    let mut expected: Vec<i64> = Vec::new();
+    for batch in crate::harness::read_file(&buffered) {
+        let ids = batch.column_by_name("id").unwrap();
+        let ids = ids
+            .as_any()
+            .downcast_ref::<arrow_array::Int64Array>()
+            .unwrap();
+        expected.extend(ids.values().iter());
+    }
+    expected.sort();
+    assert_eq!(streamed.len(), 30_000);
+    assert_eq!(streamed, expected);
+    let status = client
+        .query_table_stream(ask("no_such_column > 1"))
+        .await
+        .unwrap_err();
+    // TableColumnNotFound, as the buffered query answers it.
+    assert_eq!(status.code(), tonic::Code::NotFound);
+    assert_eq!(status.metadata().get("lance-error-code").unwrap(), "12");
+}
