@@ -29,7 +29,7 @@ binary and no cluster are involved. For every case below the script
      manifests (storage credentials and the JWT secret only through
      secretKeyRef / secretRef); selectors, ports, volumes and config maps
      line up; every LANCE_CATALOG_* variable is one the server reads
-     (src/config.rs) and config.toml holds only known keys of the right
+     (src/app/config/mod.rs) and config.toml holds only known keys of the right
      type that no chart-set variable overrides;
 
 and checks that values which cannot work are refused at render time.
@@ -51,9 +51,10 @@ T_START = time.perf_counter()
 
 ROOT = Path(__file__).resolve().parent.parent
 CHART = ROOT / "chart"
-CONFIG_RS = ROOT / "src" / "config.rs"
+CONFIG_RS = ROOT / "src" / "app" / "config" / "mod.rs"
 # Flag groups flattened into ServeArgs, each in its own file.
-FLATTENED = [(ROOT / "src" / "config_ray.rs", "RayArgs"), (ROOT / "src" / "config_users.rs", "UsersArgs")]
+FLATTENED = [(ROOT / "src" / "app" / "config" / "ray.rs", "RayArgs"),
+             (ROOT / "src" / "app" / "config" / "users.rs", "UsersArgs")]
 LOGGING_RS = ROOT / "src" / "telemetry" / "logging.rs"
 
 KUBE_VERSION = "1.30.0"
@@ -199,7 +200,7 @@ RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral"
 
 # ---------------------------------------------------------------------------
 # What the server reads: its flags' ids, types and environment variables,
-# from src/config.rs (the config file's keys are the same ids).
+# from src/app/config/mod.rs (the config file's keys are the same ids).
 
 def server_settings() -> tuple[dict[str, str], dict[str, str]] | None:
     """({field: rust type}, {env var: field}) of `lance-catalog serve`."""
@@ -454,7 +455,7 @@ def check_server_settings(r: Report, case: str, objs: list[dict[str, Any]],
     env = {e["name"]: e for e in main.get("env") or []}
     for name, e in env.items():
         if name.startswith("LANCE_CATALOG_"):
-            r.check(case, name in envs, f"env {name} is not a setting of the server (src/config.rs)")
+            r.check(case, name in envs, f"env {name} is not a setting of the server (src/app/config/mod.rs)")
         if name in envs and fields.get(envs[name], "").startswith(("usize", "f64")) and "value" in e:
             r.check(case, re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", str(e["value"])) is not None,
                     f"env {name}={e['value']!r} is not a plain number")
@@ -537,7 +538,7 @@ def main() -> int:
     r = Report()
     settings = server_settings()
     if settings is None:
-        r.notes.append("src/config.rs not found: server settings not cross-checked")
+        r.notes.append("src/app/config/mod.rs not found: server settings not cross-checked")
 
     cases: list[tuple[str, dict[str, Any] | None]] = [("default", None)]
     for f in sorted((CHART / "ci").glob("*.yaml")):

@@ -9,8 +9,8 @@ inline, such as `crate::core::is_secret(…)` or `super::checks::table_id`)
 is resolved to the file that defines it. The layers, lowest first:
 
     api, error < fault, telemetry < records < core < auth < governance
-        < transport < rest, grpc, flight < server, reports, config, config_ray, config_users, config_file,
-        audit_fill
+        < transport < rest, grpc, flight < app (the server, its settings,
+        the reports)
 
 A file may import its own layer or lower ones. `lib.rs`, `main.rs` and a
 module's `mod.rs` declaring its children are not edges. `--graph` prints
@@ -61,7 +61,7 @@ LAYERS = [
     ["governance"],
     ["transport"],
     ["rest", "grpc", "flight"],
-    ["server", "reports", "config", "config_doc", "config_ray", "config_users", "config_file", "audit_fill", "switch"],
+    ["app"],
 ]
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
 

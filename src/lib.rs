@@ -8,13 +8,8 @@
 //! wire format. See `README.md` and `docs/` for running and configuring the server.
 
 pub mod api;
-pub mod audit_fill;
+pub mod app;
 pub mod auth;
-pub mod config;
-pub mod config_doc;
-pub mod config_file;
-pub mod config_ray;
-pub mod config_users;
 pub mod core;
 pub mod error;
 pub mod fault;
@@ -22,10 +17,7 @@ pub mod flight;
 pub mod governance;
 pub mod grpc;
 pub mod records;
-pub mod reports;
 pub mod rest;
-pub mod server;
-pub mod switch;
 pub mod telemetry;
 pub mod transport;
 

@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 
 use clap::{Parser, Subcommand};
-use lance_catalog::config::ServeArgs;
+use lance_catalog::app::config::ServeArgs;
 
 #[derive(Parser)]
 #[command(
@@ -38,7 +38,7 @@ enum Command {
     ConfigurationReference,
     /// Benchmarks only: add a synthetic audit trail to a control root.
     #[command(hide = true)]
-    AuditFill(lance_catalog::audit_fill::FillArgs),
+    AuditFill(lance_catalog::app::audit_fill::FillArgs),
 }
 
 #[derive(Subcommand)]
@@ -166,12 +166,15 @@ fn main() {
     // then read again with the config file beneath flags and environment.
     let cli = Cli::parse();
     if let Some(Command::ConfigurationReference) = cli.command {
-        print!("{}", lance_catalog::config_doc::configuration_markdown());
+        print!(
+            "{}",
+            lance_catalog::app::config::doc::configuration_markdown()
+        );
         return;
     }
     if let Some(Command::AuditFill(fill)) = cli.command {
         let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
-        if let Err(e) = runtime.block_on(lance_catalog::audit_fill::fill(fill)) {
+        if let Err(e) = runtime.block_on(lance_catalog::app::audit_fill::fill(fill)) {
             eprintln!("lance-catalog: {e}");
             std::process::exit(1);
         }
@@ -183,7 +186,7 @@ fn main() {
         Some(_) => argv[2..].to_vec(),
         None => argv[argv.len().min(1)..].to_vec(),
     };
-    let resolved = match lance_catalog::config_file::resolve(&settings) {
+    let resolved = match lance_catalog::app::config::file::resolve(&settings) {
         Ok(r) => r,
         Err(e) => e.exit(),
     };
@@ -198,7 +201,7 @@ fn main() {
         Some(Command::Reconcile(ReconcileArgs { repair, .. }))
         | Some(Command::Maintenance {
             report: Report::Reconcile(ReconcileArgs { repair, .. }),
-        }) => runtime.block_on(lance_catalog::reports::reconcile(args, repair)),
+        }) => runtime.block_on(lance_catalog::app::reports::reconcile(args, repair)),
         Some(Command::Maintenance {
             report:
                 Report::IndexHealth {
@@ -206,7 +209,7 @@ fn main() {
                     scope: Scope { project, warehouse },
                     ..
                 },
-        }) => runtime.block_on(lance_catalog::reports::index_health(
+        }) => runtime.block_on(lance_catalog::app::reports::index_health(
             args, project, warehouse, table,
         )),
         Some(Command::Maintenance {
@@ -215,12 +218,12 @@ fn main() {
                     scope: Scope { project, warehouse },
                     ..
                 },
-        }) => runtime.block_on(lance_catalog::reports::sweep(args, project, warehouse)),
+        }) => runtime.block_on(lance_catalog::app::reports::sweep(args, project, warehouse)),
         Some(Command::Maintenance {
             report: Report::Orphans {
                 table, warehouse, ..
             },
-        }) => runtime.block_on(lance_catalog::reports::orphans(args, warehouse, table)),
+        }) => runtime.block_on(lance_catalog::app::reports::orphans(args, warehouse, table)),
         Some(Command::Maintenance {
             report:
                 Report::Reclaim {
@@ -230,10 +233,10 @@ fn main() {
                     from,
                     ..
                 },
-        }) => runtime.block_on(lance_catalog::reports::reclaim(
+        }) => runtime.block_on(lance_catalog::app::reports::reclaim(
             args, warehouse, table, paths, from,
         )),
-        _ => runtime.block_on(lance_catalog::server::serve(args)),
+        _ => runtime.block_on(lance_catalog::app::server::serve(args)),
     };
     if let Err(e) = result {
         eprintln!("lance-catalog: {e}");

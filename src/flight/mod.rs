@@ -50,6 +50,16 @@ use crate::error::CatalogError;
 use crate::governance::Governance;
 use crate::transport::status::to_status;
 
+/// The Flight service over the governance layer, with its message limits.
+pub fn service(
+    gov: Arc<Governance>,
+    max_message: usize,
+) -> arrow_flight::flight_service_server::FlightServiceServer<CatalogFlight> {
+    arrow_flight::flight_service_server::FlightServiceServer::new(CatalogFlight::new(gov))
+        .max_decoding_message_size(max_message)
+        .max_encoding_message_size(max_message)
+}
+
 /// The Flight service over the catalog.
 #[derive(Debug)]
 pub struct CatalogFlight {

@@ -1,5 +1,5 @@
 //! Readiness: the storage root and the control root answer. A check runs
-//! every few seconds (see `server.rs`); `/readyz` and gRPC health
+//! every few seconds (see `app/server.rs`); `/readyz` and gRPC health
 //! (`grpc.health.v1`) both answer from its latest outcome, so the two
 //! agree, and a probe costs no storage request.
 

@@ -22,9 +22,10 @@ pub mod pb {
 pub use client::GrpcNamespace;
 
 /// The gRPC routes: the namespace service, the control service, Arrow
-/// Flight, health (`grpc.health.v1`) and server reflection, as an axum
-/// router in front of the REST one (requests are told apart by their paths).
-pub fn router(catalog: Arc<Governance>, max_message: usize) -> axum::Router {
+/// health (`grpc.health.v1`) and server reflection; the shell adds Arrow
+/// Flight beside them and puts them in front of REST (requests are told
+/// apart by their paths).
+pub fn routes(catalog: Arc<Governance>, max_message: usize) -> tonic::service::Routes {
     use pb::catalog_control_service_server::CatalogControlServiceServer;
     use pb::lance_namespace_service_server::LanceNamespaceServiceServer;
 
@@ -35,11 +36,6 @@ pub fn router(catalog: Arc<Governance>, max_message: usize) -> axum::Router {
     let control = CatalogControlServiceServer::new(
         control::ControlService::new(catalog.clone()).with_gate(catalog.clone()),
     );
-    let flight = arrow_flight::flight_service_server::FlightServiceServer::new(
-        crate::flight::CatalogFlight::new(catalog.clone()),
-    )
-    .max_decoding_message_size(max_message)
-    .max_encoding_message_size(max_message);
     // Health follows readiness (`/readyz`): both services, and the
     // server as a whole (the empty service name), serve while the storage
     // root and the control root answer.
@@ -85,9 +81,7 @@ pub fn router(catalog: Arc<Governance>, max_message: usize) -> axum::Router {
         .expect("reflection service from the compiled-in descriptors");
     tonic::service::Routes::new(namespace)
         .add_service(control)
-        .add_service(flight)
         .add_service(health)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
-        .into_axum_router()
 }

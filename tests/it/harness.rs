@@ -55,7 +55,7 @@ impl Env {
     /// Through the real server's gRPC service, with the catalog's own client.
     pub async fn over_grpc() -> Self {
         let (catalog, dir) = Self::catalog().await;
-        let addr = lance_catalog::server::spawn(catalog, RestConfig::default())
+        let addr = lance_catalog::app::server::spawn(catalog, RestConfig::default())
             .await
             .expect("spawn server");
         let base = format!("http://{addr}");
@@ -83,7 +83,7 @@ impl Env {
 
     pub async fn over_rest_with(config: RestConfig) -> Self {
         let (catalog, dir) = Self::catalog().await;
-        let addr = lance_catalog::server::spawn(catalog, config)
+        let addr = lance_catalog::app::server::spawn(catalog, config)
             .await
             .expect("spawn server");
         let base = format!("http://{addr}");
@@ -183,7 +183,7 @@ impl Env {
     pub async fn on_s3() -> Option<Self> {
         let config = s3_root()?;
         let catalog = Catalog::open(&config).await.expect("open an S3 root");
-        let addr = lance_catalog::server::spawn(catalog, RestConfig::default())
+        let addr = lance_catalog::app::server::spawn(catalog, RestConfig::default())
             .await
             .expect("spawn server");
         let base = format!("http://{addr}");
@@ -200,7 +200,7 @@ impl Env {
     /// `LANCE_CATALOG_TEST_S3`.
     pub async fn warehouse_on_s3() -> Option<Self> {
         let (gov, home) = warehouses_with(s3_root()?).await;
-        let addr = lance_catalog::server::spawn_governed(gov, RestConfig::default())
+        let addr = lance_catalog::app::server::spawn_governed(gov, RestConfig::default())
             .await
             .expect("spawn server");
         let base = format!("http://{addr}");
@@ -228,7 +228,7 @@ impl Env {
     /// scope travels in each request's context.
     pub async fn warehouse_over_grpc() -> Self {
         let (gov, wh, home) = warehouses().await;
-        let addr = lance_catalog::server::spawn_governed(gov, RestConfig::default())
+        let addr = lance_catalog::app::server::spawn_governed(gov, RestConfig::default())
             .await
             .expect("spawn server");
         let base = format!("http://{addr}");
@@ -247,7 +247,7 @@ impl Env {
     /// own client pointed at the warehouse's URL.
     pub async fn warehouse_over_rest() -> Self {
         let (gov, wh, home) = warehouses().await;
-        let addr = lance_catalog::server::spawn_governed(gov, RestConfig::default())
+        let addr = lance_catalog::app::server::spawn_governed(gov, RestConfig::default())
             .await
             .expect("spawn server");
         let base = format!("http://{addr}");
@@ -445,7 +445,7 @@ pub async fn serve_governed_with(
     };
     change(&mut config);
     let gov = Arc::new(Governance::open(&config).await.unwrap());
-    let addr = lance_catalog::server::spawn_governed(gov.clone(), RestConfig::default())
+    let addr = lance_catalog::app::server::spawn_governed(gov.clone(), RestConfig::default())
         .await
         .unwrap();
     (format!("http://{addr}"), gov)

@@ -107,7 +107,7 @@ async fn served(
 ) {
     let (catalog, dir) = Env::catalog().await;
     let catalog = Arc::new(catalog);
-    let addr = lance_catalog::server::spawn((*catalog).clone(), RestConfig::default())
+    let addr = lance_catalog::app::server::spawn((*catalog).clone(), RestConfig::default())
         .await
         .unwrap();
     let rest = RestNamespaceBuilder::new(format!("http://{addr}")).build();

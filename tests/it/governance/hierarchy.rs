@@ -271,10 +271,10 @@ async fn registry_races_across_two_servers() {
         .await
         .unwrap()
     };
-    let a = lance_catalog::server::spawn(open().await, RestConfig::default())
+    let a = lance_catalog::app::server::spawn(open().await, RestConfig::default())
         .await
         .unwrap();
-    let b = lance_catalog::server::spawn(open().await, RestConfig::default())
+    let b = lance_catalog::app::server::spawn(open().await, RestConfig::default())
         .await
         .unwrap();
     let c = Client::new();

@@ -39,7 +39,7 @@ fn pair(state: &str, from: &str) -> (String, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_winning_record_supplies_every_field_and_is_named() {
     let (gov, _wh, _home) = crate::harness::warehouses().await;
-    let addr = lance_catalog::server::spawn_governed(gov, RestConfig::default())
+    let addr = lance_catalog::app::server::spawn_governed(gov, RestConfig::default())
         .await
         .unwrap();
     let base = format!("http://{addr}");
@@ -235,7 +235,7 @@ async fn the_winning_record_supplies_every_field_and_is_named() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn drops_follow_their_effective_policy() {
     let (gov, wh, _home) = crate::harness::warehouses().await;
-    let addr = lance_catalog::server::spawn_governed(gov, RestConfig::default())
+    let addr = lance_catalog::app::server::spawn_governed(gov, RestConfig::default())
         .await
         .unwrap();
     let base = format!("http://{addr}");

@@ -72,7 +72,7 @@ async fn one_round_across_two_replicas_compacts_and_cleans() {
     let root = dir.path().to_string_lossy().into_owned();
     let a = replica(&root, 0).await;
     let b = replica(&root, 0).await;
-    let addr = lance_catalog::server::spawn_governed(a.clone(), RestConfig::default())
+    let addr = lance_catalog::app::server::spawn_governed(a.clone(), RestConfig::default())
         .await
         .unwrap();
     let base = format!("http://{addr}");
@@ -242,7 +242,7 @@ async fn the_scheduler_keeps_only_its_newest_finished_tasks() {
     let root = dir.path().to_string_lossy().into_owned();
     let a = replica(&root, 1).await;
     a.start_workers();
-    let addr = lance_catalog::server::spawn_governed(a.clone(), RestConfig::default())
+    let addr = lance_catalog::app::server::spawn_governed(a.clone(), RestConfig::default())
         .await
         .unwrap();
     let base = format!("http://{addr}");
@@ -354,7 +354,7 @@ async fn the_manifest_keeps_few_versions_under_a_thousand_writes() {
     };
     let (a, b) = (open().await, open().await);
     let serve = |g: Arc<Governance>| async move {
-        let addr = lance_catalog::server::spawn_governed(g, RestConfig::default())
+        let addr = lance_catalog::app::server::spawn_governed(g, RestConfig::default())
             .await
             .unwrap();
         RestNamespaceBuilder::new(format!("http://{addr}")).build()
@@ -469,7 +469,7 @@ async fn a_round_submits_only_what_lance_will_do() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_string_lossy().into_owned();
     let gov = replica(&root, 0).await;
-    let addr = lance_catalog::server::spawn_governed(gov.clone(), RestConfig::default())
+    let addr = lance_catalog::app::server::spawn_governed(gov.clone(), RestConfig::default())
         .await
         .unwrap();
     let base = format!("http://{addr}");

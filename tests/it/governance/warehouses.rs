@@ -145,7 +145,7 @@ async fn two_warehouses_on_two_roots() {
     let gov = governance(home.path(), Arc::default()).await;
     warehouse(&gov, "w1", r1.path()).await;
     warehouse(&gov, "w2", r2.path()).await;
-    let addr = lance_catalog::server::spawn_governed(gov.clone(), RestConfig::default())
+    let addr = lance_catalog::app::server::spawn_governed(gov.clone(), RestConfig::default())
         .await
         .unwrap();
     let base = format!("http://{addr}");
@@ -452,7 +452,7 @@ async fn refused_creates_leave_nothing() {
     lance::Dataset::write(reader, loose.to_str().unwrap(), None)
         .await
         .unwrap();
-    let addr = lance_catalog::server::spawn_governed(gov.clone(), RestConfig::default())
+    let addr = lance_catalog::app::server::spawn_governed(gov.clone(), RestConfig::default())
         .await
         .unwrap();
     let base = format!("http://{addr}");

@@ -36,7 +36,7 @@ async fn server(workers: usize, quota: usize) -> Server {
         }),
     );
     gov.start_workers();
-    let addr = lance_catalog::server::spawn_governed(gov, RestConfig::default())
+    let addr = lance_catalog::app::server::spawn_governed(gov, RestConfig::default())
         .await
         .unwrap();
     let base = format!("http://{addr}");

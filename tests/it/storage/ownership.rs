@@ -136,10 +136,10 @@ async fn register_at_root_then_drop_loses_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lost_creates_remove_what_they_wrote() {
     let dir = tempfile::tempdir().unwrap();
-    let a = lance_catalog::server::spawn(open(dir.path()).await, RestConfig::default())
+    let a = lance_catalog::app::server::spawn(open(dir.path()).await, RestConfig::default())
         .await
         .unwrap();
-    let b = lance_catalog::server::spawn(open(dir.path()).await, RestConfig::default())
+    let b = lance_catalog::app::server::spawn(open(dir.path()).await, RestConfig::default())
         .await
         .unwrap();
     let c = reqwest::Client::new();

@@ -28,7 +28,7 @@ pub(crate) async fn server(grace_s: u64) -> (Arc<dyn LanceNamespace>, String, te
         grace_s,
         purge_expired: false,
     });
-    let addr = lance_catalog::server::spawn_governed(Arc::new(gov), RestConfig::default())
+    let addr = lance_catalog::app::server::spawn_governed(Arc::new(gov), RestConfig::default())
         .await
         .unwrap();
     let base = format!("http://{addr}");

@@ -177,7 +177,7 @@ async fn project_policy_expiry_and_sweep_over_grpc() {
     )
     .await
     .unwrap();
-    let addr = lance_catalog::server::spawn_governed(gov.clone(), RestConfig::default())
+    let addr = lance_catalog::app::server::spawn_governed(gov.clone(), RestConfig::default())
         .await
         .unwrap();
     let base = format!("http://{addr}");

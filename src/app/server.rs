@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio::net::TcpListener;
 
-use crate::config::ServeArgs;
+use crate::app::config::ServeArgs;
 use crate::core::Catalog;
 use crate::governance::Governance;
 use crate::grpc;
@@ -70,7 +70,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     }
     gov.start_workers();
     gov.start_scheduler(std::time::Duration::from_secs(args.scheduler_interval()?));
-    let grpc = grpc::router(gov.clone(), rest_config.max_arrow_body);
+    let grpc = grpc_router(gov.clone(), rest_config.max_arrow_body);
     let rest = rest::catalog_router(gov, rest_config);
     // One signal stops every listener; each drains its in-flight requests.
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -194,7 +194,7 @@ pub async fn spawn_governed(
     let addr = listener.local_addr()?;
     let header_timeout = config.header_read_timeout;
     let app = observed(
-        grpc::router(gov.clone(), config.max_arrow_body)
+        grpc_router(gov.clone(), config.max_arrow_body)
             .fallback_service(rest::catalog_router(gov, config)),
     );
     tokio::spawn(serve_http(
@@ -278,4 +278,12 @@ async fn shutdown_signal() {
         _ = term => {},
     }
     tracing::info!("shutting down: finishing in-flight requests");
+}
+
+/// The gRPC services and Arrow Flight on one router, each transport built
+/// by its own module (neither imports the other).
+fn grpc_router(gov: Arc<Governance>, max_message: usize) -> axum::Router {
+    grpc::routes(gov.clone(), max_message)
+        .add_service(crate::flight::service(gov, max_message))
+        .into_axum_router()
 }

@@ -20,7 +20,7 @@ pub struct UsersArgs {
         env = "LANCE_CATALOG_LOCAL_USERS",
         default_value = "on"
     )]
-    pub local_users: crate::switch::Switch,
+    pub local_users: crate::app::config::switch::Switch,
 
     /// Failed sign-ins in a row before a user name is held off (0: never).
     #[arg(

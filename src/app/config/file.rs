@@ -10,7 +10,7 @@ use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches, Parser};
 use serde_json::{Map, Value};
 
-use crate::config::ServeArgs;
+use crate::app::config::ServeArgs;
 
 #[derive(Parser)]
 #[command(name = "lance-catalog")]

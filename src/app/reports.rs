@@ -5,7 +5,7 @@
 
 use crate::api::health::{ProjectIndexHealth, WarehouseIndexHealth};
 use crate::api::reconcile::DriftKind;
-use crate::config::ServeArgs;
+use crate::app::config::ServeArgs;
 use crate::core::Catalog;
 use crate::governance::Governance;
 

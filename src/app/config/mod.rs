@@ -1,6 +1,15 @@
-//! Server settings: command-line flags, each with an environment variable.
+//! Server settings: command-line flags, each with an environment variable,
+//! by section: the serve flags here, the config file (`file.rs`), Ray
+//! (`ray.rs`), local users (`users.rs`), the generated reference
+//! (`doc.rs`), and the on/off value (`switch.rs`).
 
-use crate::switch::Switch;
+pub mod doc;
+pub mod file;
+pub mod ray;
+pub mod switch;
+pub mod users;
+
+use crate::app::config::switch::Switch;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -534,13 +543,13 @@ pub struct ServeArgs {
     )]
     pub body_idle_timeout: f64,
 
-    /// Where maintenance tasks run (`config_ray.rs`).
+    /// Where maintenance tasks run (`ray.rs`).
     #[command(flatten)]
-    pub ray: crate::config_ray::RayArgs,
+    pub ray: crate::app::config::ray::RayArgs,
 
-    /// Local users' sign-in (`config_users.rs`).
+    /// Local users' sign-in (`users.rs`).
     #[command(flatten)]
-    pub users: crate::config_users::UsersArgs,
+    pub users: crate::app::config::users::UsersArgs,
 }
 
 /// Every setting but the secrets: the JWT secret shows only whether it is
