@@ -1,6 +1,6 @@
 //! Arrow bodies as streams. An IPC stream body is decoded as its bytes
 //! arrive and its batches flow on to Lance's writer, and a query answer is
-//! encoded as an IPC file batch by batch, so neither a write nor a read holds
+//! encoded batch by batch (`ipc_out.rs`), so neither a write nor a read holds
 //! a whole body in memory. A body that is not Arrow, or breaks off, is a
 //! clear InvalidInput (13), and since the writer sees the error before the
 //! stream ends, nothing is committed.

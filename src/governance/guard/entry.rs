@@ -118,7 +118,8 @@ impl Governance {
         id: Vec<String>,
         run: impl AsyncFnOnce(&mut Access) -> CatalogResult<T>,
     ) -> CatalogResult<T> {
-        let mut access = self.control(call, op, kind, id).await?;
+        let mut access = Sight::enter(self, call).await?.access(op, kind, id);
+        self.authorize(&access).await?;
         let answer = run(&mut access).await?;
         self.finish(&access).await;
         Ok(answer)

@@ -11,13 +11,12 @@
 //! ask a rule (`sight.rs`), admission and finish (`admit.rs`), what a typed request
 //! names (`request.rs`), authorization and what a write does to grants
 //! (`authorize.rs`), Cedar (`cedar.rs`), the real ids of what a request is
-//! about (`objects.rs`), what lists show (`visible.rs`), control-plane
-//! targets (`control.rs`) and task keys (`task_key.rs`).
+//! about (`objects.rs`), what lists show (`visible.rs`) and task
+//! keys (`task_key.rs`).
 
 pub(super) mod admit;
 pub(super) mod authorize;
 pub(super) mod cedar;
-pub(super) mod control;
 pub(super) mod entry;
 pub(super) mod objects;
 pub(super) mod sight;
