@@ -29,7 +29,7 @@ binary and no cluster are involved. For every case below the script
      manifests (storage credentials and the JWT secret only through
      secretKeyRef / secretRef); selectors, ports, volumes and config maps
      line up; every LANCE_CATALOG_* variable is one the server reads
-     (src/app/config/mod.rs) and config.toml holds only known keys of the right
+     (src/app/config/) and config.toml holds only known keys of the right
      type that no chart-set variable overrides;
 
 and checks that values which cannot work are refused at render time.
@@ -52,9 +52,7 @@ T_START = time.perf_counter()
 ROOT = Path(__file__).resolve().parent.parent
 CHART = ROOT / "chart"
 CONFIG_RS = ROOT / "src" / "app" / "config" / "mod.rs"
-# Flag groups flattened into ServeArgs, each in its own file.
-FLATTENED = [(ROOT / "src" / "app" / "config" / "ray.rs", "RayArgs"),
-             (ROOT / "src" / "app" / "config" / "users.rs", "UsersArgs")]
+CONFIG_DIR = CONFIG_RS.parent
 LOGGING_RS = ROOT / "src" / "telemetry" / "logging.rs"
 
 KUBE_VERSION = "1.30.0"
@@ -200,7 +198,7 @@ RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral"
 
 # ---------------------------------------------------------------------------
 # What the server reads: its flags' ids, types and environment variables,
-# from src/app/config/mod.rs (the config file's keys are the same ids).
+# from src/app/config/ (the config file's keys are the same ids).
 
 def server_settings() -> tuple[dict[str, str], dict[str, str]] | None:
     """({field: rust type}, {env var: field}) of `lance-catalog serve`."""
@@ -208,19 +206,23 @@ def server_settings() -> tuple[dict[str, str], dict[str, str]] | None:
         return None
     fields: dict[str, str] = {}
     envs: dict[str, str] = {}
-    for path, struct in [(CONFIG_RS, "ServeArgs"), *FLATTENED]:
-        if not path.exists():
-            continue
-        text = path.read_text()
-        body = text.split(f"pub struct {struct}", 1)[1].split("\n}\n", 1)[0]
-        for attr, field, ty in re.findall(r"#\[arg\((.*?)\)\]\s*pub (\w+): ([^,\n]+),", body, re.S):
-            fields[field] = ty.strip()
-            m = re.search(r'env\s*=\s*"([A-Z0-9_]+)"', attr)
-            if m:
-                envs[m.group(1)] = field
+    # ServeArgs flattens one struct of flags per section, each in its own
+    # file of the folder: every `pub struct …Args` there.
+    for path in sorted(CONFIG_DIR.glob("*.rs")):
+        for body in re.findall(r"pub struct \w+Args \{(.*?)\n\}\n", path.read_text(), re.S):
+            settings_of(body, fields, envs)
     if LOGGING_RS.exists() and "LANCE_CATALOG_LOG" in LOGGING_RS.read_text():
         envs["LANCE_CATALOG_LOG"] = ""
     return fields, envs
+
+
+def settings_of(body: str, fields: dict[str, str], envs: dict[str, str]) -> None:
+    """The flags of one struct's body into `fields` and `envs`."""
+    for attr, field, ty in re.findall(r"#\[arg\((.*?)\)\]\s*pub (\w+): ([^,\n]+),", body, re.S):
+        fields[field] = ty.strip()
+        m = re.search(r'env\s*=\s*"([A-Z0-9_]+)"', attr)
+        if m:
+            envs[m.group(1)] = field
 
 
 # ---------------------------------------------------------------------------
@@ -455,7 +457,7 @@ def check_server_settings(r: Report, case: str, objs: list[dict[str, Any]],
     env = {e["name"]: e for e in main.get("env") or []}
     for name, e in env.items():
         if name.startswith("LANCE_CATALOG_"):
-            r.check(case, name in envs, f"env {name} is not a setting of the server (src/app/config/mod.rs)")
+            r.check(case, name in envs, f"env {name} is not a setting of the server (src/app/config/)")
         if name in envs and fields.get(envs[name], "").startswith(("usize", "f64")) and "value" in e:
             r.check(case, re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", str(e["value"])) is not None,
                     f"env {name}={e['value']!r} is not a plain number")

@@ -190,7 +190,7 @@ fn main() {
         Ok(r) => r,
         Err(e) => e.exit(),
     };
-    lance_catalog::telemetry::logging::init(&resolved.args.log_format);
+    lance_catalog::telemetry::logging::init(&resolved.args.serving.log_format);
     tracing::info!(config = %resolved.effective, "effective configuration");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

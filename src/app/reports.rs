@@ -16,7 +16,7 @@ use crate::governance::Governance;
 /// named in `repair` (`binding_to_missing_warehouse`, …).
 pub async fn reconcile(args: ServeArgs, repair: Vec<String>) -> Result<(), String> {
     // An intent fresher than the expiry is a create in flight: live.
-    crate::core::set_intent_expiry(args.create_intent_expiry()?);
+    crate::core::set_intent_expiry(args.drops.create_intent_expiry()?);
     let mut named = Vec::new();
     for name in repair {
         let kind: DriftKind = serde_json::from_value(serde_json::Value::String(name.clone()))
@@ -49,7 +49,7 @@ pub async fn index_health(
     warehouse: Option<String>,
     table: Option<String>,
 ) -> Result<(), String> {
-    crate::core::set_intent_expiry(args.create_intent_expiry()?);
+    crate::core::set_intent_expiry(args.drops.create_intent_expiry()?);
     let (gov, catalog) = opened(&args, warehouse.as_deref()).await?;
     if table.is_some() {
         let tables = chosen_tables(&catalog, table).await?;
@@ -87,7 +87,7 @@ pub async fn sweep(
     project: Option<String>,
     warehouse: Option<String>,
 ) -> Result<(), String> {
-    crate::core::set_intent_expiry(args.create_intent_expiry()?);
+    crate::core::set_intent_expiry(args.drops.create_intent_expiry()?);
     let (gov, _) = opened(&args, None).await?;
     let spinner = indicatif::ProgressBar::new_spinner();
     spinner.enable_steady_tick(std::time::Duration::from_millis(200));

@@ -14,26 +14,26 @@ use crate::rest::{self, RestConfig};
 
 /// Serve until SIGINT or SIGTERM; in-flight requests finish first.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
-    crate::core::set_cache_limits(args.cache_limits());
-    crate::core::set_intent_expiry(args.create_intent_expiry()?);
+    crate::core::set_cache_limits(args.storage.cache_limits());
+    crate::core::set_intent_expiry(args.drops.create_intent_expiry()?);
     let gov = Governance::open(&args.governance()?)
         .await
         .map_err(|e| e.message.clone())?;
-    let listener = TcpListener::bind(&args.listen)
+    let listener = TcpListener::bind(&args.serving.listen)
         .await
-        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+        .map_err(|e| format!("cannot listen on {}: {e}", args.serving.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    if !args.auth_required() && !addr.ip().is_loopback() {
+    if !args.access.required() && !addr.ip().is_loopback() {
         tracing::warn!(
             "serving on {addr} with --auth none: anyone who reaches this port may read, write and drop every table; use --auth required"
         );
     }
-    if args.forward_storage_secrets {
+    if args.storage.forward_storage_secrets {
         tracing::warn!(
             "--forward-storage-secrets: secret-like storage options (keys, tokens, passwords) are handed to every caller allowed to describe a table; such a caller reaches every table those credentials reach, past every grant"
         );
     }
-    let rest_config = args.rest();
+    let rest_config = args.serving.rest();
     let header_timeout = rest_config.header_read_timeout;
     let prefix = rest_config.prefix.clone().unwrap_or_default();
     tracing::info!(
@@ -56,20 +56,22 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         tracing::warn!(%reason, "starting not ready: /readyz answers 503 until storage answers");
     }
     tokio::spawn(refresh_readiness(Arc::downgrade(&gov)));
-    let sweep_every = args.trash_sweep_interval()?;
+    let sweep_every = args.drops.sweep_interval()?;
     if sweep_every > 0 {
         tokio::spawn(sweep_trash(gov.clone(), sweep_every));
     }
-    let (retention_s, upkeep_s, sink) = args.audit()?;
-    if upkeep_s > 0 {
-        tokio::spawn(audit_upkeep(gov.clone(), upkeep_s, retention_s));
+    let audit = args.audit.settings()?;
+    if audit.upkeep_s > 0 {
+        tokio::spawn(audit_upkeep(gov.clone(), audit.upkeep_s, audit.retention_s));
     }
-    if let Some(sink) = sink {
+    if let Some(sink) = audit.sink {
         let gov = gov.clone();
         tokio::spawn(async move { gov.run_audit_sink(sink).await });
     }
     gov.start_workers();
-    gov.start_scheduler(std::time::Duration::from_secs(args.scheduler_interval()?));
+    gov.start_scheduler(std::time::Duration::from_secs(
+        args.maintenance.scheduler_interval()?,
+    ));
     let grpc = grpc_router(gov.clone(), rest_config.max_arrow_body);
     let rest = rest::catalog_router(gov, rest_config);
     // One signal stops every listener; each drains its in-flight requests.
@@ -84,7 +86,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
             let _ = rx.wait_for(|stop| *stop).await;
         }
     };
-    match &args.grpc_listen {
+    match &args.serving.grpc_listen {
         // gRPC (and Flight) on its own port.
         Some(grpc_addr) => {
             let grpc_listener = TcpListener::bind(grpc_addr)

@@ -14,7 +14,8 @@
 //! else is refused (13) naming the option, and options a record holds from
 //! before this rule are dropped when they are read. A caller's options
 //! reach the server's stores only as a [`CallerOptions`], which nothing
-//! but these two checks makes.
+//! but these two checks makes, laid over the operator's own
+//! (`operator_options.rs`) in one place.
 
 use std::collections::HashMap;
 
@@ -145,8 +146,9 @@ impl CallerOptions {
         Self(caller_only(options))
     }
 
-    /// The operator's `options` with these set over them.
-    pub(crate) fn over(&self, options: &mut HashMap<String, String>) {
+    /// The operator's `options` with these set over them: only
+    /// [`OperatorOptions::with`](crate::core::OperatorOptions) asks.
+    pub(super) fn over(&self, options: &mut HashMap<String, String>) {
         options.extend(self.0.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
 }

@@ -13,7 +13,6 @@
 //! A removed version is older than the retention (at least ten minutes),
 //! so none made during an instance's life is ever removed under it.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -29,7 +28,7 @@ pub(crate) struct EngineNs {
     /// One rebuild at a time; the others wait and use its result.
     rebuilding: tokio::sync::Mutex<()>,
     root: String,
-    options: HashMap<String, String>,
+    options: super::OperatorOptions,
     session: Arc<Session>,
 }
 
@@ -38,7 +37,7 @@ impl EngineNs {
         dir: DirectoryNamespace,
         began: Instant,
         root: String,
-        options: HashMap<String, String>,
+        options: super::OperatorOptions,
         session: Arc<Session>,
     ) -> Self {
         Self {

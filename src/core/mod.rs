@@ -70,6 +70,7 @@ mod meta_cache;
 pub mod namespace;
 mod namespace_impl;
 pub mod object_ids;
+mod operator_options;
 pub mod protection;
 pub(crate) mod references;
 pub mod reserved;
@@ -88,6 +89,7 @@ pub use maintenance::estate::EstateRefs;
 pub use maintenance::reconcile::{Orphan, Reconciliation, TableWithoutData};
 pub use manifest_keeping::{ManifestKeeping, ManifestKept, MIN_RETENTION};
 pub use namespace::storage_options::{is_secret, REDACTED};
+pub use operator_options::OperatorOptions;
 pub use references::ForeignRefs;
 pub use reserved::UNSET_KEYS;
 pub use storage::{
@@ -100,7 +102,7 @@ pub use table::tables::{LOCATION_KEY, PROPERTIES_KEY};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use lance::io::{ObjectStore, ObjectStoreParams, StorageOptionsAccessor};
+use lance::io::{ObjectStore, ObjectStoreParams};
 use lance::session::Session;
 
 use crate::core::location::Location;
@@ -117,7 +119,7 @@ pub struct Catalog {
     engine: Arc<engine_ns::EngineNs>,
     root: String,
     session: Arc<Session>,
-    storage_options: HashMap<String, String>,
+    storage_options: OperatorOptions,
     /// `--forward-storage-secrets`: see `storage_options.rs`.
     forward_secrets: bool,
     /// Table-scoped credentials, where the warehouse vends them.
@@ -238,15 +240,7 @@ impl Catalog {
         &self,
         caller: Option<&caller_options::CallerOptions>,
     ) -> Option<ObjectStoreParams> {
-        let mut options = self.storage_options.clone();
-        if let Some(caller) = caller {
-            caller.over(&mut options);
-        }
-        Some(ObjectStoreParams {
-            storage_options_accessor: (!options.is_empty())
-                .then(|| Arc::new(StorageOptionsAccessor::with_static_options(options))),
-            ..Default::default()
-        })
+        Some(self.storage_options.params(caller))
     }
 
     /// The object store and path of a directory under the root.
@@ -378,7 +372,7 @@ impl Catalog {
     /// The storage options a client gets to reach the root's tables
     /// (secret-like ones only where the operator opted in).
     pub(crate) fn vended_storage_options(&self) -> Option<HashMap<String, String>> {
-        self.handed(self.storage_options.clone())
+        self.handed(self.storage_options.with(None))
     }
 
     /// Whether secret-like storage options are handed to clients.
@@ -418,13 +412,13 @@ pub(crate) async fn open_local(dir: &std::path::Path) -> Catalog {
 pub(crate) fn dataset_builder(
     uri: &str,
     session: &Arc<Session>,
-    options: &HashMap<String, String>,
+    options: &OperatorOptions,
 ) -> lance::dataset::builder::DatasetBuilder {
     let builder =
         lance::dataset::builder::DatasetBuilder::from_uri(uri).with_session(session.clone());
-    match options.is_empty() {
-        true => builder,
-        false => builder.with_storage_options(options.clone()),
+    match options.for_lance() {
+        None => builder,
+        Some(options) => builder.with_storage_options(options),
     }
 }
 

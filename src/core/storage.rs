@@ -1,15 +1,15 @@
 //! Opening the storage root: a local path, `file://`, `memory://` or an
 //! object-store URI such as `s3://bucket/prefix` with storage options.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use lance::io::{ObjectStore, ObjectStoreParams, StorageOptionsAccessor};
+use lance::io::ObjectStore;
 use lance::session::Session;
 use lance_namespace_impls::dir::manifest::ManifestNamespace;
 use lance_namespace_impls::{DirectoryNamespace, DirectoryNamespaceBuilder};
 
 use crate::core::derived::jobs::Jobs;
+use crate::core::OperatorOptions;
 use crate::error::{CatalogError, CatalogResult};
 
 /// The bounds of Lance's caches in each catalog's session, in bytes: the
@@ -51,13 +51,13 @@ fn bounded_session() -> Session {
 }
 
 /// Where the catalog keeps its tables.
-#[derive(Clone, Default)]
+#[derive(Clone, Default, Debug)]
 pub struct StorageConfig {
     /// A plain path, `file://…`, `memory://…`, or `s3://bucket/prefix`.
     pub root: String,
     /// Object-store options (e.g. `aws_endpoint`, `aws_region`,
     /// `aws_access_key_id`, `allow_http`), passed to Lance unchanged.
-    pub storage_options: HashMap<String, String>,
+    pub storage_options: OperatorOptions,
     /// Whether secret-like options (see [`is_secret`](crate::core::is_secret))
     /// may be handed to clients with a table (`--forward-storage-secrets`).
     pub forward_secrets: bool,
@@ -68,28 +68,6 @@ pub struct StorageConfig {
     pub vend_max_seconds: Option<u64>,
 }
 
-/// Secret option values redacted, so that printing a configuration never
-/// prints a credential.
-impl std::fmt::Debug for StorageConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let options: std::collections::BTreeMap<&str, &str> = self
-            .storage_options
-            .iter()
-            .map(|(k, v)| match crate::core::is_secret(k) {
-                true => (k.as_str(), crate::core::REDACTED),
-                false => (k.as_str(), v.as_str()),
-            })
-            .collect();
-        f.debug_struct("StorageConfig")
-            .field("root", &self.root)
-            .field("storage_options", &options)
-            .field("forward_secrets", &self.forward_secrets)
-            .field("vending", &self.vending)
-            .field("vend_max_seconds", &self.vend_max_seconds)
-            .finish()
-    }
-}
-
 /// Resolve the root to what Lance expects and open the namespace over it.
 /// A local root is created when missing, so `serve` works on a fresh machine.
 pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogResult<Opened> {
@@ -98,13 +76,8 @@ pub(super) async fn open_directory_namespace(config: &StorageConfig) -> CatalogR
     // caches, and `memory://` needs it so all of them see one in-memory store.
     let session = Arc::new(bounded_session());
     let unavailable = |e: lance::Error| cannot_open("storage", &root, &e);
-    let options = (!config.storage_options.is_empty()).then(|| config.storage_options.clone());
-    let params = ObjectStoreParams {
-        storage_options_accessor: options
-            .clone()
-            .map(|o| Arc::new(StorageOptionsAccessor::with_static_options(o))),
-        ..Default::default()
-    };
+    let options = config.storage_options.for_lance();
+    let params = config.storage_options.params(None);
     let (store, base) = ObjectStore::from_uri_and_params(session.store_registry(), &root, &params)
         .await
         .map_err(unavailable)?;
@@ -162,12 +135,12 @@ fn cannot_open(what: &str, root: &str, e: &lance::Error) -> CatalogError {
 /// once its handle on `__manifest` is too old to trust).
 pub(super) async fn build_engine(
     root: &str,
-    options: &HashMap<String, String>,
+    options: &OperatorOptions,
     session: &Arc<Session>,
 ) -> CatalogResult<DirectoryNamespace> {
     let mut dir = DirectoryNamespaceBuilder::new(root.to_string());
-    if !options.is_empty() {
-        dir = dir.storage_options(options.clone());
+    if let Some(options) = options.for_lance() {
+        dir = dir.storage_options(options);
     }
     dir.session(session.clone())
         // The manifest is the only authority on what exists: a table renamed
@@ -185,7 +158,7 @@ pub(super) async fn build_engine(
 /// (`manifest_keeping.rs`), before the engine takes its handle on it. A
 /// root that cannot take the write (read-only storage) opens unmarked; the
 /// scheduler's keeping marks it before it removes anything.
-async fn mark_manifest(root: &str, session: &Arc<Session>, options: &HashMap<String, String>) {
+async fn mark_manifest(root: &str, session: &Arc<Session>, options: &OperatorOptions) {
     let uri = super::uri_under(root, "__manifest");
     let marked = match super::dataset_builder(&uri, session, options).load().await {
         Ok(mut ds) => super::manifest_keeping::mark_unmarked(&mut ds).await,
@@ -239,16 +212,11 @@ pub fn resolve_root(root: &str) -> CatalogResult<String> {
 /// puts it outside the storage root.
 pub async fn open_records(
     uri: &str,
-    storage_options: &HashMap<String, String>,
+    storage_options: &OperatorOptions,
 ) -> CatalogResult<crate::records::Records> {
     let root = resolve_root(uri)?;
     let session = Session::default();
-    let options = (!storage_options.is_empty()).then(|| storage_options.clone());
-    let params = ObjectStoreParams {
-        storage_options_accessor: options
-            .map(|o| Arc::new(StorageOptionsAccessor::with_static_options(o))),
-        ..Default::default()
-    };
+    let params = storage_options.params(None);
     let (store, base) = ObjectStore::from_uri_and_params(session.store_registry(), &root, &params)
         .await
         .map_err(|e| cannot_open("control", &root, &e))?;
@@ -258,20 +226,12 @@ pub async fn open_records(
 /// Whether a root URI can be opened at all (its scheme and options), without
 /// writing anything: a warehouse whose root names no usable store is refused
 /// when it is created, not on every later request.
-pub async fn probe_root(
-    root: &str,
-    storage_options: &HashMap<String, String>,
-) -> CatalogResult<()> {
+pub async fn probe_root(root: &str, storage_options: &OperatorOptions) -> CatalogResult<()> {
     if !root.contains("://") || root.starts_with("file://") {
         return Ok(());
     }
     let session = Session::default();
-    let options = (!storage_options.is_empty()).then(|| storage_options.clone());
-    let params = ObjectStoreParams {
-        storage_options_accessor: options
-            .map(|o| Arc::new(StorageOptionsAccessor::with_static_options(o))),
-        ..Default::default()
-    };
+    let params = storage_options.params(None);
     let (store, base) = ObjectStore::from_uri_and_params(session.store_registry(), root, &params)
         .await
         .map_err(|e| {

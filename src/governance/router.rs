@@ -79,7 +79,7 @@ impl Governance {
         let opened = Arc::new(
             Catalog::open(&StorageConfig {
                 root: record.root.clone(),
-                storage_options: record.storage_options.clone(),
+                storage_options: record.storage_options.clone().into(),
                 forward_secrets: self.home.forwards_secrets(),
                 vending: record.vending.clone(),
                 vend_max_seconds: self.home.vend_max_seconds(),

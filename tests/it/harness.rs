@@ -167,7 +167,8 @@ pub async fn warehouses_with(root: StorageConfig) -> (Arc<Governance>, TempDir) 
         CreateWarehouseRequest {
             warehouse_id: "wh".into(),
             project_id: "p".into(),
-            storage_options: (!root.storage_options.is_empty()).then_some(root.storage_options),
+            storage_options: (!root.storage_options.is_empty())
+                .then(|| root.storage_options.into()),
             root: root.root,
             ..Default::default()
         },

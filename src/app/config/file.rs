@@ -40,7 +40,7 @@ pub fn resolve(argv: &[OsString]) -> Result<Resolved, clap::Error> {
     let first = cmd().try_get_matches_from(full(&[]))?;
     let args = ServeArgs::from_arg_matches(&first)?;
     let mut from_file = BTreeSet::new();
-    let matches = match &args.config {
+    let matches = match &args.serving.config {
         None => first,
         Some(path) => {
             let extra = file_flags(path, &first, &mut from_file)

@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 
+use crate::core::caller_options::CallerOptions;
 use crate::core::checks::manifest_key;
 use crate::core::manifest_tx::{row_object_id, row_properties, row_type, single_rows};
 use crate::core::Catalog;
@@ -85,7 +86,7 @@ impl Catalog {
         let key = crate::core::meta_cache::key_of("table_source_options", &id);
         let ancestors: Vec<String> = (1..id.len()).map(|d| manifest_key(&id[..d])).collect();
         if ancestors.is_empty() {
-            return Ok(self.storage_options.clone());
+            return Ok(self.storage_options.with(None));
         }
         let ds = self.manifest_snapshot().await?;
         let options = self.storage_options_of(&ds, &ancestors);
@@ -98,7 +99,6 @@ impl Catalog {
         ds: &lance::Dataset,
         ancestors: &[String],
     ) -> CatalogResult<HashMap<String, String>> {
-        let mut options = self.storage_options.clone();
         let mut by_key = HashMap::new();
         let rows = self.manifest_rows(ds, ancestors).await?;
         for row in single_rows(&rows) {
@@ -111,19 +111,23 @@ impl Catalog {
         // Outermost first: an inner namespace's option wins. A caller set
         // these, so only what a caller may set is taken (a record from
         // before the rule may hold more; see `caller_options.rs`).
-        for key in ancestors {
-            let set: HashMap<String, String> = by_key
-                .remove(key)
-                .unwrap_or_default()
-                .into_iter()
-                .filter_map(|(k, v)| {
-                    let option = k.strip_prefix(NAMESPACE_OPTION_PREFIX)?;
-                    (!option.is_empty()).then(|| (option.to_string(), v))
-                })
-                .collect();
-            crate::core::caller_options::CallerOptions::from_record(set).over(&mut options);
-        }
-        Ok(options)
+        let set: Vec<CallerOptions> = ancestors
+            .iter()
+            .map(|key| {
+                CallerOptions::from_record(
+                    by_key
+                        .remove(key)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter_map(|(k, v)| {
+                            let option = k.strip_prefix(NAMESPACE_OPTION_PREFIX)?;
+                            (!option.is_empty()).then(|| (option.to_string(), v))
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        Ok(self.storage_options.with(&set))
     }
 
     /// Credentials for table `id` at `location`, scoped to it and to

@@ -29,7 +29,7 @@ impl Plane<'_> {
             .call_on(self.call, resolve, async |access, (), _| {
                 let mut request = request.clone();
                 request.root = self.check_root(&request.root).await?;
-                let options = request.storage_options.clone().unwrap_or_default();
+                let options = request.storage_options.clone().unwrap_or_default().into();
                 crate::core::probe_root(&request.root, &options).await?;
                 let made = self.registry.create_warehouse(request).await?;
                 access.made(Kind::Warehouse, &made.warehouse_id);

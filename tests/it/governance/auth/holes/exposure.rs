@@ -32,7 +32,7 @@ async fn storage_secrets_leave_the_server_only_when_the_operator_opts_in() {
     for forward in [false, true] {
         let opts = options.clone();
         let s = Server::open(|c| {
-            c.storage.storage_options = opts;
+            c.storage.storage_options = opts.into();
             c.storage.forward_secrets = forward;
         })
         .await;
