@@ -72,6 +72,7 @@ mod namespace_impl;
 pub mod object_ids;
 mod operator_options;
 pub mod protection;
+mod reach;
 pub(crate) mod references;
 pub mod reserved;
 mod settle;
@@ -119,13 +120,9 @@ pub struct Catalog {
     engine: Arc<engine_ns::EngineNs>,
     root: String,
     session: Arc<Session>,
-    storage_options: OperatorOptions,
-    /// `--forward-storage-secrets`: see `storage_options.rs`.
-    forward_secrets: bool,
-    /// Table-scoped credentials, where the warehouse vends them.
-    vendor: Option<Arc<vending::Vendor>>,
-    /// `--vend-max-seconds`, which warehouses opened later share.
-    vend_max_seconds: Option<u64>,
+    /// The operator's storage options, what a client is handed of them,
+    /// and the vendor (`reach.rs`).
+    reach: Arc<reach::Reach>,
     jobs: derived::jobs::Jobs,
     /// The storage root's object store (version manifests, job records).
     store: Arc<ObjectStore>,
@@ -177,13 +174,7 @@ impl Catalog {
             store: opened.store,
             root: opened.root,
             session: opened.session,
-            storage_options: config.storage_options.clone(),
-            forward_secrets: config.forward_secrets,
-            vendor: config
-                .vending
-                .clone()
-                .map(|s| Arc::new(vending::Vendor::new(s, config.vend_max_seconds))),
-            vend_max_seconds: config.vend_max_seconds,
+            reach: reach::Reach::new(config),
             manifest_lock: Arc::new(tokio::sync::Mutex::new(())),
             upkeep: Default::default(),
             meta: Default::default(),
@@ -231,7 +222,7 @@ impl Catalog {
     /// key a different object store than the one the engine uses, which for
     /// `memory://` means a different (empty) store.
     pub(crate) fn dataset_builder(&self, uri: &str) -> lance::dataset::builder::DatasetBuilder {
-        dataset_builder(uri, &self.session, &self.storage_options)
+        dataset_builder(uri, &self.session, self.reach.options())
     }
 
     /// Object-store parameters for a direct Lance write: the root's storage
@@ -240,7 +231,7 @@ impl Catalog {
         &self,
         caller: Option<&caller_options::CallerOptions>,
     ) -> Option<ObjectStoreParams> {
-        Some(self.storage_options.params(caller))
+        Some(self.reach.options().params(caller))
     }
 
     /// The object store and path of a directory under the root.
@@ -372,22 +363,22 @@ impl Catalog {
     /// The storage options a client gets to reach the root's tables
     /// (secret-like ones only where the operator opted in).
     pub(crate) fn vended_storage_options(&self) -> Option<HashMap<String, String>> {
-        self.handed(self.storage_options.with(None))
+        self.reach.handed(self.reach.options().with(None))
     }
 
     /// Whether secret-like storage options are handed to clients.
     pub fn forwards_secrets(&self) -> bool {
-        self.forward_secrets
+        self.reach.forwards_secrets()
     }
 
     /// Whether this catalog vends table-scoped credentials.
     pub fn vends(&self) -> bool {
-        self.vendor.is_some()
+        self.reach.vendor().is_some()
     }
 
     /// The operator's cap on a vended answer's life, in seconds.
     pub fn vend_max_seconds(&self) -> Option<u64> {
-        self.vend_max_seconds
+        self.reach.vend_max_seconds()
     }
 }
 

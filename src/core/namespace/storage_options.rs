@@ -7,10 +7,8 @@
 //! client (create, declare, describe), never in list answers or logs, and
 //! not when the caller asks for no credentials (`vend_credentials: false`).
 //!
-//! Secret-like options ([`is_secret`]: keys, tokens, passwords) never leave
-//! the server unless the operator opts in (`--forward-storage-secrets`):
-//! a bucket-wide secret handed with one table would let its reader read,
-//! overwrite and delete every table in the bucket, past every grant.
+//! What of them a client is handed (secret-like ones only where the
+//! operator opted in) is decided in one place, `core/reach.rs`.
 
 use std::collections::HashMap;
 
@@ -52,29 +50,13 @@ pub(crate) fn is_credential_part(key: &str) -> bool {
 }
 
 impl Catalog {
-    /// Storage options as a client may get them: without the server's
-    /// credential (its secrets and the ids naming them) unless the
-    /// operator opted in, and never where this catalog vends (the session
-    /// replaces them). `None` when nothing is left.
-    pub(crate) fn handed(
-        &self,
-        mut options: HashMap<String, String>,
-    ) -> Option<HashMap<String, String>> {
-        if !self.forward_secrets || self.vends() {
-            options.retain(|k, _| !is_credential_part(k));
-        }
-        (!options.is_empty()).then_some(options)
-    }
-}
-
-impl Catalog {
     /// The effective storage options of table `id` (None when there are
     /// none), read from one manifest snapshot.
     pub(crate) async fn table_storage_options(
         &self,
         id: &[String],
     ) -> CatalogResult<Option<HashMap<String, String>>> {
-        Ok(self.handed(self.table_source_options(id).await?))
+        Ok(self.reach.handed(self.table_source_options(id).await?))
     }
 
     /// Table `id`'s effective storage options, secrets included: what the
@@ -86,7 +68,7 @@ impl Catalog {
         let key = crate::core::meta_cache::key_of("table_source_options", &id);
         let ancestors: Vec<String> = (1..id.len()).map(|d| manifest_key(&id[..d])).collect();
         if ancestors.is_empty() {
-            return Ok(self.storage_options.with(None));
+            return Ok(self.reach.options().with(None));
         }
         let ds = self.manifest_snapshot().await?;
         let options = self.storage_options_of(&ds, &ancestors);
@@ -127,7 +109,7 @@ impl Catalog {
                 )
             })
             .collect();
-        Ok(self.storage_options.with(&set))
+        Ok(self.reach.options().with(&set))
     }
 
     /// Credentials for table `id` at `location`, scoped to it and to
@@ -140,11 +122,11 @@ impl Catalog {
         location: &str,
         privilege: crate::core::vending::Privilege,
     ) -> CatalogResult<Option<crate::core::vending::Vended>> {
-        let Some(vendor) = &self.vendor else {
+        let Some(vendor) = self.reach.vendor() else {
             return Ok(None);
         };
         let source = self.table_source_options(id).await?;
-        let handed = self.handed(source.clone()).unwrap_or_default();
+        let handed = self.reach.handed(source.clone()).unwrap_or_default();
         vendor.vend(location, privilege, &source, handed).await
     }
 }
