@@ -90,8 +90,14 @@ def field_type(owner, name, p):
 
 # Where the Rust client models (lance-namespace 0.13.0) deviate from the
 # spec YAML, the contract follows the models (the wire clients speak):
-# merge-insert's `on` is a list of columns.
+# merge-insert's `on` is a list of columns, and a vector query's IVF probes
+# have a floor and a ceiling (fields the spec YAML lacks, appended after the
+# spec's own so no field number moves).
 OVERRIDES = {("MergeInsertIntoTableRequest", "on"): ("string", True)}
+ADDED = {
+    name: [("optional int64", "minimum_nprobes"), ("optional int64", "maximum_nprobes")]
+    for name in ("QueryTableRequest", "AnalyzeTableQueryPlanRequest")
+}
 
 
 def define(name, sch=None):
@@ -112,6 +118,9 @@ def define(name, sch=None):
         if ft.startswith("map<"):
             label = ""
         lines.append(f"  {label}{ft} {pname} = {i};")
+    numbered = len(sch.get("properties") or {})
+    for n, (ft, pname) in enumerate(ADDED.get(name, []), start=numbered + 1):
+        lines.append(f"  {ft} {pname} = {n};")
     messages[name] = lines
     order.append(name)
 
@@ -665,6 +674,8 @@ message Grant {
   string relation = 4;
   uint64 created_at_ms = 5;
   optional string granted_by = 6;
+  // The local user the grant was made to (its uid), when `principal` named one.
+  optional string principal_uid = 7;
 }
 
 message CreateGrantRequest {

@@ -151,6 +151,23 @@ mod tests {
     }
 
     #[test]
+    fn a_grant_keeps_the_user_it_binds_to() {
+        let grant = crate::api::access::Grant {
+            grant_id: "g1".into(),
+            principal: "ana".into(),
+            principal_uid: Some("uid-1".into()),
+            relation: "reader".into(),
+            ..Default::default()
+        };
+        let json = serde_json::to_value(&grant).unwrap();
+        let msg: super::super::pb::Grant = from_json(json, "Grant").unwrap();
+        assert_eq!(msg.principal_uid.as_deref(), Some("uid-1"));
+        let back: crate::api::access::Grant =
+            model_from_value(to_json(&msg, "Grant").unwrap(), "Grant").unwrap();
+        assert_eq!(back.principal_uid.as_deref(), Some("uid-1"));
+    }
+
+    #[test]
     fn empty_lists_in_requests_mean_absent() {
         let msg = super::super::pb::RenameTableRequest {
             id: vec!["a".into(), "t".into()],

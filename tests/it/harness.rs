@@ -316,6 +316,36 @@ pub fn rows(start: i64, n: usize) -> Bytes {
     ipc(&schema(), &[batch(start, n)])
 }
 
+/// `n` rows of an id and a 16-dimensional float vector, as an IPC stream.
+pub fn vectors(n: usize) -> bytes::Bytes {
+    use arrow_array::{FixedSizeListArray, Float32Array, Int64Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+    let item = std::sync::Arc::new(Field::new("item", DataType::Float32, true));
+    let schema = std::sync::Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("v", DataType::FixedSizeList(item.clone(), 16), true),
+    ]));
+    let values: Vec<f32> = (0..n * 16)
+        .map(|i| ((i * 7919) % 1000) as f32 / 1000.0)
+        .collect();
+    let list = FixedSizeListArray::try_new(
+        item,
+        16,
+        std::sync::Arc::new(Float32Array::from(values)),
+        None,
+    )
+    .unwrap();
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            std::sync::Arc::new(Int64Array::from_iter_values(0..n as i64)),
+            std::sync::Arc::new(list),
+        ],
+    )
+    .unwrap();
+    ipc(&schema, &[batch])
+}
+
 /// Decode an Arrow IPC file (the query answer).
 pub fn read_file(bytes: &Bytes) -> Vec<RecordBatch> {
     let reader =

@@ -558,7 +558,9 @@ async fn workers_run_the_tasks_with_lance() {
 
     // A vector index the nearest-neighbour plan then uses.
     let v = ["prod", "vec"];
-    crate::harness::create(ns, &v, vectors(300)).await.unwrap();
+    crate::harness::create(ns, &v, crate::harness::vectors(300))
+        .await
+        .unwrap();
     let task = s
         .submit(
             "prod$vec",
@@ -588,29 +590,4 @@ async fn workers_run_the_tasks_with_lance() {
         .await;
     assert_eq!(st, StatusCode::NO_CONTENT);
     let _ = &s.dir;
-}
-
-/// `n` rows of an id and a 16-dimensional float vector, as an IPC stream.
-fn vectors(n: usize) -> bytes::Bytes {
-    use arrow_array::{FixedSizeListArray, Float32Array, Int64Array, RecordBatch};
-    use arrow_schema::{DataType, Field, Schema};
-    let item = Arc::new(Field::new("item", DataType::Float32, true));
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, false),
-        Field::new("v", DataType::FixedSizeList(item.clone(), 16), true),
-    ]));
-    let values: Vec<f32> = (0..n * 16)
-        .map(|i| ((i * 7919) % 1000) as f32 / 1000.0)
-        .collect();
-    let list =
-        FixedSizeListArray::try_new(item, 16, Arc::new(Float32Array::from(values)), None).unwrap();
-    let batch = RecordBatch::try_new(
-        schema.clone(),
-        vec![
-            Arc::new(Int64Array::from_iter_values(0..n as i64)),
-            Arc::new(list),
-        ],
-    )
-    .unwrap();
-    crate::harness::ipc(&schema, &[batch])
 }
