@@ -117,9 +117,6 @@ fn file_flags(
     Ok(out)
 }
 
-/// Settings whose values are never logged.
-const SECRET_SETTINGS: [&str; 3] = ["jwt_secret", "audit_sink_secret", "ray_token"];
-
 /// Every setting with its value and source (`flag`, `env`, `file`,
 /// `default`), secrets redacted.
 fn effective(matches: &clap::ArgMatches, from_file: &BTreeSet<String>) -> Value {
@@ -131,10 +128,13 @@ fn effective(matches: &clap::ArgMatches, from_file: &BTreeSet<String>) -> Value 
             continue;
         };
         let values: Vec<String> = raw.map(|v| v.to_string_lossy().into_owned()).collect();
+        // A secret is marked where it is defined (`hide_env_values`), the
+        // mark the reference page and `--help` read too.
+        let secret = arg.is_hide_env_values_set();
         let redacted: Vec<Value> = values
             .into_iter()
             .map(|v| {
-                if SECRET_SETTINGS.contains(&id) {
+                if secret {
                     return Value::from("<redacted>");
                 }
                 match v.split_once('=') {

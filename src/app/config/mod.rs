@@ -90,6 +90,12 @@ mod debug_tests {
             "hs256-topsecret",
             "--storage-option",
             "aws_secret_access_key=s3-topsecret",
+            "--audit-sink-secret",
+            "sink-topsecret",
+            "--vend-role-arn",
+            "arn:aws:iam::000000000000:role/r",
+            "--vend-external-id",
+            "ext-topsecret",
         ]);
         let shown = format!("{:?}", cli.args);
         assert!(shown.contains("<redacted>"), "{shown}");

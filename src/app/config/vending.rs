@@ -26,7 +26,8 @@ pub struct VendArgs {
     #[arg(
         help_heading = "Vended credentials",
         long,
-        env = "LANCE_CATALOG_VEND_EXTERNAL_ID"
+        env = "LANCE_CATALOG_VEND_EXTERNAL_ID",
+        hide_env_values = true
     )]
     pub vend_external_id: Option<String>,
 
