@@ -91,11 +91,12 @@ def field_type(owner, name, p):
 # Where the Rust client models (lance-namespace 0.13.0) deviate from the
 # spec YAML, the contract follows the models (the wire clients speak):
 # merge-insert's `on` is a list of columns, and a vector query's IVF probes
-# have a floor and a ceiling (fields the spec YAML lacks, appended after the
-# spec's own so no field number moves).
+# have a floor and a ceiling (fields the spec YAML lacks). An added field has
+# a number of its own, from 100 up, so that a later spec's new properties,
+# numbered in order, never move it on the wire.
 OVERRIDES = {("MergeInsertIntoTableRequest", "on"): ("string", True)}
 ADDED = {
-    name: [("optional int64", "minimum_nprobes"), ("optional int64", "maximum_nprobes")]
+    name: [("optional int64", "minimum_nprobes", 100), ("optional int64", "maximum_nprobes", 101)]
     for name in ("QueryTableRequest", "AnalyzeTableQueryPlanRequest")
 }
 
@@ -118,8 +119,12 @@ def define(name, sch=None):
         if ft.startswith("map<"):
             label = ""
         lines.append(f"  {label}{ft} {pname} = {i};")
-    numbered = len(sch.get("properties") or {})
-    for n, (ft, pname) in enumerate(ADDED.get(name, []), start=numbered + 1):
+    props = sch.get("properties") or {}
+    for ft, pname, n in ADDED.get(name, []):
+        if pname in props:
+            raise SystemExit(f"{name}.{pname} is in the spec now: drop it from ADDED")
+        if n <= len(props) + 1:
+            raise SystemExit(f"{name}.{pname} = {n} would meet the spec's own numbers")
         lines.append(f"  {ft} {pname} = {n};")
     messages[name] = lines
     order.append(name)

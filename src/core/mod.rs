@@ -19,6 +19,8 @@
 //! | namespaces: create, list, drop (mode, behavior, cascade) | `namespace/namespaces.rs` |
 //! | storage options from `lance.storage.*` namespace properties | `namespace/storage_options.rs` |
 //! | which storage options a caller may set (never an endpoint) | `caller_options.rs` |
+//! | the operator's storage options, and the one place a caller's meet them | `operator_options.rs` |
+//! | how the root is reached and what of it a client is handed (secrets, vending) | `reach.rs` |
 //! | create, declare, register, insert, merge-insert, drop table | `table/tables.rs` |
 //! | describe (the catalog's record; at a branch or tag) | `table/describe.rs` |
 //! | writing and recording a new table's bytes; nested locations | `table/placement.rs` |

@@ -37,7 +37,7 @@ impl OperatorOptions {
 
     /// These options with each of `callers` set over them in turn (a later
     /// one wins): what the server reaches a table's bytes with. Never an
-    /// answer as it stands; see `Catalog::handed`.
+    /// answer as it stands; see `Reach::handed`.
     pub(crate) fn with<'a>(
         &self,
         callers: impl IntoIterator<Item = &'a CallerOptions>,
@@ -63,12 +63,12 @@ impl OperatorOptions {
 }
 
 /// `options` as Lance takes them (see [`OperatorOptions::for_lance`]).
-pub(crate) fn lance_options(options: &HashMap<String, String>) -> Option<HashMap<String, String>> {
+fn lance_options(options: &HashMap<String, String>) -> Option<HashMap<String, String>> {
     (!options.is_empty()).then(|| options.clone())
 }
 
 /// Object-store parameters carrying `options` (none when empty).
-pub(crate) fn params_of(options: HashMap<String, String>) -> ObjectStoreParams {
+fn params_of(options: HashMap<String, String>) -> ObjectStoreParams {
     ObjectStoreParams {
         storage_options_accessor: (!options.is_empty())
             .then(|| Arc::new(StorageOptionsAccessor::with_static_options(options))),

@@ -1,7 +1,8 @@
 //! How this root's storage is reached, and what of that a client is
 //! handed: the operator's storage options, whether their secrets may be
 //! forwarded, and the vendor of table-scoped credentials. The catalog
-//! holds one and asks it; nothing else keeps a copy of these settings.
+//! holds one and asks it (the engine's builder keeps the options it was
+//! opened with, to build itself again alike).
 //!
 //! Secret-like options ([`is_secret`](crate::core::is_secret): keys,
 //! tokens, passwords) and the ids naming them never leave the server

@@ -11,7 +11,7 @@
 //! | the bodies that stream (REST create/insert/query, Flight) | `streams.rs` |
 //! | the control plane, a file per concern, served per call (grant management in `plane/grants.rs`) | `plane/` |
 //! | the door for top-level namespaces; warehouse roots | `door.rs` |
-//! | admission: the guard order's slots, what a typed request names (`SpecRequest`), authorization and what a write does to grants (`authorize.rs`), Cedar (`cedar.rs`), real ids (`objects.rs`), what lists show (`visible.rs`), control-plane targets (`control.rs`), task keys (`task_key.rs`) | `guard/` |
+//! | admission: the guard order's slots, what a typed request names (`SpecRequest`), authorization and what a write does to grants (`authorize.rs`), Cedar (`cedar.rs`), real ids (`objects.rs`), what lists show (`visible.rs`), the caller an entry hands on (`sight.rs`), task keys (`task_key.rs`) | `guard/` |
 //! | grant records and the relations they give | `grants.rs` |
 //! | the audit trail: events, the sink, the store and its upkeep | `audit/` |
 //! | recoverable drops: grace, undrop, trash listing, purge, sweep | `trash.rs` |

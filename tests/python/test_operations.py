@@ -285,13 +285,13 @@ def test_config_file_precedence_and_redaction(tmp_path):
         'task_quota = 5\n'
         'workers = 0\n'
         'storage_options = ["aws_secret_access_key=VERY-SECRET", "aws_region=eu-west-1"]\n'
-        'vend_external_id = "EXTERNAL-SECRET"\n'
+        'ray_token = "RAY-SECRET"\n'
         'trash_purge_expired = true\n')
     env = dict(os.environ, LANCE_CATALOG_ROOT=str(root_env))
     proc, url, lines = run_server(["--config", str(cfg), "--task-quota", "9"], env=env)
     try:
         text = "".join(lines)
-        assert "VERY-SECRET" not in text and "EXTERNAL-SECRET" not in text
+        assert "VERY-SECRET" not in text and "RAY-SECRET" not in text
         effective = next(json.loads(l) for l in lines if '"effective configuration"' in l)
         config = json.loads(effective["config"])
         assert config["root"] == {"value": str(root_env), "source": "env"}
@@ -302,7 +302,7 @@ def test_config_file_precedence_and_redaction(tmp_path):
         assert config["storage_options"]["value"] == [
             "aws_secret_access_key=<redacted>", "aws_region=eu-west-1"]
         # A setting marked secret where it is defined is never logged.
-        assert config["vend_external_id"] == {"value": "<redacted>", "source": "file"}
+        assert config["ray_token"] == {"value": "<redacted>", "source": "file"}
         # The root the server uses is the environment's, not the file's.
         assert call(f"{url}/v1/namespace/{fresh('cfg')}/create", "POST", {})[0] == 200
         assert os.path.isdir(root_env) and not os.path.exists(root_file)

@@ -14,7 +14,8 @@ use crate::governance::AuthConfig;
 pub enum AuthMode {
     /// Anyone who reaches the port may do anything (a server on loopback).
     None,
-    /// Every request needs an API key, a bearer token or a local user.
+    /// Every request needs an API key or a bearer token (or, with local
+    /// users on, a user's name and password).
     Required,
 }
 

@@ -1,6 +1,6 @@
 //! Server settings: command-line flags, each with an environment variable,
-//! by section, one file each (serving, storage and vending, access and
-//! local users, drops, maintenance and tasks with Ray, audit), the config
+//! by section, one file each (`serving`, `storage`, `vending`, `access`,
+//! `users`, `drops`, `maintenance`, `tasks`, `ray`, `audit`), the config
 //! file (`file.rs`), the generated reference (`doc.rs`), and the on/off
 //! value (`switch.rs`). `ServeArgs` flattens the sections and puts their
 //! settings together for the governance layer.
@@ -92,10 +92,8 @@ mod debug_tests {
             "aws_secret_access_key=s3-topsecret",
             "--audit-sink-secret",
             "sink-topsecret",
-            "--vend-role-arn",
-            "arn:aws:iam::000000000000:role/r",
-            "--vend-external-id",
-            "ext-topsecret",
+            "--ray-token",
+            "ray-topsecret",
         ]);
         let shown = format!("{:?}", cli.args);
         assert!(shown.contains("<redacted>"), "{shown}");

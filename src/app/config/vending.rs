@@ -6,9 +6,10 @@ use clap::Args;
 
 use crate::api::vending::VendingSettings;
 
-/// The "Vended credentials" flags. Debug shows whether the external id is
-/// set, not its value.
-#[derive(Clone, Args)]
+/// The "Vended credentials" flags. None is a secret: an external id names
+/// the trust relationship and is not one (AWS says so), and the warehouse
+/// record answers it too.
+#[derive(Debug, Clone, Args)]
 pub struct VendArgs {
     /// Vend table-scoped credentials for the default warehouse: the IAM
     /// role the server assumes through STS for each table it hands out,
@@ -26,8 +27,7 @@ pub struct VendArgs {
     #[arg(
         help_heading = "Vended credentials",
         long,
-        env = "LANCE_CATALOG_VEND_EXTERNAL_ID",
-        hide_env_values = true
+        env = "LANCE_CATALOG_VEND_EXTERNAL_ID"
     )]
     pub vend_external_id: Option<String>,
 
@@ -88,21 +88,5 @@ impl VendArgs {
             Some(0) => Err("--vend-max-seconds must be at least 1".to_string()),
             n => Ok(n),
         }
-    }
-}
-
-impl std::fmt::Debug for VendArgs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VendArgs")
-            .field("vend_role_arn", &self.vend_role_arn)
-            .field(
-                "vend_external_id",
-                &self.vend_external_id.as_ref().map(|_| "set"),
-            )
-            .field("vend_duration_seconds", &self.vend_duration_seconds)
-            .field("vend_sts_endpoint", &self.vend_sts_endpoint)
-            .field("vend_sts_region", &self.vend_sts_region)
-            .field("vend_max_seconds", &self.vend_max_seconds)
-            .finish()
     }
 }
