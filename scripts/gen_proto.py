@@ -2,8 +2,8 @@
 """Write proto/lance_catalog.proto from the Lance Namespace spec YAML.
 
 The messages mirror the spec's schemas field for field (same snake_case
-names as the JSON), so one mechanism -- proto3 JSON with proto field names --
-converts every message to its spec model and back. Run it when the spec
+names as the JSON), so build.rs can write every message's conversion to its
+spec model and back from the compiled descriptors. Run it when the spec
 changes:  python3 scripts/gen_proto.py ../shared/spec/lance-namespace-0.11.1.yaml
 """
 import re
@@ -169,7 +169,8 @@ out.append('''// The gRPC contract of lance-catalog: a protobuf mirror of the La
 //
 // Every message mirrors the spec schema of the same name field for field,
 // with the same snake_case names, so its proto3 JSON form (with proto field
-// names) IS the spec's JSON model. Arrow payloads travel as bytes: an IPC
+// names) is the spec's JSON model, and the server converts each message to
+// its model field by field. Arrow payloads travel as bytes: an IPC
 // stream in the `data` field of create / insert / merge-insert requests, an
 // IPC file in QueryTableResponse.data (QueryTableStream streams IPC stream
 // chunks instead).

@@ -20,6 +20,7 @@ pub use super::reconcile::*;
 pub use super::sweep::*;
 pub use super::trash::*;
 pub use super::users::*;
+pub use super::vending::VendingSettings;
 use crate::error::CatalogResult;
 
 /// What this build serves.

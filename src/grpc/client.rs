@@ -1,8 +1,8 @@
 //! The spec operations ([`Spec`], and through it `LanceNamespace`) over the
 //! catalog's gRPC service, so Rust code (and the
 //! conformance suite) can use the catalog through gRPC exactly as through
-//! REST or in process. Same conversion as the server: model JSON <-> message,
-//! with Arrow payloads as bytes.
+//! REST or in process. Same conversion as the server (`lift.rs`), with
+//! Arrow payloads as bytes.
 
 use std::future::Future;
 
@@ -10,16 +10,13 @@ use bytes::Bytes;
 use lance_namespace::models;
 
 use crate::api::spec::{lance_edge, lance_edge_rows, Spec};
-use prost::Message;
-use serde::Serialize;
-use serde_json::Value;
 use tonic::metadata::MetadataValue;
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
-use super::convert::{from_json, model_from_value, to_json};
+use super::lift::{Bare, Lift};
 use super::pb::lance_namespace_service_client::LanceNamespaceServiceClient;
-use crate::error::{CatalogError, CatalogResult};
+use crate::error::CatalogResult;
 use crate::transport::status::from_status;
 
 type Client = LanceNamespaceServiceClient<Channel>;
@@ -44,35 +41,26 @@ impl GrpcNamespace {
         })
     }
 
-    /// Send one request (`prepare` sets what JSON does not carry: an
-    /// Arrow payload, as bytes); answer the response message.
-    async fn call<M, P, Q, F, Fut>(
+    /// Send one request message; identity travels in metadata too, as it
+    /// does in REST headers.
+    async fn call<P, Q, F, Fut>(
         &self,
-        model: &M,
-        prepare: impl FnOnce(&mut P),
-        name: &str,
+        identity: Option<&models::Identity>,
+        message: P,
         f: F,
     ) -> CatalogResult<Q>
     where
-        M: Serialize,
-        P: Message + Default,
-        Q: Message,
         F: FnOnce(Client, Request<P>) -> Fut,
         Fut: Future<Output = Result<Response<Q>, Status>>,
     {
-        let value = serde_json::to_value(model)
-            .map_err(|e| CatalogError::invalid(format!("cannot encode request: {e}")))?;
-        let mut message = from_json::<P>(value.clone(), name)?;
-        prepare(&mut message);
         let mut request = Request::new(message);
-        // Identity travels in metadata, as it does in REST headers.
         let meta = request.metadata_mut();
-        if let Some(key) = value.pointer("/identity/api_key").and_then(Value::as_str) {
+        let credentials = crate::auth::Credentials::of_identity(identity);
+        if let Some(key) = credentials.api_key.as_deref() {
             if let Ok(v) = MetadataValue::try_from(key) {
                 meta.insert("x-api-key", v);
             }
         }
-        let credentials = crate::auth::Credentials::from_identity(value.get("identity"));
         if let Some(header) = credentials.authorization() {
             if let Ok(v) = MetadataValue::try_from(header) {
                 meta.insert("authorization", v);
@@ -85,19 +73,14 @@ impl GrpcNamespace {
     }
 }
 
-/// A response message as the JSON of its model, and as that model.
-fn model<Q: Message, T: serde::de::DeserializeOwned>(answer: &Q, name: &str) -> CatalogResult<T> {
-    model_from_value(to_json(answer, name)?, name)
+/// A request model as its message: what does not fit is the caller's.
+fn message<M: Lift<P>, P>(request: M, name: &str) -> CatalogResult<P> {
+    request.lift().map_err(|e| e.invalid(name))
 }
 
-/// A bare value under `field` of a response message.
-fn field_of<Q: Message, T: serde::de::DeserializeOwned>(
-    answer: &Q,
-    name: &str,
-    field: &str,
-) -> CatalogResult<T> {
-    let value = to_json(answer, name)?;
-    model_from_value(value.get(field).cloned().unwrap_or(Value::Null), name)
+/// A response message as its model.
+fn model<Q: Lift<T>, T>(answer: Q, name: &str) -> CatalogResult<T> {
+    answer.lift().map_err(|e| e.internal(name))
 }
 
 /// The trait impl: one method per inventory row (`src/api/inventory.rs`). The
@@ -119,10 +102,12 @@ macro_rules! grpc_namespace {
         $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req, data: Bytes) -> CatalogResult<models::$Resp> {
-                let set = |m: &mut super::pb::$Req| m.data = data.to_vec();
-                let answer = self.call(&request, set, stringify!($Req),
+                let identity = request.identity.as_deref().cloned();
+                let mut message: super::pb::$Req = message(request, stringify!($Req))?;
+                message.data = data.to_vec();
+                let answer = self.call(identity.as_ref(), message,
                     |mut c, r| async move { c.$method(r).await }).await?;
-                model(&answer, stringify!($Resp))
+                model(answer, stringify!($Resp))
             }
         ] $($rest)*);
     };
@@ -130,7 +115,9 @@ macro_rules! grpc_namespace {
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> CatalogResult<()> {
-                self.call(&request, |_| {}, stringify!($Req),
+                let identity = request.identity.as_deref().cloned();
+                let message: super::pb::$Req = message(request, stringify!($Req))?;
+                self.call(identity.as_ref(), message,
                     |mut c, r| async move { c.$method(r).await }).await?;
                 Ok(())
             }
@@ -140,7 +127,9 @@ macro_rules! grpc_namespace {
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> CatalogResult<Bytes> {
-                let answer = self.call(&request, |_| {}, stringify!($Req),
+                let identity = request.identity.as_deref().cloned();
+                let message: super::pb::$Req = message(request, stringify!($Req))?;
+                let answer = self.call(identity.as_ref(), message,
                     |mut c, r| async move { c.$method(r).await }).await?;
                 Ok(Bytes::from(answer.data.unwrap_or_default()))
             }
@@ -150,9 +139,11 @@ macro_rules! grpc_namespace {
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> CatalogResult<i64> {
-                let answer = self.call(&request, |_| {}, stringify!($Req),
+                let identity = request.identity.as_deref().cloned();
+                let message: super::pb::$Req = message(request, stringify!($Req))?;
+                let answer = self.call(identity.as_ref(), message,
                     |mut c, r| async move { c.$method(r).await }).await?;
-                field_of(&answer, stringify!($Resp), $field)
+                answer.into_bare().map_err(|e| e.internal(stringify!($Resp)))
             }
         ] $($rest)*);
     };
@@ -160,9 +151,11 @@ macro_rules! grpc_namespace {
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> CatalogResult<String> {
-                let answer = self.call(&request, |_| {}, stringify!($Req),
+                let identity = request.identity.as_deref().cloned();
+                let message: super::pb::$Req = message(request, stringify!($Req))?;
+                let answer = self.call(identity.as_ref(), message,
                     |mut c, r| async move { c.$method(r).await }).await?;
-                field_of(&answer, stringify!($Resp), $field)
+                answer.into_bare().map_err(|e| e.internal(stringify!($Resp)))
             }
         ] $($rest)*);
     };
@@ -171,9 +164,11 @@ macro_rules! grpc_namespace {
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         grpc_namespace!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> CatalogResult<models::$Resp> {
-                let answer = self.call(&request, |_| {}, stringify!($Req),
+                let identity = request.identity.as_deref().cloned();
+                let message: super::pb::$Req = message(request, stringify!($Req))?;
+                let answer = self.call(identity.as_ref(), message,
                     |mut c, r| async move { c.$method(r).await }).await?;
-                model(&answer, stringify!($Resp))
+                model(answer, stringify!($Resp))
             }
         ] $($rest)*);
     };

@@ -1,22 +1,18 @@
 //! The control-plane service and client, expanded from the inventory's
-//! control rows (`src/api/inventory.rs`): the same model JSON <-> message
-//! conversion as the namespace service.
+//! control rows (`src/api/inventory.rs`): the same message <-> model
+//! conversion as the namespace service (`lift.rs`).
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
-use super::convert::{
-    from_json, model_from_value, request_json, request_model as model_of, to_json,
-};
+use super::lift::Lift;
 use super::pb;
 use super::pb::catalog_control_service_client::CatalogControlServiceClient;
 use crate::api::control::*;
-use crate::error::{CatalogError, CatalogResult};
+use crate::error::CatalogResult;
 use crate::transport::status::{from_status, to_status};
 
 /// The control plane served over gRPC.
@@ -55,25 +51,6 @@ fn call_of<P>(request: &Request<P>) -> Call {
     Call::new(crate::transport::headers::credentials(&headers), request_id)
 }
 
-/// A request message as its model.
-fn request_model<P: prost::Message, M: DeserializeOwned + Serialize + Default>(
-    request: Request<P>,
-    name: &str,
-) -> Result<M, Status> {
-    let value = request_json(&request.into_inner(), name).map_err(to_status)?;
-    model_of(value, name).map_err(to_status)
-}
-
-/// A model answer as its response message.
-fn response<T: Serialize, Q: prost::Message + Default>(
-    answer: CatalogResult<T>,
-    name: &str,
-) -> Result<Response<Q>, Status> {
-    let value = serde_json::to_value(answer.map_err(to_status)?)
-        .map_err(|e| to_status(CatalogError::internal(format!("cannot render answer: {e}"))))?;
-    from_json(value, name).map(Response::new).map_err(to_status)
-}
-
 macro_rules! control_service {
     ($( $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident,
         $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; )*) => {
@@ -88,9 +65,14 @@ macro_rules! control_service {
                     if let Some(gate) = &self.gate {
                         gate.authenticate(&call.credentials).await.map_err(to_status)?;
                     }
-                    let model: $Req = request_model(request, stringify!($Req))?;
-                    let answer = self.plane.$method(&call, model).await;
-                    response(answer, stringify!($Resp))
+                    let model: $Req = request
+                        .into_inner()
+                        .lift()
+                        .map_err(|e| to_status(e.invalid(stringify!($Req))))?;
+                    let answer = self.plane.$method(&call, model).await.map_err(to_status)?;
+                    Lift::<pb::$Resp>::lift(answer)
+                        .map(Response::new)
+                        .map_err(|e| to_status(e.internal(stringify!($Resp))))
                 }
             )*
         }
@@ -99,18 +81,18 @@ macro_rules! control_service {
         impl ControlPlane for GrpcControl {
             $(
                 async fn $method(&self, call: &Call, request: $Req) -> CatalogResult<$Resp> {
-                    let value = serde_json::to_value(&request).map_err(|e| {
-                        CatalogError::invalid(format!("cannot encode request: {e}"))
-                    })?;
-                    let message: pb::$Req = from_json(value, stringify!($Req))?;
+                    let message: pb::$Req =
+                        request.lift().map_err(|e| e.invalid(stringify!($Req)))?;
                     let answer = self
                         .client
                         .clone()
                         .$method(self.request(call, message))
                         .await
                         .map_err(|s| from_status(&s))?;
-                    let value = to_json(&answer.into_inner(), stringify!($Resp))?;
-                    model_from_value(value, stringify!($Resp))
+                    answer
+                        .into_inner()
+                        .lift()
+                        .map_err(|e| e.internal(stringify!($Resp)))
                 }
             )*
         }

@@ -3,7 +3,8 @@
 
 pub mod client;
 pub mod control;
-pub mod convert;
+pub mod descriptors;
+pub mod lift;
 pub mod service;
 
 use std::sync::Arc;

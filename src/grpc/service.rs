@@ -1,6 +1,6 @@
 //! The gRPC spec service over the governance layer. Every rpc takes its
 //! Arrow payload out as bytes, converts the rest of its message to the
-//! spec model (`convert.rs`), adds identity and context from the metadata,
+//! spec model (`lift.rs`), adds identity and context from the metadata,
 //! calls governance (the one entry), and converts the answer back: one
 //! mechanism for all 54 operations.
 
@@ -8,17 +8,12 @@ use std::sync::Arc;
 
 use crate::api::spec::Spec;
 use bytes::Bytes;
-use futures::future::BoxFuture;
-use prost::Message;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
-use serde_json::{json, Value};
+use lance_namespace::models;
 use tonic::{Request, Response, Status};
 
-use super::convert::{from_json, request_json, request_model};
+use super::lift::{Bare, Lift};
 use super::pb;
 use crate::core::data::ipc_out::Framing;
-use crate::error::CatalogError;
 use crate::governance::Governance;
 use crate::transport::status::to_status;
 use futures::StreamExt;
@@ -43,59 +38,38 @@ impl NamespaceService {
     }
 
     /// Name the caller before the request's shape is read (identity leads
-    /// the guard order).
-    async fn authenticate(&self, value: &Value) -> Result<(), Status> {
-        let caller = crate::auth::Credentials::from_identity(value.get("identity"));
+    /// the guard order): the metadata's credentials, else the body's.
+    async fn authenticate(
+        &self,
+        headers: &http::HeaderMap,
+        identity: Option<&pb::Identity>,
+    ) -> Result<(), Status> {
+        let mut merged = identity.map(|i| {
+            Box::new(models::Identity {
+                api_key: i.api_key.clone(),
+                auth_token: i.auth_token.clone(),
+            })
+        });
+        crate::transport::headers::apply_to(headers, &mut merged, &mut None);
+        let caller = crate::auth::Credentials::of_identity(merged.as_deref());
         self.gov.authenticate(&caller).await.map_err(to_status)?;
         Ok(())
     }
-
-    /// The request as its spec model's JSON, with identity and context
-    /// from the metadata. Its Arrow payload was taken out as bytes first.
-    fn request_json<P: Message>(
-        meta: tonic::metadata::MetadataMap,
-        msg: &P,
-        name: &str,
-    ) -> Result<Value, Status> {
-        let mut value = request_json(msg, name).map_err(to_status)?;
-        if let Value::Object(obj) = &mut value {
-            obj.remove("data");
-            crate::transport::headers::apply_headers(&meta.into_headers(), obj);
-        }
-        Ok(value)
-    }
-
-    /// Run one operation: request message -> model -> governance ->
-    /// answer -> message (`answer` converts, see the service impl).
-    async fn call<P, Q, M, R, F>(
-        &self,
-        (meta, msg, data): (tonic::metadata::MetadataMap, P, Bytes),
-        name: &str,
-        f: F,
-        answer: fn(R) -> crate::error::CatalogResult<Q>,
-    ) -> Result<Response<Q>, Status>
-    where
-        P: Message,
-        Q: Message + Default,
-        M: DeserializeOwned + Serialize + Default,
-        F: FnOnce(Arc<Governance>, M, Bytes) -> BoxFuture<'static, crate::error::CatalogResult<R>>,
-    {
-        let value = Self::request_json(meta, &msg, name)?;
-        self.authenticate(&value).await?;
-        let model: M = request_model(value, name).map_err(to_status)?;
-        let answered = f(self.gov.clone(), model, data).await.map_err(to_status)?;
-        answer(answered).map(Response::new).map_err(to_status)
-    }
 }
 
-/// A spec model's answer as its message, through their shared JSON form.
-fn message<R: Serialize, Q: Message + Default>(
-    answer: R,
-    name: &str,
-) -> crate::error::CatalogResult<Q> {
-    let value = serde_json::to_value(answer)
-        .map_err(|e| CatalogError::internal(format!("cannot render answer: {e}")))?;
-    from_json(value, name)
+/// A request message as its model, with identity and context from the
+/// metadata (a macro, since every spec request has both fields).
+macro_rules! model_of {
+    ($self:ident, $headers:ident, $msg:ident : $Req:ident) => {{
+        $self
+            .authenticate(&$headers, $msg.identity.as_ref())
+            .await?;
+        let mut model: models::$Req = $msg
+            .lift()
+            .map_err(|e| to_status(e.invalid(stringify!($Req))))?;
+        crate::transport::headers::apply_to(&$headers, &mut model.identity, &mut model.context);
+        model
+    }};
 }
 
 /// The service impl: one line per operation. An Arrow body (`data`) and an
@@ -113,18 +87,15 @@ macro_rules! namespace_service {
                     request: Request<pb::$Req>,
                 ) -> Result<Response<pb::$Resp>, Status> {
                     let (meta, _, msg) = request.into_parts();
-                    let (msg, data) = namespace_service!(@data $body msg);
-                    self.call(
-                        (meta, msg, data),
-                        stringify!($Req),
-                        |ns, model, _data| {
-                            Box::pin(async move {
-                                namespace_service!(@call $body $answer ns $method model _data $($field)?)
-                            })
-                        },
-                        |answer| namespace_service!(@answer $answer $Resp answer),
-                    )
-                    .await
+                    let headers = meta.into_headers();
+                    let (msg, _data) = namespace_service!(@data $body msg);
+                    let model = model_of!(self, headers, msg: $Req);
+                    let ns = self.gov.clone();
+                    let answer = namespace_service!(@call $body $answer ns $method model _data)
+                        .map_err(to_status)?;
+                    namespace_service!(@answer $answer $Resp answer)
+                        .map(Response::new)
+                        .map_err(to_status)
                 }
             )*
 
@@ -137,9 +108,8 @@ macro_rules! namespace_service {
                 request: Request<pb::QueryTableRequest>,
             ) -> Result<Response<Self::QueryTableStreamStream>, Status> {
                 let (meta, _, msg) = request.into_parts();
-                let value = Self::request_json(meta, &msg, "QueryTableRequest")?;
-                self.authenticate(&value).await?;
-                let model = request_model(value, "QueryTableRequest").map_err(to_status)?;
+                let headers = meta.into_headers();
+                let model = model_of!(self, headers, msg: QueryTableRequest);
                 let chunks = self
                     .gov
                     .query_streamed(model, Framing::Stream)
@@ -163,24 +133,25 @@ macro_rules! namespace_service {
         ($msg, Bytes::new())
     };
     (@answer bytes $Resp:ident $v:ident) => {
-        Ok(pb::$Resp { data: Some($v.to_vec()), ..Default::default() })
+        Ok::<_, crate::error::CatalogError>(pb::$Resp { data: Some($v.to_vec()), ..Default::default() })
+    };
+    (@answer unit $Resp:ident $v:ident) => {{
+        let () = $v;
+        Ok::<_, crate::error::CatalogError>(pb::$Resp::default())
+    }};
+    (@answer count $Resp:ident $v:ident) => {
+        Ok::<_, crate::error::CatalogError>(pb::$Resp::wrap($v))
+    };
+    (@answer text $Resp:ident $v:ident) => {
+        Ok::<_, crate::error::CatalogError>(pb::$Resp::wrap($v))
     };
     (@answer $answer:ident $Resp:ident $v:ident) => {
-        message($v, stringify!($Resp))
+        Lift::<pb::$Resp>::lift($v).map_err(|e| e.internal(stringify!($Resp)))
     };
     (@call arrow $answer:ident $ns:ident $method:ident $model:ident $data:ident) => {
         $ns.$method($model, $data).await
     };
-    (@call $body:ident unit $ns:ident $method:ident $model:ident $data:ident) => {
-        $ns.$method($model).await.map(|()| json!({}))
-    };
-    (@call $body:ident count $ns:ident $method:ident $model:ident $data:ident $field:literal) => {
-        $ns.$method($model).await.map(|v| json!({ $field: v }))
-    };
-    (@call $body:ident text $ns:ident $method:ident $model:ident $data:ident $field:literal) => {
-        $ns.$method($model).await.map(|v| json!({ $field: v }))
-    };
-    (@call $body:ident $answer:ident $ns:ident $method:ident $model:ident $data:ident $($field:literal)?) => {
+    (@call $body:ident $answer:ident $ns:ident $method:ident $model:ident $data:ident) => {
         $ns.$method($model).await
     };
 }

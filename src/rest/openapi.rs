@@ -251,7 +251,7 @@ impl Schemas {
     /// A reference to message `name`'s schema (any object when the
     /// contract has no such message).
     fn named(&mut self, name: &str) -> Value {
-        match crate::grpc::convert::message(name) {
+        match crate::grpc::descriptors::message(name) {
             Some(m) => self.reference(&m),
             None => object(),
         }
@@ -266,7 +266,7 @@ impl Schemas {
         }
         let name = m
             .full_name()
-            .trim_start_matches(crate::grpc::convert::PACKAGE)
+            .trim_start_matches(crate::grpc::descriptors::PACKAGE)
             .trim_start_matches('.')
             .replace('.', "_");
         if !self.done.contains_key(&name) {

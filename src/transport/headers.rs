@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use http::{header, HeaderMap};
+use lance_namespace::models::Identity;
 use serde_json::{Map, Value};
 
 /// Headers the caller's transport adds that are not caller context.
@@ -26,40 +27,68 @@ const TRANSPORT_HEADERS: &[&str] = &[
     "x-api-key",
 ];
 
+/// What a request's transport headers say: the identity (`x-api-key`,
+/// `Authorization`) and the context (`header.<name>`). Every transport
+/// reads its headers here; each lays them over its own body form.
+struct Said {
+    api_key: Option<String>,
+    auth_token: Option<String>,
+    context: Vec<(String, String)>,
+}
+
+fn said(headers: &HeaderMap) -> Said {
+    let api_key = headers
+        .get("x-api-key")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let auth_token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(|auth| {
+            auth.strip_prefix("Bearer ")
+                .or_else(|| auth.strip_prefix("bearer "))
+                .unwrap_or(auth)
+                .trim()
+                .to_string()
+        });
+    let context = headers
+        .iter()
+        .filter(|(name, _)| !TRANSPORT_HEADERS.contains(&name.as_str()))
+        .filter_map(|(name, value)| {
+            let value = value.to_str().ok()?;
+            Some((format!("header.{}", name.as_str()), value.to_string()))
+        })
+        .collect();
+    Said {
+        api_key,
+        auth_token,
+        context,
+    }
+}
+
 /// Identity from `x-api-key` and `Authorization: Bearer`, and context from
-/// the other request headers as `header.<name>` (the spec's Context mapping).
-/// Body values win over headers only where no header was sent.
+/// the other request headers as `header.<name>` (the spec's Context mapping),
+/// laid over a request's JSON (REST). Body values win over headers only
+/// where no header was sent.
 pub fn apply_headers(headers: &HeaderMap, obj: &mut Map<String, Value>) {
+    let said = said(headers);
     let mut identity = match obj.remove("identity") {
         Some(Value::Object(m)) => m,
         _ => Map::new(),
     };
-    if let Some(key) = headers.get("x-api-key").and_then(|v| v.to_str().ok()) {
-        identity.insert("api_key".into(), Value::from(key));
-    }
-    if let Some(auth) = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-    {
-        let token = auth
-            .strip_prefix("Bearer ")
-            .or_else(|| auth.strip_prefix("bearer "))
-            .unwrap_or(auth)
-            .trim();
-        identity.insert("auth_token".into(), Value::from(token));
+    for (key, value) in [("api_key", said.api_key), ("auth_token", said.auth_token)] {
+        if let Some(v) = value {
+            identity.insert(key.into(), Value::from(v));
+        }
     }
     if !identity.is_empty() {
         obj.insert("identity".into(), Value::Object(identity));
     }
-    let mut context: HashMap<String, Value> = HashMap::new();
-    for (name, value) in headers {
-        if TRANSPORT_HEADERS.contains(&name.as_str()) {
-            continue;
-        }
-        if let Ok(v) = value.to_str() {
-            context.insert(format!("header.{}", name.as_str()), Value::from(v));
-        }
-    }
+    let mut context: HashMap<String, Value> = said
+        .context
+        .into_iter()
+        .map(|(k, v)| (k, Value::from(v)))
+        .collect();
     if let Some(Value::Object(body_ctx)) = obj.remove("context") {
         for (k, v) in body_ctx {
             context.entry(k).or_insert(v);
@@ -73,9 +102,33 @@ pub fn apply_headers(headers: &HeaderMap, obj: &mut Map<String, Value>) {
     }
 }
 
+/// The same, laid over a spec request's typed identity and context (gRPC).
+pub fn apply_to(
+    headers: &HeaderMap,
+    identity: &mut Option<Box<Identity>>,
+    context: &mut Option<HashMap<String, String>>,
+) {
+    let said = said(headers);
+    let mut merged = identity.take().map(|i| *i).unwrap_or_default();
+    merged.api_key = said.api_key.or(merged.api_key);
+    merged.auth_token = said.auth_token.or(merged.auth_token);
+    if merged.api_key.is_some() || merged.auth_token.is_some() {
+        *identity = Some(Box::new(merged));
+    }
+    let mut all: HashMap<String, String> = said.context.into_iter().collect();
+    for (k, v) in context.take().unwrap_or_default() {
+        all.entry(k).or_insert(v);
+    }
+    if !all.is_empty() {
+        *context = Some(all);
+    }
+}
+
 /// Credentials from transport headers (REST, gRPC metadata, Flight).
 pub fn credentials(headers: &HeaderMap) -> crate::auth::Credentials {
-    let mut obj = Map::new();
-    apply_headers(headers, &mut obj);
-    crate::auth::Credentials::from_identity(obj.get("identity"))
+    let said = said(headers);
+    crate::auth::Credentials::of_identity(Some(&Identity {
+        api_key: said.api_key,
+        auth_token: said.auth_token,
+    }))
 }

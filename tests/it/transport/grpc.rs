@@ -284,21 +284,32 @@ async fn a_streamed_query_sends_batch_by_batch() {
     assert_eq!(status.metadata().get("lance-error-code").unwrap(), "12");
 }
 
+/// A served catalog holding `g.v`, a vector table of `rows` rows, and a
+/// gRPC client of it.
+async fn vector_table(
+    rows: usize,
+) -> (
+    Env,
+    pb::lance_namespace_service_client::LanceNamespaceServiceClient<tonic::transport::Channel>,
+) {
+    let (env, base) = endpoint().await;
+    crate::harness::namespace(env.ns.as_ref(), &["g"]).await;
+    crate::harness::create(env.ns.as_ref(), &["g", "v"], crate::harness::vectors(rows))
+        .await
+        .unwrap();
+    let client = pb::lance_namespace_service_client::LanceNamespaceServiceClient::connect(base)
+        .await
+        .unwrap();
+    (env, client)
+}
+
 /// A vector query's probe bounds (`minimum_nprobes`, `maximum_nprobes`,
 /// which client 0.13.0 sends and the 0.11.1 spec YAML lacks) reach the
 /// server over gRPC as they do over REST: a negative one is refused naming
 /// it, sound ones answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_querys_probe_bounds_arrive_over_grpc() {
-    let (env, base) = endpoint().await;
-    let t = ["g", "v"];
-    crate::harness::namespace(env.ns.as_ref(), &t[..1]).await;
-    crate::harness::create(env.ns.as_ref(), &t, crate::harness::vectors(300))
-        .await
-        .unwrap();
-    let mut client = pb::lance_namespace_service_client::LanceNamespaceServiceClient::connect(base)
-        .await
-        .unwrap();
+    let (_env, mut client) = vector_table(300).await;
     let ask = |minimum: Option<i64>, maximum: Option<i64>| pb::QueryTableRequest {
         id: vec!["g".into(), "v".into()],
         k: 5,
@@ -330,4 +341,64 @@ async fn a_querys_probe_bounds_arrive_over_grpc() {
         .map(|b| b.num_rows())
         .sum();
     assert_eq!(rows, 5);
+}
+
+/// A message that does not fit its model is the caller's mistake: 13,
+/// naming the field, and the table is left as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_that_does_not_fit_its_model_is_refused_naming_the_field() {
+    use prost_types::value::Kind;
+    let (env, mut client) = vector_table(10).await;
+    let t = ["g", "v"];
+    let refused = |status: tonic::Status, field: &str| {
+        assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+        assert_eq!(status.metadata().get("lance-error-code").unwrap(), "13");
+        assert!(status.message().contains(field), "{status:?}");
+    };
+    let query = pb::QueryTableRequest {
+        id: vec!["g".into(), "v".into()],
+        k: i64::from(i32::MAX) + 1,
+        vector: Some(pb::QueryTableRequestVector {
+            single_vector: vec![0.5; 16],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    refused(
+        client.query_table(query.clone()).await.unwrap_err(),
+        "k: 2147483648",
+    );
+    let no_vector = pb::QueryTableRequest {
+        k: 5,
+        vector: None,
+        ..query
+    };
+    refused(
+        client.query_table(no_vector).await.unwrap_err(),
+        "vector: is required",
+    );
+    let alter = pb::AlterTableAlterColumnsRequest {
+        id: vec!["g".into(), "v".into()],
+        alterations: vec![pb::AlterColumnsEntry {
+            path: "v".into(),
+            nullable: Some(prost_types::Value {
+                kind: Some(Kind::StringValue("yes".into())),
+            }),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    refused(
+        client.alter_table_alter_columns(alter).await.unwrap_err(),
+        "alterations[0].nullable",
+    );
+    let versions = env
+        .ns
+        .list_table_versions(lance_namespace::models::ListTableVersionsRequest {
+            id: Some(t.iter().map(|s| s.to_string()).collect()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(versions.versions.len(), 1, "nothing was written");
 }

@@ -19,7 +19,7 @@ async fn storage_secrets_leave_the_server_only_when_the_operator_opts_in() {
     let answering: Vec<&str> = OPS
         .iter()
         .filter(|op| {
-            lance_catalog::grpc::convert::message(op.response)
+            lance_catalog::grpc::descriptors::message(op.response)
                 .is_some_and(|m| m.get_field_by_name("storage_options").is_some())
         })
         .map(|op| op.name)
