@@ -729,6 +729,8 @@ message Event {
   optional uint32 code = 7;
   optional string request_id = 8;
   optional VendedEvent vended = 9;
+  // The table version the write made (a commit, an insert, ...).
+  optional int64 version = 10;
 }
 
 // Credentials handed with an answer: never the secret.

@@ -35,6 +35,9 @@ pub struct Event {
     /// Credentials the answer handed: which, for what, until when.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vended: Option<VendedEvent>,
+    /// The table version the write made (a commit, an insert, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<i64>,
 }
 
 /// Vended credentials as the audit trail keeps them: never the secret.

@@ -17,6 +17,7 @@ use crate::governance::Governance;
 pub async fn reconcile(args: ServeArgs, repair: Vec<String>) -> Result<(), String> {
     // An intent fresher than the expiry is a create in flight: live.
     crate::core::set_intent_expiry(args.drops.create_intent_expiry()?);
+    crate::core::set_batch_intent_expiry(args.drops.batch_intent_expiry()?);
     let mut named = Vec::new();
     for name in repair {
         let kind: DriftKind = serde_json::from_value(serde_json::Value::String(name.clone()))
@@ -50,6 +51,7 @@ pub async fn index_health(
     table: Option<String>,
 ) -> Result<(), String> {
     crate::core::set_intent_expiry(args.drops.create_intent_expiry()?);
+    crate::core::set_batch_intent_expiry(args.drops.batch_intent_expiry()?);
     let (gov, catalog) = opened(&args, warehouse.as_deref()).await?;
     if table.is_some() {
         let tables = chosen_tables(&catalog, table).await?;
@@ -88,6 +90,7 @@ pub async fn sweep(
     warehouse: Option<String>,
 ) -> Result<(), String> {
     crate::core::set_intent_expiry(args.drops.create_intent_expiry()?);
+    crate::core::set_batch_intent_expiry(args.drops.batch_intent_expiry()?);
     let (gov, _) = opened(&args, None).await?;
     let spinner = indicatif::ProgressBar::new_spinner();
     spinner.enable_steady_tick(std::time::Duration::from_millis(200));

@@ -16,6 +16,7 @@ use crate::rest::{self, RestConfig};
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
     crate::core::set_cache_limits(args.storage.cache_limits());
     crate::core::set_intent_expiry(args.drops.create_intent_expiry()?);
+    crate::core::set_batch_intent_expiry(args.drops.batch_intent_expiry()?);
     let gov = Governance::open(&args.governance()?)
         .await
         .map_err(|e| e.message.clone())?;

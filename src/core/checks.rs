@@ -78,12 +78,13 @@ pub(crate) fn check_properties(
     }
 }
 
-/// Remove internal bookkeeping from properties shown to callers: the
-/// committed version, and the real id (a client that copies a table's
-/// properties into another create must not be refused for it).
+/// Remove internal bookkeeping from properties shown to callers: a batch's
+/// committed version or intent, and the real id (a client that copies a
+/// table's properties into another create must not be refused for it).
 pub(crate) fn public_properties(props: &mut Option<std::collections::HashMap<String, String>>) {
     if let Some(p) = props.as_mut() {
         p.remove(PENDING);
+        p.remove(crate::core::reserved::BATCH_INTENT);
         p.remove(crate::core::reserved::TABLE_ID);
         p.remove(crate::core::reserved::NAMESPACE_ID);
     }

@@ -69,7 +69,7 @@ impl RefsCache {
 
     /// Forget what was read of the table keyed `key` (a version was
     /// committed to it through the catalog: it may name new bases).
-    pub(crate) fn forget_table(&self, key: &str) {
+    fn forget_table(&self, key: &str) {
         if let Ok(mut entries) = self.entries.lock() {
             entries.retain(|(k, _), _| k != key);
         }
@@ -86,6 +86,13 @@ pub enum Freshness {
 }
 
 impl Catalog {
+    /// A version was committed to table `id`: what its manifests reference
+    /// is read again.
+    pub(crate) fn forget_references(&self, id: &[String]) {
+        self.refs_cache
+            .forget_table(&crate::core::checks::manifest_key(id));
+    }
+
     /// Add every reference this root's tables (trashed ones too) make
     /// outside their own locations.
     pub async fn collect_foreign_refs(

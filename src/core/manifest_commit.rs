@@ -47,12 +47,13 @@ pub(crate) struct Change {
 }
 
 impl Catalog {
-    /// Apply `change` to the manifest in one commit on `ds`.
+    /// Apply `change` to the manifest in one commit on `ds`; answers the
+    /// version it made (`ds` itself when there was nothing to change).
     pub(crate) async fn manifest_commit(
         &self,
         ds: Arc<Dataset>,
         change: Change,
-    ) -> CatalogResult<()> {
+    ) -> CatalogResult<Arc<Dataset>> {
         let written = match &change.rows {
             Some(rows) => keys_of(rows)?,
             None => Vec::new(),
@@ -63,7 +64,7 @@ impl Catalog {
             .cloned()
             .collect();
         if touched.is_empty() {
-            return Ok(());
+            return Ok(ds);
         }
         engine(lance_namespace_impls::dir::manifest_feature_flags::ensure_writable(ds.metadata()))?;
         let present = present_keys(&ds, &touched).await?;
@@ -173,7 +174,7 @@ impl Catalog {
                 let from = committed.version().version - 1;
                 self.install_manifest(committed.clone(), from, &touched);
                 self.after_manifest_commit(&committed);
-                Ok(())
+                Ok(committed)
             }
             Err(e) => {
                 // What this attempt staged is no one's: a failed write

@@ -196,6 +196,34 @@ impl Catalog {
         remove: &[String],
         replace_existing: bool,
     ) -> CatalogResult<()> {
+        self.apply_change(held, ds, rows, remove, replace_existing, Vec::new())
+            .await
+            .map(|_| ())
+    }
+
+    /// Write `rows` (replacing theirs) in one commit on `ds`, conflicting
+    /// also with a concurrent change to a `guard` key; answers the version
+    /// it made, for a next commit that must see nothing else land between
+    /// (a batch's claim, then its decision).
+    pub(crate) async fn manifest_claim(
+        &self,
+        held: &Held<'_>,
+        ds: Arc<Dataset>,
+        rows: Vec<RecordBatch>,
+        guard: Vec<String>,
+    ) -> CatalogResult<Arc<Dataset>> {
+        self.apply_change(held, ds, rows, &[], true, guard).await
+    }
+
+    async fn apply_change(
+        &self,
+        held: &Held<'_>,
+        ds: Arc<Dataset>,
+        rows: Vec<RecordBatch>,
+        remove: &[String],
+        replace_existing: bool,
+        guard: Vec<String>,
+    ) -> CatalogResult<Arc<Dataset>> {
         self.check_held(held)?;
         let rows = match rows.len() {
             0 => None,
@@ -208,7 +236,7 @@ impl Catalog {
                 rows,
                 remove: remove.to_vec(),
                 replace_existing,
-                guard: Vec::new(),
+                guard,
             },
         )
         .await

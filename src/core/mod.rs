@@ -101,6 +101,7 @@ pub use storage::{
 pub use table::intents::set_intent_expiry;
 pub use table::stream_write::{insert_mode_is_overwrite, MergeCounts, WriteOp, WriteOutcome};
 pub use table::tables::{LOCATION_KEY, PROPERTIES_KEY};
+pub use version::intent::set_batch_intent_expiry;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -146,6 +147,9 @@ pub struct Catalog {
     estate: Arc<std::sync::OnceLock<Arc<dyn maintenance::estate::EstateRefs>>>,
     /// This root's tables' references as last read (`live.rs`).
     refs_cache: Arc<live::RefsCache>,
+    /// Committed versions' staged manifests, kept for resends
+    /// (`version/staged.rs`).
+    staged: Arc<version::staged::Staged>,
 }
 
 /// Its root only: the engine's own `Debug` prints the storage options, and
@@ -183,6 +187,7 @@ impl Catalog {
             claims: Default::default(),
             estate: Default::default(),
             refs_cache: Default::default(),
+            staged: Default::default(),
         })
     }
 

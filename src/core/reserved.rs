@@ -47,8 +47,14 @@ pub const NAMESPACE_ID: &str = "lance-catalog.namespace_id";
 /// removed. Without it the core mints one itself.
 pub const OBJECT_ID: &str = "lance-catalog.object_id";
 
-/// Table property holding the last version the catalog committed.
+/// Table property holding the last version a batch committed before it
+/// placed it (written by earlier releases; read only to finish such a
+/// batch after an upgrade).
 pub const PENDING: &str = "lance-catalog.committed_version";
+
+/// Table property: a batch's claim on the table's next version while it
+/// places its manifests (`core/version/intent.rs`).
+pub const BATCH_INTENT: &str = "lance-catalog.batch_intent";
 
 /// Context key naming schema-metadata keys to delete (a JSON list of strings).
 pub const UNSET_KEYS: &str = "lance-catalog.unset_keys";

@@ -81,7 +81,7 @@ impl Governance {
     ) -> CatalogResult<T>
     where
         R: SpecRequest + AsksCredentials,
-        T: HandsTable,
+        T: HandsTable + 'static,
     {
         let declined = request.declines();
         self.call_then(op, request, run, async |a, answer| {

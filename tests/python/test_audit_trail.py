@@ -226,3 +226,25 @@ def test_events_an_older_version_stored_as_records_are_still_listed():
     finally:
         srv["proc"].terminate()
         srv["proc"].wait(timeout=30)
+
+
+def test_each_committed_version_is_an_event_with_its_table_and_version(server, ns):
+    """pylance declares the table and commits its first write and each
+    append through create_table_version: each commit is an event naming
+    the table's real id and the version it made."""
+    import lance
+    from lance_namespace import CreateNamespaceRequest
+
+    from conftest import fresh, sample
+
+    top = fresh("audit")
+    ns.create_namespace(CreateNamespaceRequest(id=[top]))
+    tid = [top, "t"]
+    lance.write_dataset(sample(0, 5), namespace_client=ns, table_id=tid)
+    for k in range(3):
+        lance.write_dataset(sample(5 + k, 1), namespace_client=ns, table_id=tid, mode="append")
+    ours = [e for e in _events(server["url"]) if e["resource"].get("id") == tid and e["outcome"] == "succeeded"]
+    commits = [e for e in ours if e["action"] == "create_table_version"]
+    assert sorted(e["version"] for e in commits) == [1, 2, 3, 4], commits
+    real = {e["resource"].get("object_id") for e in ours}
+    assert len(real) == 1 and None not in real, ours

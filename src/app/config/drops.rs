@@ -1,6 +1,7 @@
-//! Drops and leftovers (`--trash-*`, `--create-intent-expiry`): how long a
-//! dropped object stays recoverable, how often the sweep runs, and when a
-//! create's leftovers count as dead.
+//! Drops and leftovers (`--trash-*`, `--create-intent-expiry`,
+//! `--batch-intent-expiry`): how long a dropped object stays recoverable,
+//! how often the sweep runs, and when a create's or a batch's leftovers
+//! count as dead.
 
 use clap::Args;
 
@@ -50,6 +51,18 @@ pub struct DropsArgs {
         default_value = "15m"
     )]
     pub create_intent_expiry: String,
+
+    /// How long a batch of table versions may hold its claim before a
+    /// committer that meets it takes the batch for dead, aborts it and
+    /// removes the versions it placed (a live batch decides in well under
+    /// a second).
+    #[arg(
+        help_heading = "Drops and leftovers",
+        long,
+        env = "LANCE_CATALOG_BATCH_INTENT_EXPIRY",
+        default_value = "2m"
+    )]
+    pub batch_intent_expiry: String,
 }
 
 impl DropsArgs {
@@ -66,6 +79,15 @@ impl DropsArgs {
     pub fn sweep_interval(&self) -> Result<u64, String> {
         parse_duration(&self.trash_sweep_interval)
             .map_err(|e| format!("--trash-sweep-interval: {e}"))
+    }
+
+    /// How long an undecided batch counts as live.
+    pub fn batch_intent_expiry(&self) -> Result<std::time::Duration, String> {
+        match parse_duration(&self.batch_intent_expiry) {
+            Ok(0) => Err("--batch-intent-expiry must be at least 1s".to_string()),
+            Ok(s) => Ok(std::time::Duration::from_secs(s)),
+            Err(e) => Err(format!("--batch-intent-expiry: {e}")),
+        }
     }
 
     /// How long an untouched create intent counts as live.

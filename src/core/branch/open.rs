@@ -87,7 +87,7 @@ impl Catalog {
         if let Some(b) = branch {
             builder = builder.with_branch(b, None);
         }
-        builder.load().await.map_err(|e| {
+        let loaded = builder.load().await.map_err(|e| {
             let err = CatalogError::from_lance(&e);
             match branch {
                 Some(b)
@@ -105,7 +105,17 @@ impl Catalog {
                 }
                 _ => err,
             }
-        })
+        })?;
+        if branch.is_some() {
+            return Ok(loaded);
+        }
+        // Read after loading: a version a batch has not decided is not
+        // the table's yet (`version/intent.rs`).
+        let loaded_version = loaded.version().version as i64;
+        match self.readable_version(id, loaded_version).await? {
+            v if v == loaded_version => Ok(loaded),
+            v => self.checkout(loaded, v as u64, id).await,
+        }
     }
 
     /// For operations that do not yet read a branch: the branch must exist

@@ -14,9 +14,15 @@ use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
 impl Catalog {
-    pub(crate) async fn count_rows_op(&self, request: CountTableRowsRequest) -> CatalogResult<i64> {
+    pub(crate) async fn count_rows_op(
+        &self,
+        mut request: CountTableRowsRequest,
+    ) -> CatalogResult<i64> {
         crate::core::data::sql_text::check_request(&request)?;
         let id = table_id(&request.id)?;
+        if crate::core::branch::open::branch_of(&request.branch).is_none() {
+            request.version = self.pinned_version(&id, request.version).await?;
+        }
         let predicate = request.predicate.clone();
         match checked(
             Ok(id.clone()),
@@ -39,9 +45,13 @@ impl Catalog {
 
     pub(crate) async fn explain_plan_op(
         &self,
-        request: ExplainTableQueryPlanRequest,
+        mut request: ExplainTableQueryPlanRequest,
     ) -> CatalogResult<String> {
         crate::core::data::sql_text::check_request(&request)?;
+        if crate::core::branch::open::branch_of(&request.branch).is_none() {
+            let id = table_id(&request.id)?;
+            request.query.version = self.pinned_version(&id, request.query.version).await?;
+        }
         if crate::core::branch::open::branch_of(&request.branch).is_some() {
             let mut query = (*request.query).clone();
             query.id = request.id.clone();
@@ -60,9 +70,13 @@ impl Catalog {
 
     pub(crate) async fn analyze_plan_op(
         &self,
-        request: AnalyzeTableQueryPlanRequest,
+        mut request: AnalyzeTableQueryPlanRequest,
     ) -> CatalogResult<String> {
         crate::core::data::sql_text::check_request(&request)?;
+        if crate::core::branch::open::branch_of(&request.branch).is_none() {
+            let id = table_id(&request.id)?;
+            request.version = self.pinned_version(&id, request.version).await?;
+        }
         if crate::core::branch::open::branch_of(&request.branch).is_some() {
             // The analyse request carries the query's fields inline.
             let query: QueryTableRequest = serde_json::to_value(&request)

@@ -192,6 +192,19 @@ impl Catalog {
         version: u64,
         id: &[String],
     ) -> CatalogResult<lance::Dataset> {
+        let undecided = self
+            .intent_on(id)
+            .await?
+            .is_some_and(|i| i.hides(version as i64));
+        if undecided {
+            return Err(CatalogError::new(
+                Code::TABLE_VERSION_NOT_FOUND,
+                format!(
+                    "table {} has no version {version}",
+                    crate::core::checks::display_id(id)
+                ),
+            ));
+        }
         ds.checkout_version(version).await.map_err(|e| {
             let err = CatalogError::from_lance(&e);
             if matches!(

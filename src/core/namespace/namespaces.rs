@@ -144,7 +144,7 @@ impl Catalog {
                 Err(e) if e.code == Code::CONCURRENT_MODIFICATION && attempt < 4 => {
                     tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
                 }
-                other => return other,
+                other => return other.map(|_| ()),
             }
         }
     }

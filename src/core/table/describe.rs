@@ -1,7 +1,7 @@
 //! DescribeTable: the catalog's record of a table (never the engine's
 //! answer as it is: its storage options are the catalog's, its reserved
-//! properties hidden), and at a branch head or a tag the version and schema
-//! there.
+//! properties hidden), and at a branch head, a tag or a version the
+//! version and schema there.
 
 use lance_namespace::models::{DescribeTableRequest, DescribeTableResponse};
 
@@ -15,8 +15,11 @@ impl Catalog {
     ) -> CatalogResult<DescribeTableResponse> {
         let id = crate::core::checks::table_id(&req.id)?;
         req.id = Some(id.clone());
+        // A branch, a tag or a version: read there (a version that does
+        // not exist is 11, not the latest passed off as it).
         let on_ref = crate::core::branch::open::branch_of(&req.branch).is_some()
-            || req.tag.as_deref().is_some_and(|t| !t.is_empty());
+            || req.tag.as_deref().is_some_and(|t| !t.is_empty())
+            || req.version.is_some();
         let mut plain = req.clone();
         if on_ref {
             // The engine ignores branch and tag: describe the record, then
@@ -41,15 +44,21 @@ impl Catalog {
         if nested_written {
             base.is_only_declared = Some(false);
         }
-        if on_ref || (nested_written && req.load_detailed_metadata.unwrap_or(false)) {
+        // The engine reads the latest version; one a batch has not decided
+        // is not the table's yet.
+        let undecided = match base.version.filter(|_| !on_ref) {
+            Some(v) => self.intent_on(&id).await?.is_some_and(|i| i.hides(v)),
+            None => false,
+        };
+        if on_ref || undecided || (nested_written && req.load_detailed_metadata.unwrap_or(false)) {
             self.describe_ref(&id, &req, base).await
         } else {
             Ok(base)
         }
     }
 
-    /// Describe the table as of a branch head or a tag: its version and
-    /// schema there, the catalog's record for the rest.
+    /// Describe the table as of a branch head, a tag or a version: its
+    /// version and schema there, the catalog's record for the rest.
     pub(crate) async fn describe_ref(
         &self,
         id: &[String],

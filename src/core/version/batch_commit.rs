@@ -1,6 +1,7 @@
 //! BatchCommitTables: declare, create-version, delete-versions and
-//! deregister operations over several tables, applied as one manifest commit
-//! (see `manifest_tx.rs`). Every operation is checked against one snapshot of
+//! deregister operations over several tables, decided in one manifest commit
+//! (see `manifest_tx.rs`; versions are claimed and placed before it, see
+//! `batch_versions.rs`). Every operation is checked against one snapshot of
 //! the catalog first; a failure or conflict anywhere leaves every table as it
 //! was. Deleting version files is the one step that follows the commit: it is
 //! idempotent, and a failure there is logged and leaves `deleted_count` unset
@@ -20,7 +21,7 @@ use lance_namespace_impls::dir::manifest::ManifestNamespace;
 use crate::core::checks::{display_id, table_id};
 use crate::core::manifest_tx::{row_location, row_properties, table_row};
 use crate::core::table::locations::{find_overlap, overlap_error, Placed};
-use crate::core::version::versions::VersionPlan;
+use crate::core::version::batch_versions::{Decision, VersionPlan};
 use crate::core::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -33,6 +34,17 @@ impl Catalog {
             return Err(CatalogError::invalid(
                 "a batch needs at least one operation",
             ));
+        }
+        // A dead batch's claim on a table this one versions is undone
+        // first (the undo takes the lock this batch holds below).
+        for op in &req.operations {
+            if let Some(id) = op.create_table_version.as_ref().and_then(|c| c.id.as_ref()) {
+                if let Err(e) = self.recover_stale(id).await {
+                    if e.code != Code::TABLE_NOT_FOUND {
+                        return Err(e);
+                    }
+                }
+            }
         }
         let held = self.hold_manifest().await;
         let ds = self.manifest_snapshot().await?;
@@ -122,6 +134,12 @@ impl Catalog {
                 let id = table_id(&c.id)?;
                 let key = crate::core::checks::manifest_key(&id);
                 let row = self.batch_row(&ds, &id, &rows, &removed).await?;
+                if plans.iter().any(|(_, p): &(usize, VersionPlan)| p.id == id) {
+                    return Err(CatalogError::invalid(format!(
+                        "table {} gets two versions in one batch",
+                        display_id(&id)
+                    )));
+                }
                 let entry = CreateTableVersionEntry {
                     id: id.clone(),
                     version: c.version,
@@ -140,7 +158,6 @@ impl Catalog {
                 let plan = self
                     .plan_version(&entry, &row, fresh.contains(&key))
                     .await?;
-                rows.insert(key, plan.row.clone());
                 plans.push((i, plan));
             } else if let Some(d) = &op.delete_table_versions {
                 let id = table_id(&d.id)?;
@@ -164,6 +181,7 @@ impl Catalog {
                 let row = self.batch_row(&ds, &id, &rows, &removed).await?;
                 let mut props = row_properties(&row)?;
                 props.remove(crate::core::reserved::PENDING);
+                props.remove(crate::core::reserved::BATCH_INTENT);
                 result.deregister_table = Some(Box::new(DeregisterTableResponse {
                     id: Some(id),
                     location: row_location(&row).map(|l| self.location_uri(&l)),
@@ -177,14 +195,16 @@ impl Catalog {
             }
             results.push(result);
         }
-        let removed: Vec<String> = removed.into_iter().collect();
-        self.manifest_apply(&held, ds, rows.into_values().collect(), &removed, true)
-            .await?;
+        let decision = Decision {
+            rows,
+            removed: removed.into_iter().collect(),
+        };
+        let (at, plans): (Vec<usize>, Vec<VersionPlan>) = plans.into_iter().unzip();
+        let versions = self.decide_batch(&held, ds, &plans, decision).await?;
 
-        // Committed: publish the versions and delete what was asked.
-        for (i, plan) in &plans {
-            let version = self.publish(plan).await;
-            results[*i].create_table_version = Some(Box::new(CreateTableVersionResponse {
+        // Decided: answer the versions and delete what was asked.
+        for (i, version) in at.into_iter().zip(versions) {
+            results[i].create_table_version = Some(Box::new(CreateTableVersionResponse {
                 version: Some(Box::new(version)),
                 ..Default::default()
             }));

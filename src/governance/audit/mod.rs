@@ -118,6 +118,7 @@ impl Registry {
                 .clone()
                 .or_else(crate::telemetry::request_id),
             vended,
+            version: access.version,
         };
         let mut event = event;
         self.store_event(&mut event).await;

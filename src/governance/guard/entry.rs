@@ -82,7 +82,7 @@ impl Access {
 
 impl Governance {
     /// Admit `request` for `op`, run it on its warehouse's catalog, finish.
-    pub(in crate::governance) async fn call<R: SpecRequest, T>(
+    pub(in crate::governance) async fn call<R: SpecRequest, T: 'static>(
         &self,
         op: &'static OpDef,
         request: R,
@@ -93,7 +93,7 @@ impl Governance {
 
     /// [`Governance::call`] with a step after finish that may still fail
     /// (credentials handed with an answer whose write is recorded).
-    pub(in crate::governance) async fn call_then<R: SpecRequest, T>(
+    pub(in crate::governance) async fn call_then<R: SpecRequest, T: 'static>(
         &self,
         op: &'static OpDef,
         mut request: R,
@@ -103,6 +103,7 @@ impl Governance {
         let (route, access) = self.admit(op, &mut request).await?;
         let mut admitted = Admitted { route, access };
         let mut answer = run(&mut admitted, request).await?;
+        admitted.access.version = made_version(&answer);
         self.finish(&admitted.access).await;
         then(&admitted, &mut answer).await?;
         Ok(answer)
@@ -199,4 +200,31 @@ impl Governance {
         let sight = Sight::enter(self, call).await?;
         run(&sight).await
     }
+}
+
+/// The table version an answer says its write made, audited with it
+/// (what a writer committed is attributable).
+fn made_version(answer: &dyn std::any::Any) -> Option<i64> {
+    use lance_namespace::models as m;
+    if let Some(a) = answer.downcast_ref::<m::CreateTableVersionResponse>() {
+        return a.version.as_ref().map(|v| v.version);
+    }
+    macro_rules! made {
+        ($($t:ident),*; $($o:ident),*) => {
+            $(if let Some(a) = answer.downcast_ref::<m::$t>() {
+                return Some(a.version);
+            })*
+            $(if let Some(a) = answer.downcast_ref::<m::$o>() {
+                return a.version;
+            })*
+        };
+    }
+    made!(
+        AlterTableAddColumnsResponse, AlterTableAlterColumnsResponse,
+        AlterTableDropColumnsResponse, CreateMaterializedViewResponse,
+        UpdateFieldMetadataResponse, UpdateTableResponse;
+        CreateTableResponse, DeleteFromTableResponse, InsertIntoTableResponse,
+        MergeInsertIntoTableResponse
+    );
+    None
 }

@@ -88,6 +88,8 @@ pub struct Access {
     /// The request's id as its caller was shown it, for the audit trail
     /// (`None`: the one the transport's observer knows).
     pub request_id: Option<String>,
+    /// The table version the write made, once it returned (audited).
+    pub version: Option<i64>,
 }
 
 /// Only so an access can be built field by field: every access names its
@@ -106,6 +108,7 @@ impl Default for Access {
             minted: Vec::new(),
             ended: Vec::new(),
             request_id: None,
+            version: None,
         }
     }
 }

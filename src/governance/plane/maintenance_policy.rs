@@ -24,7 +24,7 @@ impl Plane<'_> {
     /// admitted for the object's action, refusing one that does not exist.
     /// `assign`: give the object a real id when it has none (a write that
     /// keys a record by it).
-    async fn on_object<T>(
+    async fn on_object<T: 'static>(
         &self,
         object: Object,
         id: &[String],
@@ -197,7 +197,7 @@ impl Plane<'_> {
 
     /// Run `run` admitted for `action` on project `id`, refusing a
     /// project that does not exist.
-    pub(super) async fn on_project<T>(
+    pub(super) async fn on_project<T: 'static>(
         &self,
         action: &'static OpDef,
         id: &str,

@@ -9,7 +9,7 @@ use crate::governance::Route;
 
 impl Plane<'_> {
     /// Run `report` on table `id`'s catalog, admitted for `action`.
-    async fn on_table<T>(
+    async fn on_table<T: 'static>(
         &self,
         action: &'static OpDef,
         id: &[String],
@@ -28,7 +28,7 @@ impl Plane<'_> {
 
     /// Run `report` on namespace `id`'s catalog, admitted for `action`,
     /// refusing a namespace that does not exist.
-    async fn on_namespace<T>(
+    async fn on_namespace<T: 'static>(
         &self,
         action: &'static OpDef,
         id: &[String],

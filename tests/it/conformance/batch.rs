@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use lance::dataset::builder::DatasetBuilder;
 use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
 use lance_catalog::rest::RestConfig;
-use lance_catalog::Catalog;
+use lance_catalog::{Catalog, CatalogError};
 use lance_namespace::models::*;
 use lance_namespace::LanceNamespace;
 use lance_namespace_impls::RestNamespaceBuilder;
@@ -280,4 +280,258 @@ async fn batch_commit_mixes_operations_atomically() {
         .await
         .unwrap();
     assert_eq!(listed.tables, vec!["fresh", "keep"]);
+}
+
+/// A staged commit of the next version of `id`: what Lance's commit
+/// handler would send.
+async fn stage_one(stage: &Arc<Stage>, id: &[&str], start: i64) -> CreateTableVersionRequest {
+    append_staged(stage, id, start).await;
+    stage.staged.lock().unwrap().pop().unwrap()
+}
+
+/// A commit resent after its answer was lost (the same staged manifest)
+/// answers as the first did; another manifest for the taken version is a
+/// conflict, and the first stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resent_commit_answers_as_the_first_and_other_bytes_conflict() {
+    let (catalog, _dir, rest) = served("r", &["t"]).await;
+    let stage = Arc::new(Stage {
+        catalog,
+        staged: Mutex::default(),
+    });
+    let first = stage_one(&stage, &["r", "t"], 3).await;
+    let other = stage_one(&stage, &["r", "t"], 100).await;
+    assert_eq!((first.version, other.version), (2, 2));
+    let answered = rest.create_table_version(first.clone()).await.unwrap();
+    let again = rest.create_table_version(first).await.unwrap();
+    assert_eq!(answered.version, again.version);
+    assert_eq!(answered.version.unwrap().version, 2);
+    assert_eq!(code(rest.create_table_version(other).await), 14);
+    assert_eq!(count(&rest, &["r", "t"]).await, 6);
+    assert_eq!(
+        crate::harness::count_where(&rest, &["r", "t"], Some("id >= 100")).await,
+        0
+    );
+}
+
+/// A single commit and a batch racing for the same version: one of them
+/// lands whole, the other is told 14, and a success is never lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_commit_racing_a_batch_loses_nothing() {
+    let (catalog, _dir, rest) = served("x", &["a", "b"]).await;
+    let stage = Arc::new(Stage {
+        catalog,
+        staged: Mutex::default(),
+    });
+    let (mut rows_a, mut rows_b) = (3, 3);
+    for round in 0..8 {
+        let start = 1000 * (round + 1);
+        let batch_a = stage_one(&stage, &["x", "a"], start).await;
+        let batch_b = stage_one(&stage, &["x", "b"], start).await;
+        let single = stage_one(&stage, &["x", "a"], start + 500).await;
+        let batch = BatchCreateTableVersionsRequest {
+            entries: vec![entry(&batch_a), entry(&batch_b)],
+            ..Default::default()
+        };
+        let (batched, single) = tokio::join!(
+            rest.batch_create_table_versions(batch),
+            rest.create_table_version(single)
+        );
+        assert!(
+            !(batched.is_ok() && single.is_ok()),
+            "round {round}: both took one version"
+        );
+        for r in [batched.as_ref().err(), single.as_ref().err()]
+            .into_iter()
+            .flatten()
+        {
+            assert_eq!(CatalogError::from_lance(r).code.0, 14, "round {round}: {r}");
+        }
+        if batched.is_ok() {
+            rows_a += 3;
+            rows_b += 3;
+            assert_eq!(
+                crate::harness::count_where(
+                    &rest,
+                    &["x", "a"],
+                    Some(&format!("id >= {start} AND id < {}", start + 500))
+                )
+                .await,
+                3
+            );
+        }
+        if single.is_ok() {
+            rows_a += 3;
+            assert_eq!(
+                crate::harness::count_where(
+                    &rest,
+                    &["x", "a"],
+                    Some(&format!("id >= {}", start + 500))
+                )
+                .await,
+                3
+            );
+        }
+        assert_eq!(count(&rest, &["x", "a"]).await, rows_a, "round {round}");
+        assert_eq!(count(&rest, &["x", "b"]).await, rows_b, "round {round}");
+    }
+}
+
+/// A catalog server process on `root` (the built binary), killed by a
+/// fault point when `fault` names one; batch intents expire after 1 s.
+struct Process {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Process {
+    fn start(root: &std::path::Path, fault: Option<&str>) -> Process {
+        use std::io::BufRead;
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_lance-catalog"));
+        cmd.args(["serve", "--root"])
+            .arg(root)
+            .args(["--listen", "127.0.0.1:0", "--workers", "0"])
+            .args(["--batch-intent-expiry", "1s"])
+            .env("LANCE_CATALOG_LOG", "warn")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        if let Some(f) = fault {
+            cmd.env("LANCE_CATALOG_FAULT", f);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut lines = out.lines();
+        let url = lines.by_ref().map_while(Result::ok).find_map(|line| {
+            line.split("listening on ")
+                .nth(1)
+                .map(|url| url.trim().to_string())
+        });
+        // Keep reading: a closed pipe would fail the server's next line.
+        std::thread::spawn(move || lines.for_each(drop));
+        match url {
+            Some(url) => Process { child, url },
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the server did not start");
+            }
+        }
+    }
+
+    fn client(&self) -> lance_namespace_impls::RestNamespace {
+        RestNamespaceBuilder::new(self.url.clone()).build()
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A batch killed after placing one of its versions and before deciding:
+/// after a restart nothing of it shows, the table it reached is committed
+/// past it once its claim expires, and the other table is untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_killed_before_it_decides_shows_nothing_and_is_undone() {
+    let root = tempfile::tempdir().unwrap();
+    let crashing = Process::start(root.path(), Some("batch.placed:1"));
+    let rest = crashing.client();
+    rest.create_namespace(CreateNamespaceRequest {
+        id: ids(&["k"]),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    for t in ["t1", "t2"] {
+        rest.create_table(
+            CreateTableRequest {
+                id: ids(&["k", t]),
+                ..Default::default()
+            },
+            rows(0, 3),
+        )
+        .await
+        .unwrap();
+    }
+    let cfg = lance_catalog::StorageConfig {
+        root: root.path().to_string_lossy().into_owned(),
+        ..Default::default()
+    };
+    let stage = Arc::new(Stage {
+        catalog: Arc::new(Catalog::open(&cfg).await.unwrap()),
+        staged: Mutex::default(),
+    });
+    let one = stage_one(&stage, &["k", "t1"], 10).await;
+    let two = stage_one(&stage, &["k", "t2"], 10).await;
+    let killed = rest
+        .batch_create_table_versions(BatchCreateTableVersionsRequest {
+            entries: vec![entry(&one), entry(&two)],
+            ..Default::default()
+        })
+        .await;
+    assert!(killed.is_err(), "{killed:?}");
+    drop(crashing);
+
+    let served = Process::start(root.path(), None);
+    let rest = served.client();
+    for t in ["t1", "t2"] {
+        assert_eq!(count(&rest, &["k", t]).await, 3, "{t}");
+        let listed = rest
+            .list_table_versions(ListTableVersionsRequest {
+                id: ids(&["k", t]),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let versions: Vec<i64> = listed.versions.iter().map(|v| v.version).collect();
+        assert_eq!(versions, vec![1], "{t}");
+    }
+    let hidden = rest
+        .describe_table_version(DescribeTableVersionRequest {
+            id: ids(&["k", "t1"]),
+            version: Some(2),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(hidden), 11);
+    let described = rest
+        .describe_table(DescribeTableRequest {
+            id: ids(&["k", "t1"]),
+            version: Some(2),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(described), 11);
+
+    // Past the claim's expiry the next commit aborts the dead batch. Lance
+    // probes version names itself, so its writer may have built on the
+    // placed version: that commit is refused (14) and, staged again on
+    // the table as it is, lands.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let mut landed = None;
+    for _ in 0..2 {
+        let next = stage_one(&stage, &["k", "t1"], 20).await;
+        match rest.create_table_version(next).await {
+            Ok(v) => {
+                landed = Some(v);
+                break;
+            }
+            Err(e) => assert_eq!(CatalogError::from_lance(&e).code.0, 14, "{e}"),
+        }
+    }
+    assert_eq!(landed.unwrap().version.unwrap().version, 2);
+    assert_eq!(count(&rest, &["k", "t1"]).await, 6);
+    assert_eq!(
+        crate::harness::count_where(&rest, &["k", "t1"], Some("id >= 20")).await,
+        3
+    );
+    assert_eq!(
+        crate::harness::count_where(&rest, &["k", "t1"], Some("id >= 10 AND id < 20")).await,
+        0
+    );
+    let next = stage_one(&stage, &["k", "t2"], 20).await;
+    rest.create_table_version(next).await.unwrap();
+    assert_eq!(count(&rest, &["k", "t2"]).await, 6);
 }

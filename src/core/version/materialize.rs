@@ -1,0 +1,183 @@
+//! The one step that makes a staged manifest version N: put it at version
+//! N's final name only if nothing is there (Lance's own commit point, which
+//! plain Lance writers race on too). A name already taken is the same
+//! version resent (the same bytes: success) or another writer's (a
+//! conflict); never decided by size alone, as lance-io's copy does.
+
+use object_store::path::Path;
+use object_store::{ObjectStore as _, ObjectStoreExt, PutMode, PutOptions};
+
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// What placing a staged manifest at its final name found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Placed {
+    /// This call put it there.
+    New,
+    /// It was there already, with the same bytes: a resent commit.
+    Same,
+}
+
+/// Put `staging` at `final_path` unless something is there; the name taken
+/// by other bytes is a conflict (14), a missing staging object the caller's
+/// mistake (13). `size`: the size the caller says it staged, a fast "not
+/// the same" before any bytes are read. `what` names the version in errors
+/// (`version 3 of table a.t`): no answer names a storage path.
+pub(crate) async fn materialize(
+    store: &lance::io::ObjectStore,
+    staging: &Path,
+    final_path: &Path,
+    size: Option<i64>,
+    what: &str,
+) -> CatalogResult<Placed> {
+    let store = &store.inner;
+    let copied = match store.copy_if_not_exists(staging, final_path).await {
+        // Without a native conditional copy (S3 unless configured), a
+        // conditional put of the same bytes.
+        Err(object_store::Error::NotImplemented { .. })
+        | Err(object_store::Error::NotSupported { .. }) => match store.get(staging).await {
+            Ok(got) => {
+                let bytes = got.bytes().await.map_err(io)?;
+                let create = PutOptions {
+                    mode: PutMode::Create,
+                    ..Default::default()
+                };
+                store
+                    .put_opts(final_path, bytes.into(), create)
+                    .await
+                    .map(|_| ())
+            }
+            Err(e) => Err(e),
+        },
+        other => other,
+    };
+    match copied {
+        Ok(()) => Ok(Placed::New),
+        Err(object_store::Error::AlreadyExists { .. })
+        | Err(object_store::Error::Precondition { .. }) => {
+            match same_bytes(store.as_ref(), staging, final_path, size).await? {
+                true => Ok(Placed::Same),
+                false => Err(taken(what)),
+            }
+        }
+        Err(object_store::Error::NotFound { .. }) => {
+            // The staging object is gone: a commit whose staging was
+            // removed may have been placed already, which only its bytes
+            // could have shown; a conflict then, as in Lance's own
+            // namespace, else the caller named nothing.
+            match store.head(final_path).await {
+                Ok(_) => Err(taken(what)),
+                Err(_) => Err(CatalogError::invalid(format!(
+                    "the staging manifest for {what} does not exist"
+                ))),
+            }
+        }
+        Err(e) => Err(io(e)),
+    }
+}
+
+fn taken(what: &str) -> CatalogError {
+    CatalogError::new(
+        Code::CONCURRENT_MODIFICATION,
+        format!("{what} already exists with other content"),
+    )
+}
+
+fn io(e: object_store::Error) -> CatalogError {
+    lance::Error::from(e).into()
+}
+
+/// Whether the staged manifest is the one at the final name, byte for
+/// byte (an e-tag is opaque and changes across copies; sizes differ fast).
+pub(crate) async fn same_bytes(
+    store: &dyn object_store::ObjectStore,
+    staging: &Path,
+    final_path: &Path,
+    size: Option<i64>,
+) -> CatalogResult<bool> {
+    let placed = store.head(final_path).await.map_err(io)?;
+    if size.is_some_and(|s| s != placed.size as i64) {
+        return Ok(false);
+    }
+    let staged = match store.get(staging).await {
+        Ok(got) => got.bytes().await.map_err(io)?,
+        Err(object_store::Error::NotFound { .. }) => return Ok(false),
+        Err(e) => return Err(io(e)),
+    };
+    if staged.len() as u64 != placed.size {
+        return Ok(false);
+    }
+    let there = store
+        .get(final_path)
+        .await
+        .map_err(io)?
+        .bytes()
+        .await
+        .map_err(io)?;
+    Ok(staged == there)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn store(dir: &std::path::Path) -> lance::io::ObjectStore {
+        let uri = format!("file://{}", dir.display());
+        let (store, _) = lance::io::ObjectStore::from_uri(&uri).await.unwrap();
+        std::sync::Arc::try_unwrap(store).unwrap_or_else(|a| (*a).clone())
+    }
+
+    fn path(dir: &std::path::Path, name: &str) -> Path {
+        Path::from_absolute_path(dir.join(name)).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_resent_manifest_is_the_same_and_another_is_a_conflict() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(dir.path()).await;
+        let (staging, other, fin) = (
+            path(dir.path(), "1.manifest-a"),
+            path(dir.path(), "1.manifest-b"),
+            path(dir.path(), "1.manifest"),
+        );
+        s.inner
+            .put(&staging, b"manifest-a".to_vec().into())
+            .await
+            .unwrap();
+        // Same size, other bytes: a size check alone would call it the same.
+        s.inner
+            .put(&other, b"manifest-b".to_vec().into())
+            .await
+            .unwrap();
+        assert_eq!(
+            materialize(&s, &staging, &fin, Some(10), "v1")
+                .await
+                .unwrap(),
+            Placed::New
+        );
+        assert_eq!(
+            materialize(&s, &staging, &fin, Some(10), "v1")
+                .await
+                .unwrap(),
+            Placed::Same
+        );
+        let e = materialize(&s, &other, &fin, Some(10), "v1")
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, Code::CONCURRENT_MODIFICATION, "{e:?}");
+        let bytes = s.inner.get(&fin).await.unwrap().bytes().await.unwrap();
+        assert_eq!(bytes.as_ref(), b"manifest-a");
+    }
+
+    #[tokio::test]
+    async fn a_missing_staging_object_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(dir.path()).await;
+        let fin = path(dir.path(), "2.manifest");
+        let e = materialize(&s, &path(dir.path(), "2.manifest-x"), &fin, None, "v2")
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, Code::INVALID_INPUT, "{e:?}");
+        assert!(e.message.contains("does not exist"), "{e:?}");
+    }
+}

@@ -1,0 +1,214 @@
+//! One table's commit (`create_table_version`): Lance's own commit point,
+//! the put-if-absent of version N's manifest, checked as Lance's directory
+//! namespace checks it, with no lock and no `__manifest` write, so writers
+//! of different tables never wait for each other and one table's writers
+//! race only on its version names, as they do without a catalog.
+
+use lance_namespace::models::{
+    CreateTableVersionRequest, CreateTableVersionResponse, TableVersion,
+};
+use lance_namespace::LanceNamespace;
+use lance_table::io::commit::{CommitHandler, ConditionalPutCommitHandler, ManifestNamingScheme};
+use object_store::path::Path;
+use object_store::ObjectStoreExt;
+
+use crate::core::checks::{display_id, table_id};
+use crate::core::version::materialize::materialize;
+use crate::core::{engine, missing_table, Catalog};
+use crate::error::{CatalogError, CatalogResult, Code};
+
+/// The naming scheme a request names (V2 unless it says V1).
+pub(crate) fn scheme(name: Option<&str>) -> (ManifestNamingScheme, &'static str) {
+    match name {
+        Some(s) if s.eq_ignore_ascii_case("V1") => (ManifestNamingScheme::V1, "V1"),
+        _ => (ManifestNamingScheme::V2, "V2"),
+    }
+}
+
+/// Whether `staging` is a staged copy of `final_path`: the same name plus
+/// a suffix (`<final>-<uuid>`), in the same directory.
+pub(crate) fn is_staged_name(staging: &Path, final_path: &Path) -> bool {
+    staging
+        .as_ref()
+        .strip_prefix(final_path.as_ref())
+        .is_some_and(|rest| rest.len() > 1 && rest.starts_with('-') && !rest.contains('/'))
+}
+
+/// The name version `version + 1` takes beside `placed` (version
+/// `version`'s manifest), in the same naming scheme.
+pub(crate) fn next_path(placed: &Path, version: i64) -> Option<Path> {
+    let name = placed.filename()?;
+    let scheme = ManifestNamingScheme::detect_scheme(name)?;
+    let parts: Vec<_> = placed.parts().collect();
+    let base: Path = parts[..parts.len().checked_sub(2)?]
+        .iter()
+        .cloned()
+        .collect();
+    Some(scheme.manifest_path(&base, u64::try_from(version).ok()? + 1))
+}
+
+impl Catalog {
+    /// Version `version` of table `id` (or of its `branch`) as a staged
+    /// manifest may claim it: version N >= 1, named as version N's final
+    /// manifest plus a suffix (`<final>-<uuid>`) in that `_versions/`.
+    /// Anything else could make the catalog copy a foreign object (another
+    /// table's manifest). Answers the staging and final paths and the
+    /// table's own path.
+    pub(crate) fn staged_paths(
+        &self,
+        id: &[String],
+        location: &str,
+        branch: Option<&str>,
+        version: i64,
+        naming: ManifestNamingScheme,
+        manifest_path: &str,
+    ) -> CatalogResult<(Path, Path, Path)> {
+        if version < 1 {
+            return Err(CatalogError::invalid(format!(
+                "version {version} of table {} cannot be created: versions start at 1",
+                display_id(id)
+            )));
+        }
+        let table_path =
+            lance::io::ObjectStore::extract_path_from_uri(self.session.store_registry(), location)?;
+        let base = match branch {
+            Some(b) => Path::parse(format!("{table_path}/tree/{b}")).map_err(|e| {
+                CatalogError::invalid(format!("branch {b:?} is not a valid name: {e}"))
+            })?,
+            None => table_path.clone(),
+        };
+        let final_path = naming.manifest_path(&base, version as u64);
+        let staging = Path::parse(manifest_path).map_err(|e| {
+            CatalogError::invalid(format!(
+                "invalid staging manifest path {manifest_path:?}: {e}"
+            ))
+        })?;
+        if !is_staged_name(&staging, &final_path) {
+            return Err(CatalogError::invalid(format!(
+                "staging manifest {manifest_path:?} is not a staged manifest for version {version} of table {} (expected {final_path}-<suffix>)",
+                display_id(id),
+            )));
+        }
+        Ok((staging, final_path, table_path))
+    }
+
+    /// [`Catalog::staged_paths`], and the staged manifest is there.
+    pub(crate) async fn check_staged(
+        &self,
+        id: &[String],
+        location: &str,
+        branch: Option<&str>,
+        version: i64,
+        naming: ManifestNamingScheme,
+        manifest_path: &str,
+    ) -> CatalogResult<(Path, Path)> {
+        let (staging, final_path, _) =
+            self.staged_paths(id, location, branch, version, naming, manifest_path)?;
+        if !self.store.exists(&staging).await? {
+            return Err(CatalogError::invalid(format!(
+                "staging manifest {manifest_path:?} for version {version} of table {} does not exist",
+                display_id(id)
+            )));
+        }
+        Ok((staging, final_path))
+    }
+
+    /// The newest version in a table's `_versions/` (0 for none), found as
+    /// Lance finds it.
+    pub(crate) async fn latest_placed(&self, table_path: &Path) -> CatalogResult<i64> {
+        match ConditionalPutCommitHandler
+            .resolve_latest_location(table_path, &self.store)
+            .await
+        {
+            Ok(found) => Ok(found.version as i64),
+            Err(lance::Error::NotFound { .. }) => Ok(0),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub(crate) async fn create_version_op(
+        &self,
+        req: CreateTableVersionRequest,
+    ) -> CatalogResult<CreateTableVersionResponse> {
+        let id = table_id(&req.id)?;
+        let location = self.table_location(&id).await?;
+        let branch = crate::core::branch::open::branch_of(&req.branch);
+        let (staging, final_path, table_path) = self.staged_paths(
+            &id,
+            &location,
+            branch,
+            req.version,
+            scheme(req.naming_scheme.as_deref()).0,
+            &req.manifest_path,
+        )?;
+        if branch.is_some() {
+            // Branch heads live in the branch's own directory; the engine
+            // commits them with its per-table compare-and-swap.
+            let naming = scheme(req.naming_scheme.as_deref()).0;
+            self.check_staged(
+                &id,
+                &location,
+                branch,
+                req.version,
+                naming,
+                &req.manifest_path,
+            )
+            .await?;
+            let mut req = req;
+            req.id = Some(id.clone());
+            return engine(self.inner().await?.create_table_version(req).await)
+                .map_err(|e| missing_table(e, &id));
+        }
+        let what = format!("version {} of table {}", req.version, display_id(&id));
+        // A version an earlier release's batch recorded but did not place.
+        self.publish_recorded(&id).await?;
+        // An undecided batch holds the table's next version (a dead one is
+        // undone first).
+        self.fence_batch(&id).await?;
+        // A resent commit (its answer was lost) finds its own bytes there.
+        if self.store.inner.head(&final_path).await.is_ok() {
+            materialize(&self.store, &staging, &final_path, req.manifest_size, &what).await?;
+            return self.committed(&id, req.version, &final_path).await;
+        }
+        let latest = self.latest_placed(&table_path).await?;
+        if req.version != latest + 1 {
+            return Err(CatalogError::new(
+                Code::CONCURRENT_MODIFICATION,
+                format!(
+                    "table {} is at version {latest}: version {} cannot be created",
+                    display_id(&id),
+                    req.version
+                ),
+            ));
+        }
+        // Again after the listing: a batch that claimed the latest version
+        // since is not built on. One that claims this version after loses
+        // its name below, which is the commit.
+        self.fence_batch(&id).await?;
+        materialize(&self.store, &staging, &final_path, req.manifest_size, &what).await?;
+        crate::fault::point("commit.placed");
+        self.staged.keep(&self.store, staging);
+        self.committed(&id, req.version, &final_path).await
+    }
+
+    /// The answer for a placed version: where it is, as it is.
+    pub(crate) async fn committed(
+        &self,
+        id: &[String],
+        version: i64,
+        final_path: &Path,
+    ) -> CatalogResult<CreateTableVersionResponse> {
+        self.forget_references(id);
+        let meta = self.store.inner.head(final_path).await.ok();
+        Ok(CreateTableVersionResponse {
+            version: Some(Box::new(TableVersion {
+                version,
+                manifest_path: final_path.to_string(),
+                manifest_size: meta.as_ref().map(|m| m.size as i64),
+                e_tag: meta.and_then(|m| m.e_tag),
+                ..Default::default()
+            })),
+            ..Default::default()
+        })
+    }
+}
