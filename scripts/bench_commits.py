@@ -1,0 +1,478 @@
+#!/usr/bin/env python3
+"""Commits through the catalog beside direct Lance writes, in one run.
+
+Every table in lance-catalog answers `managed_versioning: true`, so pylance
+commits a write through it: it writes the data files and a staged manifest,
+then asks the catalog to make that manifest the next version
+(`create_table_version`). This script measures what that costs next to
+pylance committing to a plain path on the same disk (its own
+rename-if-not-exists commit), for small appends:
+
+  - W writers, each appending to its own table, for W in --writers
+    (default 1,4,8,16);
+  - --shared writers (default 8) all appending to ONE table, where commits
+    conflict and pylance rebases and retries them.
+
+Each writer does --appends appends of --rows rows. Through the catalog an
+append is
+
+  lance.write_dataset(rows, namespace_client=ns, table_id=["bench", "tN"], mode="append")
+
+with `ns = lance_namespace.connect("rest", {"uri": url})` (pylance's own
+Rust REST client, as the Python tests use it); directly it is
+`lance.write_dataset(rows, path, mode="append")` on a directory beside the
+catalog's root. An append that still raises after pylance's own retries is
+counted as a retry and attempted again, so every writer ends with exactly
+--appends appends; its latency runs from its first attempt to its success.
+
+Writers are processes (one pool, started and warmed before any clock), not
+threads: each is its own client, as separate services are, with its own
+interpreter, Lance runtime, HTTP connections and caches. pylance releases
+the GIL inside a write, but the Python around each call (the namespace
+client's describe, the request objects) holds it, and with 16 threads that
+queueing would be charged mostly to the catalog side, which makes more
+calls per append. Writers start together at an agreed instant; the wall
+time runs from the first writer's start to the last one's end.
+
+Per shape and side it reports commits per second (successful appends /
+wall time), p50 and p99 milliseconds per append, retries, and the ratio
+catalog / direct of commits/s and of p99. From the server's /metrics it
+adds its own create_table_version time (mean, and a p50 interpolated in
+the histogram's buckets), how many create_table_version calls it answered
+per append (more than 1: pylance retried conflicts) and its other requests
+per append, and its peak RSS (VmHWM). Each shape gets a fresh server over a
+fresh root (and fresh direct paths), so shapes do not disturb each other.
+
+After each run it verifies, through the path that wrote them, each table's
+row count (initial --rows + appends * --rows per writer on it) and its
+number of versions (appends + 1, for the shared table writers * appends +
+1); for the catalog it also checks the version a plain Lance reader of the
+table's directory sees. Mismatches are printed, not raised: it asserts
+nothing and exits 0.
+
+With --anchor another build (e.g. the commit before a change) runs in the
+same rounds, on its own fresh servers and roots, and the table gains its
+column and the ratio this build / anchor.
+
+Local disk only: the S3 backend (scripts/s3_server.py) is not wired in;
+pointing both sides at one S3 server fairly is a harness of its own. Run it
+on a release build on a quiet machine (client and server share the CPUs):
+
+  cargo build --release
+  python3 scripts/bench_commits.py --bin $CARGO_TARGET_DIR/release/lance-catalog
+"""
+import argparse
+import multiprocessing
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.request
+
+import lance
+import lance_namespace
+import pyarrow as pa
+from lance_namespace import CreateNamespaceRequest, DescribeTableRequest
+
+# A failed append is attempted again at most this many times before the
+# writer gives up on it (a safety valve: printed, never expected).
+MAX_RETRIES = 50
+
+
+def make_rows(n, start):
+    ids = list(range(start, start + n))
+    return pa.table({
+        "id": pa.array(ids, pa.int64()),
+        "x": pa.array([i * 0.5 for i in ids], pa.float64()),
+        "s": pa.array([f"s{i}" for i in ids], pa.string()),
+    })
+
+
+# ---------------------------------------------------------------- servers
+
+
+def status_mb(pid, key):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            m = re.search(rf"{key}:\s+(\d+) kB", f.read())
+        return int(m.group(1)) / 1024 if m else float("nan")
+    except OSError:
+        return float("nan")
+
+
+class Server:
+    """One fresh lance-catalog process over its own root."""
+
+    def __init__(self, binary, root):
+        self.proc = subprocess.Popen(
+            [binary, "serve", "--root", root, "--listen", "127.0.0.1:0", "--workers", "0"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=dict(os.environ, LANCE_CATALOG_LOG="warn"))
+        self.url = None
+        for line in self.proc.stdout:
+            m = re.search(r"listening on (http://\S+)", line)
+            if m:
+                self.url = m.group(1)
+                break
+        if self.url is None:
+            raise RuntimeError(f"{binary} did not start")
+        # Drain its output so a chatty server never blocks on a full pipe.
+        threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
+
+    def peak_rss(self):
+        return status_mb(self.proc.pid, "VmHWM")
+
+    def metrics(self):
+        """The /metrics counters this script reads, or None when the server
+        does not expose them."""
+        try:
+            with urllib.request.urlopen(self.url + "/metrics", timeout=30) as r:
+                return parse_metrics(r.read().decode())
+        except OSError:
+            return None
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+METRIC = re.compile(r"^(lance_catalog_request_duration_seconds_(?:sum|count|bucket)"
+                    r"|lance_catalog_requests_total)\{([^}]*)\} (\S+)$")
+
+
+def parse_metrics(text):
+    """{"requests": {op: n}, "commit": {"sum": s, "count": n, "buckets": {le: n}}},
+    the commit histogram summed over transports."""
+    requests, commit = {}, {"sum": 0.0, "count": 0.0, "buckets": {}}
+    for line in text.splitlines():
+        m = METRIC.match(line)
+        if not m:
+            continue
+        name, labels, value = m.group(1), dict(re.findall(r'(\w+)="([^"]*)"', m.group(2))), float(m.group(3))
+        op = labels.get("operation")
+        if name == "lance_catalog_requests_total":
+            requests[op] = requests.get(op, 0) + value
+        elif op == "CreateTableVersion":
+            if name.endswith("_sum"):
+                commit["sum"] += value
+            elif name.endswith("_count"):
+                commit["count"] += value
+            else:
+                le = float(labels["le"])
+                commit["buckets"][le] = commit["buckets"].get(le, 0) + value
+    return {"requests": requests, "commit": commit}
+
+
+def server_side(before, after):
+    """What the server saw between two /metrics snapshots: its
+    create_table_version calls, their mean and interpolated p50 in ms, and
+    every operation's request count; None without the metrics."""
+    if not before or not after:
+        return None
+    b, a = before["commit"], after["commit"]
+    count = a["count"] - b["count"]
+    # Leaving out the /metrics reads of this script.
+    requests = {op: n - before["requests"].get(op, 0) for op, n in after["requests"].items()
+                if op != "Metrics"}
+    out = {"calls": count, "requests": {op: n for op, n in requests.items() if n > 0},
+           "mean_ms": None, "p50_ms": None}
+    if count <= 0:
+        return out
+    out["mean_ms"] = (a["sum"] - b["sum"]) / count * 1000
+    # The median lies in the first bucket holding half the calls; spread
+    # its calls evenly over the bucket (Prometheus' histogram_quantile).
+    lower, below = 0.0, 0.0
+    for le in sorted(a["buckets"]):
+        cum = a["buckets"][le] - b["buckets"].get(le, 0)
+        if cum >= count / 2:
+            if le == float("inf"):
+                out["p50_ms"] = lower * 1000
+            else:
+                out["p50_ms"] = (lower + (le - lower) * (count / 2 - below) / max(cum - below, 1e-9)) * 1000
+            break
+        lower, below = le, cum
+    return out
+
+
+# ---------------------------------------------------------------- writers
+
+
+def warm(path):
+    """Runs once in each pool process before any clock: the imports are
+    done at start, this pays Lance's first-write costs (runtime, object
+    store) outside the measurement."""
+    lance.write_dataset(make_rows(1, 0), path, mode="create")
+    time.sleep(0.5)  # keep this process busy so the next warm-up lands on another
+    return os.getpid()
+
+
+def writer(job):
+    """One writer: job["appends"] appends of job["rows"] rows to one table,
+    starting at job["start_at"] (time.monotonic, which is one clock for
+    every process on Linux)."""
+    if job["url"]:
+        ns = lance_namespace.connect("rest", {"uri": job["url"]})
+        tid = job["table_id"]
+        ns.describe_table(DescribeTableRequest(id=tid))  # opens the connection before the clock
+
+        def append(rows):
+            lance.write_dataset(rows, namespace_client=ns, table_id=tid, mode="append")
+    else:
+        def append(rows):
+            lance.write_dataset(rows, job["path"], mode="append")
+    rows = make_rows(job["rows"], job["seed"])
+    time.sleep(max(0.0, job["start_at"] - time.monotonic()))
+
+    latencies, retries, errors, gave_up = [], 0, [], 0
+    start = time.monotonic()
+    for _ in range(job["appends"]):
+        t0 = time.monotonic()
+        for attempt in range(MAX_RETRIES + 1):
+            try:
+                append(rows)
+                latencies.append(time.monotonic() - t0)
+                break
+            except Exception as e:  # noqa: BLE001 -- any failure is a failed attempt, tried again
+                retries += 1
+                if len(errors) < 3:
+                    errors.append(f"{type(e).__name__}: {str(e)[:300]}")
+        else:
+            gave_up += 1
+    return {"start": start, "end": time.monotonic(), "latencies": latencies,
+            "retries": retries, "errors": errors, "gave_up": gave_up}
+
+
+def percentile(sorted_values, q):
+    """Nearest-rank percentile."""
+    if not sorted_values:
+        return float("nan")
+    k = max(0, min(len(sorted_values) - 1, -(-len(sorted_values) * q // 100) - 1))
+    return sorted_values[int(k)]
+
+
+def run_writers(pool, jobs, at_start=None):
+    """Runs the jobs, one per pool process, from one instant; `at_start`
+    is called just before it (after the writers' own set-up calls)."""
+    start_at = time.monotonic() + 1.5  # every pool process has its job by then
+    for job in jobs:
+        job["start_at"] = start_at
+    pending = pool.map_async(writer, jobs, chunksize=1)
+    if at_start:
+        time.sleep(max(0.0, start_at - 0.2 - time.monotonic()))
+        at_start()
+    results = pending.get()
+    lat = sorted(x for r in results for x in r["latencies"])
+    wall = max(r["end"] for r in results) - min(r["start"] for r in results)
+    errors = [e for r in results for e in r["errors"]]
+    return {
+        "appends": len(lat),
+        "wall": wall,
+        "rate": len(lat) / wall if wall > 0 else float("nan"),
+        "p50": percentile(lat, 50) * 1000,
+        "p99": percentile(lat, 99) * 1000,
+        "retries": sum(r["retries"] for r in results),
+        "gave_up": sum(r["gave_up"] for r in results),
+        "errors": list(dict.fromkeys(errors))[:3],
+    }
+
+
+# ---------------------------------------------------------------- one shape
+
+
+def table_plan(shape):
+    """Writers per table: [1] * W for a table each, [S] for the shared table."""
+    kind, n = shape
+    return [1] * n if kind == "each" else [n]
+
+
+def shape_name(shape):
+    kind, n = shape
+    if kind == "each":
+        return f"{n} writer{'s' if n > 1 else ''}, a table each"
+    return f"{n} writer{'s' if n > 1 else ''}, one shared table"
+
+
+def check(got_rows, got_versions, want_rows, want_versions, extra=""):
+    if got_rows == want_rows and got_versions == want_versions and not extra:
+        return None
+    return f"rows {got_rows} (want {want_rows}), versions {got_versions} (want {want_versions}){extra}"
+
+
+def run_direct(pool, shape, a, work):
+    base = os.path.join(work, "direct")
+    os.makedirs(base, exist_ok=True)
+    plan = table_plan(shape)
+    paths = [os.path.join(base, f"t{i}.lance") for i in range(len(plan))]
+    for p in paths:
+        lance.write_dataset(make_rows(a.rows, 0), p, mode="create")
+    jobs = [{"url": None, "path": p, "appends": a.appends, "rows": a.rows, "seed": (j + 1) * 1_000_000}
+            for p, writers in zip(paths, plan) for j in range(writers)]
+    out = run_writers(pool, jobs)
+
+    problems = []
+    for p, writers in zip(paths, plan):
+        try:
+            ds = lance.dataset(p)
+            bad = check(ds.count_rows(), len(ds.versions()),
+                        a.rows * (1 + writers * a.appends), writers * a.appends + 1)
+        except Exception as e:  # noqa: BLE001 -- a table that cannot be read is a finding, printed
+            bad = f"unreadable: {type(e).__name__}: {str(e)[:200]}"
+        if bad:
+            problems.append(f"{os.path.basename(p)}: {bad}")
+    out["verify"] = problems
+    return out
+
+
+def run_catalog(pool, shape, a, binary, root):
+    plan = table_plan(shape)
+    server = Server(binary, root)
+    try:
+        ns = lance_namespace.connect("rest", {"uri": server.url})
+        ns.create_namespace(CreateNamespaceRequest(id=["bench"]))
+        tids = [["bench", f"t{i}"] for i in range(len(plan))]
+        for tid in tids:
+            lance.write_dataset(make_rows(a.rows, 0), namespace_client=ns, table_id=tid, mode="create")
+        jobs = [{"url": server.url, "table_id": tid, "appends": a.appends, "rows": a.rows,
+                 "seed": (j + 1) * 1_000_000}
+                for tid, writers in zip(tids, plan) for j in range(writers)]
+        snapshot = {}
+        out = run_writers(pool, jobs, at_start=lambda: snapshot.update(before=server.metrics()))
+        after = server.metrics()
+        before = snapshot.get("before")
+        out["server"] = server_side(before, after)
+        out["peak_rss"] = server.peak_rss()
+
+        problems = []
+        for tid, writers in zip(tids, plan):
+            want_versions = writers * a.appends + 1
+            try:
+                ds = lance.dataset(namespace_client=ns, table_id=tid)
+                # What a plain Lance reader of the directory sees: the
+                # catalog publishes each staged manifest after recording it.
+                disk = lance.dataset(ds.uri).version
+                extra = "" if disk == want_versions else f", a plain reader of the directory sees version {disk}"
+                bad = check(ds.count_rows(), len(ds.versions()),
+                            a.rows * (1 + writers * a.appends), want_versions, extra)
+            except Exception as e:  # noqa: BLE001 -- a table that cannot be read is a finding, printed
+                bad = f"unreadable: {type(e).__name__}: {str(e)[:200]}"
+            if bad:
+                problems.append(f"{tid[-1]}: {bad}")
+        out["verify"] = problems
+        return out
+    finally:
+        server.stop()
+
+
+# ---------------------------------------------------------------- report
+
+
+def rate_text(r):
+    return f"{r:,.1f}" if r < 100 else f"{r:,.0f}"
+
+
+def cell(r):
+    text = f"{rate_text(r['rate'])} commits/s, p50 {r['p50']:.1f} ms, p99 {r['p99']:.1f} ms, {r['retries']} retries"
+    s = r.get("server")
+    if s and s["mean_ms"] is not None:
+        text += f"; server commit mean {s['mean_ms']:.1f} ms, p50 ~{s['p50_ms']:.1f} ms"
+    return text
+
+
+def ratio(x, y):
+    return (f"{x['rate'] / y['rate']:.2f}x commits/s, "
+            f"{x['p99'] / y['p99']:.2f}x p99")
+
+
+def detail(side, shape, r, a):
+    n = sum(table_plan(shape)) * a.appends
+    print(f"  {side:8} {r['appends']}/{n} appends in {r['wall']:.2f} s: {cell(r)}")
+    if r["gave_up"]:
+        print(f"           GAVE UP on {r['gave_up']} appends after {MAX_RETRIES} retries each")
+    for e in r["errors"]:
+        print(f"           failed attempt: {e}")
+    s = r.get("server")
+    if "server" in r and not s:
+        print("           server: no /metrics histogram for create_table_version")
+    elif s:
+        per = ", ".join(f"{op} {c / max(r['appends'], 1):.2f}" for op, c in sorted(s["requests"].items()))
+        print(f"           server: {s['calls']:.0f} create_table_version calls for {r['appends']} appends; "
+              f"requests per append: {per}")
+    if "peak_rss" in r:
+        print(f"           server peak RSS {r['peak_rss']:.0f} MiB")
+    if r["verify"]:
+        for p in r["verify"]:
+            print(f"           VERIFY MISMATCH {p}")
+    else:
+        print(f"           verify: OK (row counts and version counts of {len(table_plan(shape))} table(s))")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", required=True, help="the lance-catalog binary (a release build)")
+    ap.add_argument("--anchor", help="another lance-catalog binary run in the same rounds (before/after)")
+    ap.add_argument("--writers", default="1,4,8,16",
+                    help="comma-separated writer counts, each writer on a table of its own")
+    ap.add_argument("--shared", type=int, default=8, help="writers on one shared table (0: skip)")
+    ap.add_argument("--appends", type=int, default=15, help="appends per writer")
+    ap.add_argument("--rows", type=int, default=100, help="rows per append (and in each initial table)")
+    ap.add_argument("--work-dir", help="where the roots and direct paths go (default: a temporary directory)")
+    a = ap.parse_args()
+
+    shapes = [("each", int(w)) for w in a.writers.split(",") if w.strip()]
+    if a.shared > 0:
+        shapes.append(("shared", a.shared))
+    builds = {"catalog": a.bin}
+    if a.anchor:
+        builds["anchor"] = a.anchor
+    work = tempfile.mkdtemp(prefix="bench-commits-", dir=a.work_dir)
+    size = max(n for _, n in shapes)
+    # spawn, not fork: the parent already runs Lance's threads.
+    pool = multiprocessing.get_context("spawn").Pool(size)
+    try:
+        pool.map(warm, [os.path.join(work, f"warm{i}.lance") for i in range(size)], chunksize=1)
+        print(f"{a.appends} appends of {a.rows} rows per writer; writers are processes; "
+              f"binary {a.bin}" + (f", anchor {a.anchor}" if a.anchor else ""))
+        results = {}
+        for i, shape in enumerate(shapes):
+            print(f"\n{shape_name(shape)}")
+            shape_dir = os.path.join(work, f"shape{i}")
+            got = {"direct": run_direct(pool, shape, a, shape_dir)}
+            detail("direct", shape, got["direct"], a)
+            for tag, binary in builds.items():
+                got[tag] = run_catalog(pool, shape, a, binary, os.path.join(shape_dir, f"root-{tag}"))
+                detail(tag, shape, got[tag], a)
+            results[shape] = got
+            shutil.rmtree(shape_dir, ignore_errors=True)
+
+        print()
+        head = "| shape | through the catalog | direct Lance | ratio |"
+        rule = "|---|---|---|---|"
+        if a.anchor:
+            head += " anchor build, through the catalog | this build / anchor |"
+            rule += "---|---|"
+        print(head)
+        print(rule)
+        for shape, got in results.items():
+            row = f"| {shape_name(shape)} | {cell(got['catalog'])} | {cell(got['direct'])} | " \
+                  f"{ratio(got['catalog'], got['direct'])} |"
+            if a.anchor:
+                row += f" {cell(got['anchor'])} | {ratio(got['catalog'], got['anchor'])} |"
+            print(row)
+        bad = [f"{shape_name(s)} ({side})" for s, got in results.items() for side, r in got.items()
+               if r["verify"] or r["gave_up"]]
+        print("\nverification: " + ("OK everywhere" if not bad else "MISMATCHES in " + "; ".join(bad)))
+    finally:
+        pool.terminate()
+        pool.join()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
