@@ -192,10 +192,13 @@ impl Catalog {
         version: u64,
         id: &[String],
     ) -> CatalogResult<lance::Dataset> {
-        let undecided = self
-            .intent_on(id)
-            .await?
-            .is_some_and(|i| i.hides(version as i64));
+        // A batch's claim is on the main line's versions only.
+        let on_main = ds.manifest.branch.is_none();
+        let undecided = on_main
+            && self
+                .intent_on(id)
+                .await?
+                .is_some_and(|i| i.hides(version as i64));
         if undecided {
             return Err(CatalogError::new(
                 Code::TABLE_VERSION_NOT_FOUND,

@@ -300,6 +300,10 @@ impl Catalog {
             }
             Err(e) => return Err(e),
         };
+        // A write would be committed on a version a batch has not decided
+        // (Lance rebases onto the newest version it finds): not while one
+        // is being placed.
+        self.fence_seen(id, d.properties.as_ref()).await?;
         let location = d.location.ok_or_else(|| {
             CatalogError::internal(format!("table {} has no location", display_id(id)))
         })?;

@@ -228,23 +228,40 @@ impl Catalog {
 
         let mut placed: Vec<&VersionPlan> = Vec::new();
         for plan in plans {
+            if intents.iter().any(|(_, i)| i.overdue()) {
+                self.abandon(held, &placed, &intents).await;
+                return Err(overdue());
+            }
+            let what = plan.what();
             match materialize(
                 &self.store,
                 &plan.staging,
                 &plan.final_path,
                 plan.size,
-                &plan.what(),
+                &what,
             )
             .await
             {
                 Ok(Placed::New) => placed.push(plan),
-                Ok(Placed::Same) => {}
+                // Placed before this batch placed it: another commit of the
+                // same staged manifest took the name, not this batch.
+                Ok(Placed::Same) => {
+                    self.abandon(held, &placed, &intents).await;
+                    return Err(CatalogError::new(
+                        Code::CONCURRENT_MODIFICATION,
+                        format!("{what} was committed apart from this batch"),
+                    ));
+                }
                 Err(e) => {
                     self.abandon(held, &placed, &intents).await;
                     return Err(e);
                 }
             }
             crate::fault::point("batch.placed");
+        }
+        if intents.iter().any(|(_, i)| i.overdue()) {
+            self.abandon(held, &placed, &intents).await;
+            return Err(overdue());
         }
 
         let removed = decision.removed.clone();
@@ -270,16 +287,20 @@ impl Catalog {
         Ok(out)
     }
 
-    /// A batch that will not decide: remove what it placed (its own bytes,
-    /// new at their names), then its intents, in one commit. Whatever is
-    /// left (a failed removal, a refused commit) is the recovery's.
+    /// A batch that will not decide. What it placed for tables it declares
+    /// no one else can reach: removed. For the tables it claimed, it
+    /// aborts its own intents first (as a committer that found it dead
+    /// would, in one commit), so it removes only what is still its own:
+    /// a claim someone else already undid, and the version another writer
+    /// committed since, stay. Whatever is left (a refused commit, a store
+    /// error) the next committer past the expiry finishes.
     async fn abandon(
         &self,
         held: &Held<'_>,
         placed: &[&VersionPlan],
         claimed: &[(String, Intent)],
     ) {
-        for plan in placed {
+        for plan in placed.iter().filter(|p| p.fresh) {
             if let Err(e) = self.store.inner.delete(&plan.final_path).await {
                 tracing::warn!(error = %e, version = plan.version,
                     "an abandoned batch's version was not removed");
@@ -288,28 +309,94 @@ impl Catalog {
         if claimed.is_empty() {
             return;
         }
-        let cleared = async {
-            let ds = self.manifest_snapshot().await?;
-            let keys: Vec<String> = claimed.iter().map(|(k, _)| k.clone()).collect();
-            let found = self.manifest_rows(&ds, &keys).await?;
-            let mut rows = Vec::new();
-            for row in crate::core::manifest_tx::single_rows(&found) {
-                if crate::core::manifest_tx::row_type(&row).as_deref() != Some("table") {
-                    continue;
-                }
-                let props = row_properties(&row)?;
-                let ours =
-                    Intent::of(Some(&props)).is_some_and(|i| claimed.iter().any(|(_, c)| *c == i));
-                if ours {
-                    rows.push(with_properties(&row, |p| {
-                        p.remove(BATCH_INTENT);
-                    })?);
-                }
+        let aborted: Vec<(String, Intent)> = claimed
+            .iter()
+            .map(|(k, i)| {
+                let marked = Intent {
+                    aborted: true,
+                    ..i.clone()
+                };
+                (k.clone(), marked)
+            })
+            .collect();
+        let marked = match self.swap_intents(held, claimed, Some(&aborted)).await {
+            Ok(marked) => marked,
+            Err(e) => {
+                tracing::warn!(error = %e.message, "an abandoned batch's claims were not aborted");
+                return;
             }
-            self.manifest_apply(held, ds, rows, &[], true).await
         };
-        if let Err(e) = cleared.await {
-            tracing::warn!(error = %e.message, "an abandoned batch's intents were not cleared");
+        let mut settled = Vec::new();
+        for (key, intent) in aborted.iter().filter(|(k, _)| marked.contains(k)) {
+            let ours = placed
+                .iter()
+                .any(|p| !p.fresh && crate::core::checks::manifest_key(&p.id) == *key);
+            if !ours || self.unplace(intent).await {
+                settled.push((key.clone(), intent.clone()));
+            }
+        }
+        if let Err(e) = self.swap_intents(held, &settled, None).await {
+            tracing::warn!(error = %e.message, "an abandoned batch's claims were not cleared");
         }
     }
+
+    /// In one commit, replace each intent in `from` that its row still
+    /// holds with its counterpart in `to` (none: remove it); answers the
+    /// keys replaced.
+    async fn swap_intents(
+        &self,
+        held: &Held<'_>,
+        from: &[(String, Intent)],
+        to: Option<&[(String, Intent)]>,
+    ) -> CatalogResult<Vec<String>> {
+        if from.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ds = self.manifest_snapshot().await?;
+        let keys: Vec<String> = from.iter().map(|(k, _)| k.clone()).collect();
+        let found = self.manifest_rows(&ds, &keys).await?;
+        let mut rows = Vec::new();
+        let mut swapped = Vec::new();
+        for row in crate::core::manifest_tx::single_rows(&found) {
+            if crate::core::manifest_tx::row_type(&row).as_deref() != Some("table") {
+                continue;
+            }
+            let Some(key) = crate::core::manifest_tx::row_object_id(&row) else {
+                continue;
+            };
+            let Some((_, was)) = from.iter().find(|(k, _)| *k == key) else {
+                continue;
+            };
+            if Intent::of(Some(&row_properties(&row)?)).as_ref() != Some(was) {
+                continue;
+            }
+            let next = match to {
+                Some(to) => match to.iter().find(|(k, _)| *k == key) {
+                    Some((_, i)) => Some(i.encoded()?),
+                    None => continue,
+                },
+                None => None,
+            };
+            rows.push(with_properties(&row, |p| match &next {
+                Some(e) => {
+                    p.insert(BATCH_INTENT.to_string(), e.clone());
+                }
+                None => {
+                    p.remove(BATCH_INTENT);
+                }
+            })?);
+            swapped.push(key);
+        }
+        self.manifest_apply(held, ds, rows, &[], true).await?;
+        Ok(swapped)
+    }
+}
+
+/// A batch that took too long to decide gives up before a committer takes
+/// it for dead.
+fn overdue() -> CatalogError {
+    CatalogError::new(
+        Code::CONCURRENT_MODIFICATION,
+        "the batch took too long to place its versions and was given up: retry",
+    )
 }

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use lance_table::io::commit::ManifestNamingScheme;
 use object_store::path::Path;
 use object_store::ObjectStoreExt;
 use serde::{Deserialize, Serialize};
@@ -94,10 +95,30 @@ impl Intent {
         self.aborted || now_ms().saturating_sub(self.at_ms) > expiry().as_millis() as u64
     }
 
+    /// Whether its own batch is to give up rather than decide: past half
+    /// the expiry, a committer may soon take it for dead (the margin is
+    /// for the clocks of two replicas).
+    pub(crate) fn overdue(&self) -> bool {
+        now_ms().saturating_sub(self.at_ms) > expiry().as_millis() as u64 / 2
+    }
+
     pub(crate) fn encoded(&self) -> CatalogResult<String> {
         serde_json::to_string(self)
             .map_err(|e| CatalogError::internal(format!("cannot encode a batch intent: {e}")))
     }
+}
+
+/// The name version `version + 1` takes beside `placed` (version
+/// `version`'s manifest), in the same naming scheme.
+fn next_path(placed: &Path, version: i64) -> Option<Path> {
+    let name = placed.filename()?;
+    let scheme = ManifestNamingScheme::detect_scheme(name)?;
+    let parts: Vec<_> = placed.parts().collect();
+    let base: Path = parts[..parts.len().checked_sub(2)?]
+        .iter()
+        .cloned()
+        .collect();
+    Some(scheme.manifest_path(&base, u64::try_from(version).ok()? + 1))
 }
 
 pub(crate) fn now_ms() -> u64 {
@@ -173,7 +194,18 @@ impl Catalog {
     /// Refuse to build on a version a batch has not decided (14); undo a
     /// batch presumed dead first, and then go on.
     pub(crate) async fn fence_batch(&self, id: &[String]) -> CatalogResult<()> {
-        match self.intent_on(id).await? {
+        let described = self.describe(id, Default::default()).await?;
+        self.fence_seen(id, described.properties.as_ref()).await
+    }
+
+    /// [`Catalog::fence_batch`] on properties just read (a writer that
+    /// described the table already).
+    pub(crate) async fn fence_seen(
+        &self,
+        id: &[String],
+        props: Option<&HashMap<String, String>>,
+    ) -> CatalogResult<()> {
+        match Intent::of(props) {
             None => Ok(()),
             Some(intent) if intent.stale() => self.abort_intent(id, &intent).await,
             Some(_) => Err(in_progress(id)),
@@ -192,7 +224,9 @@ impl Catalog {
     /// Abort the batch intent `seen` on table `id`: mark it aborted (which
     /// conflicts with the batch's own decision, so one of the two lands),
     /// remove the version it placed if that is still the batch's own bytes
-    /// and nothing was built on it, then forget the intent.
+    /// and nothing was built on it, then forget the intent. An intent whose
+    /// version could not be settled (a store error) stays, aborted, and
+    /// keeps hiding it until the next committer tries again.
     pub(crate) async fn abort_intent(&self, id: &[String], seen: &Intent) -> CatalogResult<()> {
         let key = crate::core::checks::manifest_key(id);
         let marked = Intent {
@@ -208,36 +242,59 @@ impl Catalog {
             tracing::warn!(table = %display_id(id), batch = %seen.batch, version = seen.version,
                 "aborted a batch that did not decide in time");
         }
-        self.unplace(seen).await;
-        self.rewrite_intent(&key, &marked, None).await.map(|_| ())
+        if self.unplace(seen).await {
+            self.rewrite_intent(&key, &marked, None).await?;
+        }
+        Ok(())
     }
 
-    /// Remove a version an undecided batch placed: only its own bytes, and
+    /// Remove a version an aborted batch placed: only its own bytes, and
     /// only while nothing was built on it (a writer outside the catalog
     /// that did keeps it, and the batch is then partial for that table).
-    pub(crate) async fn unplace(&self, intent: &Intent) {
+    /// Answers whether nothing of the batch is left to hide: removed,
+    /// never placed, not its bytes, or built on; `false` when the store
+    /// could not tell.
+    pub(crate) async fn unplace(&self, intent: &Intent) -> bool {
         let (Ok(staging), Ok(placed)) = (Path::parse(&intent.staging), Path::parse(&intent.placed))
         else {
-            return;
+            return true;
         };
         let store = self.store.inner.as_ref();
-        let ours =
-            crate::core::version::materialize::same_bytes(store, &staging, &placed, None).await;
-        if !matches!(ours, Ok(true)) {
-            return;
+        match store.head(&placed).await {
+            Ok(_) => {}
+            Err(object_store::Error::NotFound { .. }) => return true,
+            Err(_) => return false,
         }
-        let next = crate::core::version::single::next_path(&placed, intent.version);
-        if let Some(next) = next {
-            if store.head(&next).await.is_ok() {
+        match crate::core::version::materialize::same_bytes(store, &staging, &placed, None).await {
+            Ok(true) => {}
+            Ok(false) => {
                 tracing::warn!(
                     version = intent.version,
-                    "a version was built on an aborted batch's; kept"
+                    "an aborted batch's version is not its staged bytes (or they are gone); kept"
                 );
-                return;
+                return true;
+            }
+            Err(_) => return false,
+        }
+        if let Some(next) = next_path(&placed, intent.version) {
+            match store.head(&next).await {
+                Ok(_) => {
+                    tracing::warn!(
+                        version = intent.version,
+                        "a version was built on an aborted batch's; kept"
+                    );
+                    return true;
+                }
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(_) => return false,
             }
         }
-        if let Err(e) = store.delete(&placed).await {
-            tracing::warn!(error = %e, "an aborted batch's version was not removed");
+        match store.delete(&placed).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => true,
+            Err(e) => {
+                tracing::warn!(error = %e, "an aborted batch's version was not removed");
+                false
+            }
         }
     }
 

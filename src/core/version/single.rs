@@ -13,7 +13,8 @@ use object_store::path::Path;
 use object_store::ObjectStoreExt;
 
 use crate::core::checks::{display_id, table_id};
-use crate::core::version::materialize::materialize;
+use crate::core::version::intent::{in_progress, Intent};
+use crate::core::version::materialize::{materialize, same_bytes};
 use crate::core::{engine, missing_table, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -32,19 +33,6 @@ pub(crate) fn is_staged_name(staging: &Path, final_path: &Path) -> bool {
         .as_ref()
         .strip_prefix(final_path.as_ref())
         .is_some_and(|rest| rest.len() > 1 && rest.starts_with('-') && !rest.contains('/'))
-}
-
-/// The name version `version + 1` takes beside `placed` (version
-/// `version`'s manifest), in the same naming scheme.
-pub(crate) fn next_path(placed: &Path, version: i64) -> Option<Path> {
-    let name = placed.filename()?;
-    let scheme = ManifestNamingScheme::detect_scheme(name)?;
-    let parts: Vec<_> = placed.parts().collect();
-    let base: Path = parts[..parts.len().checked_sub(2)?]
-        .iter()
-        .cloned()
-        .collect();
-    Some(scheme.manifest_path(&base, u64::try_from(version).ok()? + 1))
 }
 
 impl Catalog {
@@ -131,20 +119,17 @@ impl Catalog {
         req: CreateTableVersionRequest,
     ) -> CatalogResult<CreateTableVersionResponse> {
         let id = table_id(&req.id)?;
-        let location = self.table_location(&id).await?;
+        // One description answers the location, a legacy recorded version
+        // and a batch's claim.
+        let described = self.describe(&id, Default::default()).await?;
+        let location = described.location.clone().ok_or_else(|| {
+            CatalogError::internal(format!("table {} has no location", display_id(&id)))
+        })?;
         let branch = crate::core::branch::open::branch_of(&req.branch);
-        let (staging, final_path, table_path) = self.staged_paths(
-            &id,
-            &location,
-            branch,
-            req.version,
-            scheme(req.naming_scheme.as_deref()).0,
-            &req.manifest_path,
-        )?;
+        let naming = scheme(req.naming_scheme.as_deref()).0;
         if branch.is_some() {
             // Branch heads live in the branch's own directory; the engine
             // commits them with its per-table compare-and-swap.
-            let naming = scheme(req.naming_scheme.as_deref()).0;
             self.check_staged(
                 &id,
                 &location,
@@ -159,32 +144,61 @@ impl Catalog {
             return engine(self.inner().await?.create_table_version(req).await)
                 .map_err(|e| missing_table(e, &id));
         }
+        let (staging, final_path, table_path) = self.staged_paths(
+            &id,
+            &location,
+            None,
+            req.version,
+            naming,
+            &req.manifest_path,
+        )?;
         let what = format!("version {} of table {}", req.version, display_id(&id));
-        // A version an earlier release's batch recorded but did not place.
-        self.publish_recorded(&id).await?;
+        let props = described.properties.as_ref();
+        if props.is_some_and(|p| p.contains_key(crate::core::reserved::PENDING)) {
+            // A version an earlier release's batch recorded, not placed.
+            self.publish_recorded(&id).await?;
+        }
         // An undecided batch holds the table's next version (a dead one is
         // undone first).
-        self.fence_batch(&id).await?;
-        // A resent commit (its answer was lost) finds its own bytes there.
-        if self.store.inner.head(&final_path).await.is_ok() {
-            materialize(&self.store, &staging, &final_path, req.manifest_size, &what).await?;
-            return self.committed(&id, req.version, &final_path).await;
+        match Intent::of(props) {
+            Some(intent) if intent.stale() => self.abort_intent(&id, &intent).await?,
+            Some(_) => return Err(in_progress(&id)),
+            None => {}
         }
         let latest = self.latest_placed(&table_path).await?;
+        if req.version <= latest {
+            // A commit resent after its answer was lost finds its own bytes
+            // there; anything else lost the race.
+            let store = self.store.inner.as_ref();
+            let placed = store.head(&final_path).await.is_ok()
+                && same_bytes(store, &staging, &final_path, req.manifest_size).await?;
+            return match placed {
+                true => self.committed(&id, req.version, &final_path).await,
+                false => Err(behind(&id, latest, req.version)),
+            };
+        }
         if req.version != latest + 1 {
-            return Err(CatalogError::new(
-                Code::CONCURRENT_MODIFICATION,
-                format!(
-                    "table {} is at version {latest}: version {} cannot be created",
-                    display_id(&id),
-                    req.version
-                ),
-            ));
+            return Err(behind(&id, latest, req.version));
         }
         // Again after the listing: a batch that claimed the latest version
-        // since is not built on. One that claims this version after loses
-        // its name below, which is the commit.
+        // since is not built on (one that claims this version after loses
+        // its name below, which is the commit), and the version this one
+        // follows is still there (an abort may have removed it).
         self.fence_batch(&id).await?;
+        if req.version > 1 {
+            let before = naming.manifest_path(&table_path, req.version as u64 - 1);
+            if self.store.inner.head(&before).await.is_err() {
+                return Err(CatalogError::new(
+                    Code::CONCURRENT_MODIFICATION,
+                    format!(
+                        "version {} of table {} is gone: version {} cannot follow it",
+                        req.version - 1,
+                        display_id(&id),
+                        req.version
+                    ),
+                ));
+            }
+        }
         materialize(&self.store, &staging, &final_path, req.manifest_size, &what).await?;
         crate::fault::point("commit.placed");
         self.staged.keep(&self.store, staging);
@@ -211,4 +225,15 @@ impl Catalog {
             ..Default::default()
         })
     }
+}
+
+/// Version `asked` of table `id` is not the next one.
+fn behind(id: &[String], latest: i64, asked: i64) -> CatalogError {
+    CatalogError::new(
+        Code::CONCURRENT_MODIFICATION,
+        format!(
+            "table {} is at version {latest}: version {asked} cannot be created",
+            display_id(id)
+        ),
+    )
 }

@@ -88,7 +88,8 @@ impl Catalog {
             &location,
         )?;
         if p.version <= self.latest_placed(&table_path).await? {
-            return Ok(());
+            // Placed already (by a single commit that came first).
+            return self.forget_recorded(id).await;
         }
         let (naming, _) = scheme(Some(&p.naming_scheme));
         let final_path = naming.manifest_path(&table_path, p.version as u64);
@@ -104,8 +105,32 @@ impl Catalog {
             )));
         }
         let what = format!("version {} of table {}", p.version, display_id(id));
-        materialize(&self.store, &staging, &final_path, p.manifest_size, &what).await?;
-        Ok(())
+        match materialize(&self.store, &staging, &final_path, p.manifest_size, &what).await {
+            Ok(_) => {}
+            // Its staged manifest is gone, or another writer took its
+            // number: that version was lost before this release; say so
+            // once, and stop looking for it.
+            Err(e) if matches!(e.code, Code::INVALID_INPUT | Code::CONCURRENT_MODIFICATION) => {
+                tracing::warn!(table = %display_id(id), version = p.version, error = %e.message,
+                    "a version an earlier release recorded cannot be placed");
+            }
+            Err(e) => return Err(e),
+        }
+        self.forget_recorded(id).await
+    }
+
+    /// Remove a recorded version from the row, once it is placed (or
+    /// cannot be): nothing asks after it again.
+    async fn forget_recorded(&self, id: &[String]) -> CatalogResult<()> {
+        self.update_properties(
+            &crate::core::checks::manifest_key(id),
+            "table",
+            || table_not_found(id),
+            |props| {
+                props.remove(PENDING);
+            },
+        )
+        .await
     }
 
     /// The manifest row of each table, in order; 4 for a missing one.
@@ -155,10 +180,10 @@ impl Catalog {
         if !listed.versions.iter().any(|v| intent.hides(v.version)) {
             return Ok(listed);
         }
-        // A page cut at a hidden version is listed again whole, then cut.
+        // A page cut at a hidden version is listed again without the
+        // limit (from the same page token), then cut.
         let whole = ListTableVersionsRequest {
             limit: None,
-            page_token: None,
             ..req.clone()
         };
         let mut listed = engine(self.inner().await?.list_table_versions(whole).await)

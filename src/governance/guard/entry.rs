@@ -209,6 +209,10 @@ fn made_version(answer: &dyn std::any::Any) -> Option<i64> {
     if let Some(a) = answer.downcast_ref::<m::CreateTableVersionResponse>() {
         return a.version.as_ref().map(|v| v.version);
     }
+    // A streamed write (REST's create, insert and merge, Flight's puts).
+    if let Some(a) = answer.downcast_ref::<crate::core::WriteOutcome>() {
+        return i64::try_from(a.version).ok();
+    }
     macro_rules! made {
         ($($t:ident),*; $($o:ident),*) => {
             $(if let Some(a) = answer.downcast_ref::<m::$t>() {
