@@ -43,6 +43,8 @@ pub(crate) struct VersionPlan {
     pub size: Option<i64>,
     pub staging: Path,
     pub final_path: Path,
+    /// The table's own path, the only place its versions are undone.
+    pub table: Path,
     pub fresh: bool,
 }
 
@@ -125,6 +127,7 @@ impl Catalog {
             size: entry.manifest_size,
             staging,
             final_path,
+            table: table_path,
             fresh,
         })
     }
@@ -330,8 +333,12 @@ impl Catalog {
         for (key, intent) in aborted.iter().filter(|(k, _)| marked.contains(k)) {
             let ours = placed
                 .iter()
-                .any(|p| !p.fresh && crate::core::checks::manifest_key(&p.id) == *key);
-            if !ours || self.unplace(intent).await {
+                .find(|p| !p.fresh && crate::core::checks::manifest_key(&p.id) == *key);
+            let settled_now = match ours {
+                Some(plan) => self.unplace(&plan.table, intent).await,
+                None => true,
+            };
+            if settled_now {
                 settled.push((key.clone(), intent.clone()));
             }
         }

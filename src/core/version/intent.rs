@@ -242,7 +242,12 @@ impl Catalog {
             tracing::warn!(table = %display_id(id), batch = %seen.batch, version = seen.version,
                 "aborted a batch that did not decide in time");
         }
-        if self.unplace(seen).await {
+        let location = self.table_location(id).await?;
+        let table = lance::io::ObjectStore::extract_path_from_uri(
+            self.session.store_registry(),
+            &location,
+        )?;
+        if self.unplace(&table, seen).await {
             self.rewrite_intent(&key, &marked, None).await?;
         }
         Ok(())
@@ -254,11 +259,19 @@ impl Catalog {
     /// Answers whether nothing of the batch is left to hide: removed,
     /// never placed, not its bytes, or built on; `false` when the store
     /// could not tell.
-    pub(crate) async fn unplace(&self, intent: &Intent) -> bool {
+    pub(crate) async fn unplace(&self, table: &Path, intent: &Intent) -> bool {
         let (Ok(staging), Ok(placed)) = (Path::parse(&intent.staging), Path::parse(&intent.placed))
         else {
             return true;
         };
+        // Only ever a version manifest in this table's own `_versions/`.
+        if !crate::core::version::materialize::owned_version(table, &staging, &placed) {
+            tracing::warn!(
+                version = intent.version,
+                "a batch intent names a version outside its table; nothing removed"
+            );
+            return true;
+        }
         let store = self.store.inner.as_ref();
         match store.head(&placed).await {
             Ok(_) => {}

@@ -9,6 +9,25 @@ use object_store::{ObjectStore as _, ObjectStoreExt, PutMode, PutOptions};
 
 use crate::error::{CatalogError, CatalogResult, Code};
 
+/// Whether `staging` is a staged copy of `final_path`: the same name plus
+/// a suffix (`<final>-<uuid>`), in the same directory.
+pub(crate) fn is_staged_name(staging: &Path, final_path: &Path) -> bool {
+    staging
+        .as_ref()
+        .strip_prefix(final_path.as_ref())
+        .is_some_and(|rest| rest.len() > 1 && rest.starts_with('-') && !rest.contains('/'))
+}
+
+/// Whether `placed` is a version manifest of the table at `table` (in its
+/// own `_versions/`) and `staging` a staged copy of it: the only objects
+/// the catalog removes when it undoes a version.
+pub(crate) fn owned_version(table: &Path, staging: &Path, placed: &Path) -> bool {
+    let versions = table.clone().join("_versions");
+    placed.prefix_matches(&versions)
+        && placed.parts().count() == versions.parts().count() + 1
+        && is_staged_name(staging, placed)
+}
+
 /// What placing a staged manifest at its final name found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Placed {
@@ -167,6 +186,34 @@ mod tests {
         assert_eq!(e.code, Code::CONCURRENT_MODIFICATION, "{e:?}");
         let bytes = s.inner.get(&fin).await.unwrap().bytes().await.unwrap();
         assert_eq!(bytes.as_ref(), b"manifest-a");
+    }
+
+    #[test]
+    fn only_a_tables_own_version_is_owned() {
+        let table = Path::from("root/ns$t");
+        let placed = Path::from("root/ns$t/_versions/2.manifest");
+        let staging = Path::from("root/ns$t/_versions/2.manifest-uuid");
+        assert!(owned_version(&table, &staging, &placed));
+        let other = Path::from("root/ns$u/_versions/2.manifest");
+        let other_staging = Path::from("root/ns$u/_versions/2.manifest-uuid");
+        assert!(!owned_version(&table, &other_staging, &other));
+        let data = Path::from("root/ns$t/data/x.lance");
+        assert!(!owned_version(
+            &table,
+            &Path::from("root/ns$t/data/x.lance-y"),
+            &data
+        ));
+        let deeper = Path::from("root/ns$t/_versions/a/2.manifest");
+        assert!(!owned_version(
+            &table,
+            &Path::from("root/ns$t/_versions/a/2.manifest-u"),
+            &deeper
+        ));
+        assert!(!owned_version(
+            &table,
+            &Path::from("root/ns$t/_versions/3.manifest-u"),
+            &placed
+        ));
     }
 
     #[tokio::test]

@@ -14,7 +14,7 @@ use object_store::ObjectStoreExt;
 
 use crate::core::checks::{display_id, table_id};
 use crate::core::version::intent::{in_progress, Intent};
-use crate::core::version::materialize::{materialize, same_bytes};
+use crate::core::version::materialize::{is_staged_name, materialize, same_bytes};
 use crate::core::{engine, missing_table, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -24,15 +24,6 @@ pub(crate) fn scheme(name: Option<&str>) -> (ManifestNamingScheme, &'static str)
         Some(s) if s.eq_ignore_ascii_case("V1") => (ManifestNamingScheme::V1, "V1"),
         _ => (ManifestNamingScheme::V2, "V2"),
     }
-}
-
-/// Whether `staging` is a staged copy of `final_path`: the same name plus
-/// a suffix (`<final>-<uuid>`), in the same directory.
-pub(crate) fn is_staged_name(staging: &Path, final_path: &Path) -> bool {
-    staging
-        .as_ref()
-        .strip_prefix(final_path.as_ref())
-        .is_some_and(|rest| rest.len() > 1 && rest.starts_with('-') && !rest.contains('/'))
 }
 
 impl Catalog {

@@ -22,8 +22,8 @@ use object_store::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::core::checks::{display_id, table_id, table_not_found};
-use crate::core::version::materialize::materialize;
-use crate::core::version::single::{is_staged_name, scheme};
+use crate::core::version::materialize::{is_staged_name, materialize};
+use crate::core::version::single::scheme;
 use crate::core::{engine, missing_table, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
