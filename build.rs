@@ -32,7 +32,7 @@ const MODEL_NAME: &[(&str, &str)] = &[
 ];
 
 /// Messages with no model of their own (gRPC's stream chunk) or with a
-/// hand-written conversion (`src/grpc/lift.rs`: a flattened intent).
+/// hand-written conversion (`src/grpc/lift/mod.rs`: a flattened intent).
 const NOT_GENERATED: &[&str] = &["ArrowChunk", "CreateLeftover"];
 
 /// Fields only the message has: an Arrow body, taken out as bytes first.

@@ -1,7 +1,7 @@
 //! The spec operations ([`Spec`], and through it `LanceNamespace`) over the
 //! catalog's gRPC service, so Rust code (and the
 //! conformance suite) can use the catalog through gRPC exactly as through
-//! REST or in process. Same conversion as the server (`lift.rs`), with
+//! REST or in process. Same conversion as the server (`lift/`), with
 //! Arrow payloads as bytes.
 
 use std::future::Future;

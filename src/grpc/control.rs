@@ -1,6 +1,6 @@
 //! The control-plane service and client, expanded from the inventory's
 //! control rows (`src/api/inventory.rs`): the same message <-> model
-//! conversion as the namespace service (`lift.rs`).
+//! conversion as the namespace service (`lift/`).
 
 use std::sync::Arc;
 

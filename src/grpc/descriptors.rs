@@ -1,6 +1,6 @@
 //! The contract's messages by name, read from its compiled-in descriptors:
 //! the OpenAPI document describes the REST bodies by them. Conversion
-//! between messages and models is `lift.rs`.
+//! between messages and models is `lift/`.
 
 use std::sync::LazyLock;
 

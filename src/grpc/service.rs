@@ -1,6 +1,6 @@
 //! The gRPC spec service over the governance layer. Every rpc takes its
 //! Arrow payload out as bytes, converts the rest of its message to the
-//! spec model (`lift.rs`), adds identity and context from the metadata,
+//! spec model (`lift/`), adds identity and context from the metadata,
 //! calls governance (the one entry), and converts the answer back: one
 //! mechanism for all 54 operations.
 
