@@ -134,12 +134,24 @@ impl Credentials {
     }
 }
 
-/// One call's metadata: who calls, and the id the request is known by.
+/// The header a caller names a change by, so that sending it again does
+/// it once (`Idempotency-Key`, draft-ietf-httpapi-idempotency-key-header);
+/// gRPC metadata and Flight headers of the same name.
+pub const IDEMPOTENCY_HEADER: &str = "idempotency-key";
+
+/// Where a spec request carries that key: its context entry, as every
+/// other header of the call (the spec's Context mapping).
+pub const IDEMPOTENCY_CONTEXT: &str = "header.idempotency-key";
+
+/// One call's metadata: who calls, the id the request is known by, and
+/// the key its caller names the change by.
 #[derive(Debug, Clone, Default)]
 pub struct Call {
     pub credentials: Credentials,
     /// The `x-request-id` the caller is shown, named in the audit trail.
     pub request_id: Option<String>,
+    /// The call's `Idempotency-Key`, as sent.
+    pub idempotency_key: Option<String>,
 }
 
 impl Call {
@@ -147,7 +159,14 @@ impl Call {
         Self {
             credentials,
             request_id,
+            idempotency_key: None,
         }
+    }
+
+    /// The same call, naming its change by `key`.
+    pub fn keyed(mut self, key: Option<String>) -> Self {
+        self.idempotency_key = key;
+        self
     }
 }
 

@@ -44,7 +44,9 @@
 //!   materialized view's), `registers` (it records bytes no table owns,
 //!   which needs the register privilege on its warehouse) and
 //!   `ends_object` (it ends the table its id names: a drop, a
-//!   deregistration). The `OpDef` fields of the same names say why.
+//!   deregistration) and `secret` (its request or answer carries a
+//!   secret, a password or a new key, so nothing of it is kept: it takes
+//!   no `Idempotency-Key`). The `OpDef` fields of the same names say why.
 //!
 //! Path parameters: `{id}` is the object id, split by the delimiter;
 //! others (`{index_name}`) are strings of the same name.
@@ -139,15 +141,15 @@ macro_rules! for_each_control_op {
             SetWarehouseProtection => set_warehouse_protection(SetWarehouseProtectionRequest -> Warehouse) json, POST "/v1/warehouses/{warehouse_id}/protection", body json, 200, query [], facts [write warehouse administer whole];
             CreateWarehouseNamespace => create_warehouse_namespace(CreateWarehouseNamespaceRequest -> WarehouseNamespace) json, POST "/v1/warehouses/{warehouse_id}/namespaces", body json, 200, query [], facts [create warehouse create_child whole];
             ListWarehouseNamespaces => list_warehouse_namespaces(ListWarehouseNamespacesRequest -> ListWarehouseNamespacesResponse) json, GET "/v1/warehouses/{warehouse_id}/namespaces", body none, 200, query [page_token: Str, limit: Int], facts [read warehouse read_metadata whole];
-            CreateApiKey => create_api_key(CreateApiKeyRequest -> CreateApiKeyResponse) json, POST "/v1/api-keys", body json, 200, query [], facts [write api_key administer whole];
+            CreateApiKey => create_api_key(CreateApiKeyRequest -> CreateApiKeyResponse) json, POST "/v1/api-keys", body json, 200, query [], facts [write api_key administer whole secret];
             ListApiKeys => list_api_keys(ListApiKeysRequest -> ListApiKeysResponse) json, GET "/v1/api-keys", body none, 200, query [principal: Str, page_token: Str, limit: Int], facts [read api_key administer whole];
             RevokeApiKey => revoke_api_key(RevokeApiKeyRequest -> RevokeApiKeyResponse) json, DELETE "/v1/api-keys/{key_id}", body none, 200, query [], facts [write api_key administer whole];
-            CreateUser => create_user(CreateUserRequest -> UserInfo) json, POST "/v1/users", body json, 200, query [], facts [write user administer whole];
+            CreateUser => create_user(CreateUserRequest -> UserInfo) json, POST "/v1/users", body json, 200, query [], facts [write user administer whole secret];
             ListUsers => list_users(ListUsersRequest -> ListUsersResponse) json, GET "/v1/users", body none, 200, query [page_token: Str, limit: Int], facts [read user administer whole];
             GetUser => get_user(GetUserRequest -> UserInfo) json, GET "/v1/users/{username}", body none, 200, query [], facts [read user administer whole];
             UpdateUser => update_user(UpdateUserRequest -> UserInfo) json, POST "/v1/users/{username}", body json, 200, query [], facts [write user administer whole];
             DeleteUser => delete_user(DeleteUserRequest -> DeleteUserResponse) json, DELETE "/v1/users/{username}", body none, 200, query [], facts [write user administer whole];
-            SetUserPassword => set_user_password(SetUserPasswordRequest -> UserInfo) json, POST "/v1/users/{username}/password", body json, 200, query [], facts [write user administer whole];
+            SetUserPassword => set_user_password(SetUserPasswordRequest -> UserInfo) json, POST "/v1/users/{username}/password", body json, 200, query [], facts [write user administer whole secret];
             CreateSession => create_session(CreateSessionRequest -> Session) json, POST "/v1/sessions", body json, 200, query [], facts [read user read_metadata whole];
             DeleteSession => delete_session(DeleteSessionRequest -> DeleteSessionResponse) json, DELETE "/v1/sessions", body none, 200, query [], facts [write user read_metadata whole];
             CreateGrant => create_grant(CreateGrantRequest -> Grant) json, POST "/v1/grants", body json, 200, query [], facts [write grant manage_grants whole];

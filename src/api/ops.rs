@@ -199,6 +199,10 @@ pub struct OpDef {
     /// them, for its undrop). A namespace's drop ends a subtree and says
     /// so itself.
     pub ends_object: bool,
+    /// Whether its request or answer carries a secret (a password, a new
+    /// API key shown once): nothing of it may be kept, so a retry cannot
+    /// be answered from a record and an `Idempotency-Key` is refused.
+    pub secret: bool,
 }
 
 macro_rules! body_kind {
@@ -338,8 +342,8 @@ macro_rules! flow {
 
 /// Whether a row's optional fact words (after its flow) include `$want`:
 /// `has_fact!(vends; $($word)*)`. The words are `vends` (first, where
-/// `governance/spec.rs` matches it), `reads_tables`, `registers` and
-/// `ends_object`; any other word matches no rule and fails to compile
+/// `governance/spec.rs` matches it), `reads_tables`, `registers`,
+/// `ends_object` and `secret`; any other word matches no rule and fails to compile
 /// (every row is walked once in full, see `op_defs!`).
 macro_rules! has_fact {
     ($want:ident;) => {
@@ -357,6 +361,9 @@ macro_rules! has_fact {
     (ends_object; ends_object $($rest:ident)*) => {
         true
     };
+    (secret; secret $($rest:ident)*) => {
+        true
+    };
     ($want:ident; vends $($rest:ident)*) => {
         has_fact!($want; $($rest)*)
     };
@@ -367,6 +374,9 @@ macro_rules! has_fact {
         has_fact!($want; $($rest)*)
     };
     ($want:ident; ends_object $($rest:ident)*) => {
+        has_fact!($want; $($rest)*)
+    };
+    ($want:ident; secret $($rest:ident)*) => {
         has_fact!($want; $($rest)*)
     };
 }
@@ -408,6 +418,7 @@ macro_rules! op_defs {
                 reads_tables: has_fact!(reads_tables; $($fact)*),
                 registers: has_fact!(registers; $($fact)*),
                 ends_object: has_fact!(ends_object; $($fact)*),
+                secret: has_fact!(secret; $($fact)*),
             };
         )*
         /// Every operation of this plane, in inventory order.
@@ -456,6 +467,7 @@ pub mod op {
         reads_tables: false,
         registers: false,
         ends_object: false,
+        secret: false,
     };
 
     /// Not an operation either: signing in, which is audited and never
@@ -516,6 +528,13 @@ impl OpDef {
     /// Whether it only reads.
     pub fn reads(&self) -> bool {
         self.effect == Effect::Read
+    }
+
+    /// Whether a retry may be answered from the record an
+    /// `Idempotency-Key` keeps: a change whose request and answer hold no
+    /// secret (a read needs no key; one sent with it is ignored).
+    pub fn replayable(&self) -> bool {
+        !self.reads() && !self.secret
     }
 
     /// Whether it is a door: it makes an object or a name (create,
@@ -609,6 +628,10 @@ mod tests {
                 "DeregisterTable",
                 "DropTable"
             ]
+        );
+        assert_eq!(
+            with(|o| o.secret),
+            ["CreateApiKey", "CreateUser", "SetUserPassword"]
         );
         // A rename is the one operation that moves its object.
         assert_eq!(with(|o| o.effect == Effect::Move), ["RenameTable"]);

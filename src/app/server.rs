@@ -137,7 +137,8 @@ async fn refresh_readiness(gov: std::sync::Weak<Governance>) {
 /// Sweep the trash every `every_s` seconds: expired entries are reported,
 /// and purged only where a policy says so (see `governance/trash.rs`);
 /// then the bytes of creates that died (stale intents, see
-/// `governance/leftovers.rs`).
+/// `governance/leftovers.rs`); then the `Idempotency-Key`s kept past
+/// `--idempotency-ttl`.
 async fn sweep_trash(gov: Arc<Governance>, every_s: u64) {
     let mut tick = tokio::time::interval(std::time::Duration::from_secs(every_s));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -156,6 +157,13 @@ async fn sweep_trash(gov: Arc<Governance>, every_s: u64) {
         }
         if let Err(e) = gov.sweep_create_leftovers(None, true).await {
             tracing::warn!(error = %e.message, "the sweep of create leftovers failed; it runs again later")
+        }
+        match gov.sweep_idempotency_keys().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(keys = n, "expired idempotency keys removed"),
+            Err(e) => {
+                tracing::warn!(error = %e.message, "the sweep of idempotency keys failed; it runs again later")
+            }
         }
     }
 }

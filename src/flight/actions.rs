@@ -37,14 +37,15 @@ fn row(action: &str) -> Option<&'static OpDef> {
         .filter(|op| served(op))
 }
 
-/// Run action `kind` with its JSON `body`, for the caller `identity`
-/// names (from the call's headers): the answer's JSON, or nothing for an
-/// operation that answers nothing (the exists checks).
+/// Run action `kind` with its JSON `body`, with the call's headers laid
+/// over it as over a REST request's (the caller's identity, and context:
+/// its `Idempotency-Key` among them): the answer's JSON, or nothing for
+/// an operation that answers nothing (the exists checks).
 pub(super) async fn run(
     ns: &dyn Spec,
     kind: &str,
     body: &[u8],
-    identity: Option<Value>,
+    headers: &http::HeaderMap,
 ) -> Result<Vec<u8>, Status> {
     let op = row(kind).ok_or_else(|| {
         to_status(CatalogError::unsupported(format!(
@@ -59,10 +60,9 @@ pub(super) async fn run(
             )))
         })?,
     };
-    match identity {
-        Some(identity) => obj.insert("identity".into(), identity),
-        None => obj.remove("identity"),
-    };
+    // Who calls is the call's to say, never the body's.
+    obj.remove("identity");
+    crate::transport::headers::apply_headers(headers, &mut obj);
     let reply = dispatch(ns, op, obj, bytes::Bytes::new())
         .await
         .map_err(to_status)?;

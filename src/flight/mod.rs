@@ -47,7 +47,7 @@ use tonic::{Request, Response, Status, Streaming};
 
 use crate::core::{ScanSpec, WriteOp};
 use crate::error::CatalogError;
-use crate::governance::Governance;
+use crate::governance::{Governance, Put, StreamedBody, Tap};
 use crate::transport::status::to_status;
 
 /// The Flight service over the governance layer, with its message limits.
@@ -392,18 +392,39 @@ impl FlightService for CatalogFlight {
                 )))
             }
         };
+        // What a retry under the call's Idempotency-Key must send again:
+        // the descriptor and the very same data (its messages' bytes).
+        let asked = serde_json::json!({ "path": matches!(op, Command::Path), "command": cmd });
+        let tap = Arc::new(Tap::default());
+        let (fed, ended) = (tap.clone(), tap.clone());
         let messages = futures::stream::once(async move { Ok(first) })
             .chain(input)
+            .map_ok(move |m: FlightData| {
+                fed.feed(&m.data_header);
+                fed.feed(&m.data_body);
+                m
+            })
+            .chain(futures::stream::poll_fn(move |_| {
+                ended.end();
+                std::task::Poll::Ready(None)
+            }))
             .map_err(|s: Status| FlightError::Tonic(Box::new(s)));
         let batches = FlightRecordBatchStream::new_from_flight_data(messages)
             .map_err(|e| {
                 CatalogError::invalid(format!("the Flight stream is not valid Arrow data: {e}"))
             })
             .boxed();
-        let credentials = crate::transport::headers::credentials(&headers);
+        let put = Put {
+            id,
+            branch,
+            write,
+            schema,
+            asked,
+        };
+        let call = crate::transport::headers::call(&headers);
         let outcome = self
             .gov
-            .write_streamed(&id, branch, write, schema, batches, &credentials)
+            .write_streamed(put, StreamedBody::new(tap, batches), &call)
             .await
             .map_err(to_status)?;
         let metadata = serde_json::to_vec(&outcome).map_err(|e| invalid(e.to_string()))?;
@@ -430,8 +451,7 @@ impl FlightService for CatalogFlight {
     ) -> Result<Response<Self::DoActionStream>, Status> {
         let headers = request.metadata().clone().into_headers();
         let action = request.into_inner();
-        let identity = identity(&headers).map(|i| serde_json::json!(i));
-        let body = actions::run(self.gov.as_ref(), &action.r#type, &action.body, identity).await?;
+        let body = actions::run(self.gov.as_ref(), &action.r#type, &action.body, &headers).await?;
         let result = arrow_flight::Result { body: body.into() };
         Ok(Response::new(
             futures::stream::once(async { Ok(result) }).boxed(),

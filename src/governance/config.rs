@@ -22,6 +22,9 @@ pub struct GovernanceConfig {
     /// The server's maintenance policy (`--maintenance-*`): what applies
     /// where no record wins, and to fields a winning record leaves unset.
     pub policy: super::PolicyDefaults,
+    /// How long an `Idempotency-Key` and its answer are kept
+    /// (`--idempotency-ttl`; `None`: a day).
+    pub idempotency_ttl: Option<std::time::Duration>,
 }
 
 /// `--auth` and its settings.

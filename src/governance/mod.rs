@@ -39,6 +39,7 @@ mod health;
 mod leftovers;
 mod maintenance;
 pub mod models;
+mod once;
 mod open;
 mod plane;
 mod policy_records;
@@ -66,10 +67,12 @@ pub use config::{AuthConfig, GovernanceConfig};
 pub use duration::parse_duration;
 pub use maintenance::MaintenanceConfig;
 pub use models::{DEFAULT_PROJECT, DEFAULT_WAREHOUSE};
+pub use once::{StreamedBody, Tap};
 pub use policy_records::{check_fields as check_policy_fields, PolicyDefaults};
 pub use registry::Registry;
 pub use scheduler::{SchedulePass, SCHEDULER};
 pub use scoped::Scoped;
+pub use streams::{Batches, Put};
 pub use trash::TrashConfig;
 
 /// The catalog an operation runs on, and its warehouse.
@@ -107,6 +110,8 @@ pub struct Governance {
     policy_defaults: PolicyDefaults,
     /// How maintenance tasks are kept and run.
     maintenance: MaintenanceConfig,
+    /// How long an `Idempotency-Key` and its answer are kept (`once/`).
+    idempotency_ttl: std::time::Duration,
     /// The latest readiness check's outcome (see `health.rs`).
     ready: tokio::sync::watch::Sender<Option<String>>,
 }

@@ -36,6 +36,7 @@ impl Governance {
         gov.trash = config.trash;
         gov.policy_defaults = config.policy;
         gov.maintenance = config.maintenance.clone();
+        gov.idempotency_ttl = config.idempotency_ttl.unwrap_or(super::once::DEFAULT_TTL);
         let auth = &config.auth;
         let jwt = match &auth.jwt {
             Some(j) => Some(crate::auth::JwtVerifier::new(j.clone()).await?),
@@ -257,6 +258,7 @@ impl Governance {
             trash: Default::default(),
             policy_defaults: Default::default(),
             maintenance: Default::default(),
+            idempotency_ttl: super::once::DEFAULT_TTL,
             ready: tokio::sync::watch::channel(None).0,
         }
     }
@@ -264,6 +266,13 @@ impl Governance {
     /// Set the trash settings (tests; the server reads its flags).
     pub fn with_trash(mut self, trash: super::TrashConfig) -> Self {
         self.trash = trash;
+        self
+    }
+
+    /// How long an `Idempotency-Key` is kept (tests; the server reads
+    /// `--idempotency-ttl`).
+    pub fn with_idempotency_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.idempotency_ttl = ttl;
         self
     }
 

@@ -13,6 +13,7 @@ use lance_namespace::models;
 use super::guard::entry::{Admitted, Listing};
 use super::guard::request::SpecRequest;
 use super::guard::Access;
+use super::once::{asked, Body};
 use super::{Governance, DEFAULT_WAREHOUSE};
 use crate::api::kind::Kind;
 use crate::error::CatalogResult;
@@ -25,13 +26,21 @@ impl Governance {
         let id = request.id.clone().unwrap_or_default();
         if self.warehouses && id.len() == 1 {
             let scope = self.scope_of(&request)?.map(str::to_string);
+            let call = request.call();
+            let shape = asked(request.shape());
             return self
-                .create_bound(&request.call(), scope.as_deref(), request)
+                .kept(
+                    &op::CreateNamespace,
+                    &call,
+                    || shape,
+                    self.create_bound(&call, scope.as_deref(), request),
+                )
                 .await;
         }
-        self.call(
+        self.call_kept(
             &op::CreateNamespace,
             request,
+            Body::None,
             async |a: &mut Admitted, request| a.route.catalog.create_namespace(request).await,
         )
         .await
@@ -43,9 +52,10 @@ impl Governance {
         &self,
         request: models::DropTableRequest,
     ) -> CatalogResult<models::DropTableResponse> {
-        self.call(
+        self.call_kept(
             &op::DropTable,
             request,
+            Body::None,
             async |a: &mut Admitted, mut request: models::DropTableRequest| {
                 self.stamp_drop(&mut request.context, &a.route, &a.access)
                     .await?;
@@ -64,7 +74,7 @@ impl Governance {
         request: models::DropNamespaceRequest,
     ) -> CatalogResult<models::DropNamespaceResponse> {
         let id = request.id.clone().unwrap_or_default();
-        self.call(&op::DropNamespace, request, async |a: &mut Admitted, mut request: models::DropNamespaceRequest| {
+        self.call_kept(&op::DropNamespace, request, Body::None, async |a: &mut Admitted, mut request: models::DropNamespaceRequest| {
             let route = &a.route;
             self.stamp_drop(&mut request.context, route, &a.access)
                 .await?;
@@ -319,7 +329,8 @@ macro_rules! governed {
         $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$e:ident $t:ident $g:ident $f:ident vends $($more:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
             async fn $method(&self, request: models::$Req, data: Bytes) -> CatalogResult<models::$Resp> {
-                self.call_vending(&op::$Name, request, async move |a: &mut Admitted, request| {
+                let body = Body::whole(&data);
+                self.call_vending(&op::$Name, request, body, async move |a: &mut Admitted, request| {
                     Spec::$method(a.route.catalog.as_ref(), request, data).await
                 })
                 .await
@@ -330,7 +341,8 @@ macro_rules! governed {
         $verb:ident $path:literal, body arrow, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
             async fn $method(&self, request: models::$Req, data: Bytes) -> CatalogResult<models::$Resp> {
-                self.call(&op::$Name, request, async move |a: &mut Admitted, request| {
+                let body = Body::whole(&data);
+                self.call_kept(&op::$Name, request, body, async move |a: &mut Admitted, request| {
                     Spec::$method(a.route.catalog.as_ref(), request, data).await
                 })
                 .await
@@ -338,16 +350,16 @@ macro_rules! governed {
         ] $($rest)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) unit $($row:tt)*) => {
-        governed!(@plain [$($done)*] $Name $method $Req (); $($row)*);
+        governed!(@read [$($done)*] $Name $method $Req (); $($row)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) bytes[$field:literal] $($row:tt)*) => {
-        governed!(@plain [$($done)*] $Name $method $Req Bytes; $($row)*);
+        governed!(@read [$($done)*] $Name $method $Req Bytes; $($row)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) count[$field:literal] $($row:tt)*) => {
-        governed!(@plain [$($done)*] $Name $method $Req i64; $($row)*);
+        governed!(@read [$($done)*] $Name $method $Req i64; $($row)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) text[$field:literal] $($row:tt)*) => {
-        governed!(@plain [$($done)*] $Name $method $Req String; $($row)*);
+        governed!(@read [$($done)*] $Name $method $Req String; $($row)*);
     };
     (@acc [$($done:tt)*] $Name:ident => $method:ident ($Req:ident -> $Resp:ident) $answer:ident $($row:tt)*) => {
         governed!(@plain [$($done)*] $Name $method $Req models::$Resp; $($row)*);
@@ -356,7 +368,7 @@ macro_rules! governed {
         , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$e:ident $t:ident $g:ident $f:ident vends $($more:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> CatalogResult<$Ret> {
-                self.call_vending(&op::$Name, request, async |a: &mut Admitted, request| {
+                self.call_vending(&op::$Name, request, Body::None, async |a: &mut Admitted, request| {
                     Spec::$method(a.route.catalog.as_ref(), request).await
                 })
                 .await
@@ -365,6 +377,19 @@ macro_rules! governed {
     };
     (@plain [$($done:tt)*] $Name:ident $method:ident $Req:ident $Ret:ty;
         , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [$($fact:ident)*]; $($rest:tt)*) => {
+        governed!(@acc [$($done)*
+            async fn $method(&self, request: models::$Req) -> CatalogResult<$Ret> {
+                self.call_kept(&op::$Name, request, Body::None, async |a: &mut Admitted, request| {
+                    Spec::$method(a.route.catalog.as_ref(), request).await
+                })
+                .await
+            }
+        ] $($rest)*);
+    };
+    // The answers that are not JSON models are reads' (exists, query,
+    // count, plans), which take no key.
+    (@read [$($done:tt)*] $Name:ident $method:ident $Req:ident $Ret:ty;
+        , $verb:ident $path:literal, body $body:ident, $status:literal, query [$($q:ident : $kind:ident),*], facts [read $($fact:ident)*]; $($rest:tt)*) => {
         governed!(@acc [$($done)*
             async fn $method(&self, request: models::$Req) -> CatalogResult<$Ret> {
                 self.call(&op::$Name, request, async |a: &mut Admitted, request| {

@@ -12,13 +12,21 @@ use lance_namespace::models::{
     QueryTableRequest,
 };
 
+use std::sync::Arc;
+
+use futures::stream::BoxStream;
+use futures::StreamExt;
+
+use super::guard::request::SpecRequest;
+use super::once::{tapped, Body, StreamedBody, Tap};
 use super::Governance;
+use crate::api::call::Call;
 use crate::api::op;
 use crate::auth::Credentials;
 use crate::core::data::ipc_out::Framing;
 use crate::core::data::rows::{Chunks, Rows};
 use crate::core::{Scan, ScanSpec, WriteOp, WriteOutcome};
-use crate::error::CatalogResult;
+use crate::error::{CatalogError, CatalogResult};
 
 impl Governance {
     /// CreateTable with its Arrow body as it arrives.
@@ -27,11 +35,13 @@ impl Governance {
         request: CreateTableRequest,
         body: Chunks,
     ) -> CatalogResult<CreateTableResponse> {
+        let (digest, body) = streamed_body(&request, body);
         self.call_vending(
             &op::CreateTable,
             request,
+            digest,
             async move |a: &mut Admitted, request| {
-                let rows = Rows::decode(body, op::CreateTable.action).await?;
+                let rows = Rows::decode(unread(&body)?, op::CreateTable.action).await?;
                 a.route.catalog.create_table_op(request, rows).await
             },
         )
@@ -44,11 +54,13 @@ impl Governance {
         request: InsertIntoTableRequest,
         body: Chunks,
     ) -> CatalogResult<InsertIntoTableResponse> {
-        self.call(
+        let (digest, body) = streamed_body(&request, body);
+        self.call_kept(
             &op::InsertIntoTable,
             request,
+            digest,
             async move |a: &mut Admitted, request| {
-                let rows = Rows::decode(body, op::InsertIntoTable.action).await?;
+                let rows = Rows::decode(unread(&body)?, op::InsertIntoTable.action).await?;
                 a.route.catalog.insert_op(request, rows).await
             },
         )
@@ -103,29 +115,75 @@ impl Governance {
 
     /// A stream of batches written to one table as one commit (Flight's
     /// DoPut): a create (or create-or-append) is a create door, its creator
-    /// owning what it made, as for every transport.
+    /// owning what it made, as for every transport. `asked` is the
+    /// request as its caller sent it (the descriptor's command), which a
+    /// retry under the call's `Idempotency-Key` must send again, with the
+    /// same batches (`body`'s tap digests them).
     pub async fn write_streamed(
         &self,
-        id: &[String],
-        branch: Option<String>,
-        write: WriteOp,
-        schema: arrow_schema::SchemaRef,
-        batches: futures::stream::BoxStream<'static, CatalogResult<arrow_array::RecordBatch>>,
-        credentials: &Credentials,
+        put: Put,
+        body: Arc<StreamedBody<Batches>>,
+        call: &Call,
     ) -> CatalogResult<WriteOutcome> {
+        let Put {
+            id,
+            branch,
+            write,
+            schema,
+            asked,
+        } = put;
         let door = match &write {
             WriteOp::Create { .. } | WriteOp::CreateOrAppend => &op::CreateTable,
             WriteOp::Insert { .. } => &op::InsertIntoTable,
             WriteOp::MergeInsert(_) => &op::MergeInsertIntoTable,
         };
-        let named = Named::by(credentials, id).or_existing();
-        self.call(door, named, async move |a: &mut Admitted, _| {
+        let named = Named::called(call, &id)
+            .or_existing()
+            .keyed(call.idempotency_key.as_deref(), asked);
+        let digest = match call.idempotency_key {
+            Some(_) => Body::Streamed(body.clone()),
+            None => Body::None,
+        };
+        self.call_kept(door, named, digest, async move |a: &mut Admitted, _| {
             let made = a.access.new_object();
             a.route
                 .catalog
-                .write_stream(id, branch, write, schema, batches, made)
+                .write_stream(&id, branch, write, schema, unread(&body)?, made)
                 .await
         })
         .await
     }
+}
+
+/// Batches as Flight's DoPut decodes them.
+pub type Batches = BoxStream<'static, CatalogResult<arrow_array::RecordBatch>>;
+
+/// What a Flight DoPut writes, as its descriptor says.
+#[derive(Debug)]
+pub struct Put {
+    pub id: Vec<String>,
+    pub branch: Option<String>,
+    pub write: WriteOp,
+    pub schema: arrow_schema::SchemaRef,
+    /// The descriptor's command as sent: what a keyed retry must repeat.
+    pub asked: serde_json::Value,
+}
+
+/// A streamed request body, digested as the write reads it when its
+/// request is keyed (a retry's body is compared with it).
+fn streamed_body(request: &dyn SpecRequest, body: Chunks) -> (Body, Arc<StreamedBody<Chunks>>) {
+    let tap = Arc::new(Tap::default());
+    match request.idempotency_key() {
+        Some(_) => {
+            let body = StreamedBody::new(tap.clone(), tapped(tap, body).boxed());
+            (Body::Streamed(body.clone()), body)
+        }
+        None => (Body::None, StreamedBody::new(tap, body)),
+    }
+}
+
+/// The body for the writer: read once.
+fn unread<S>(body: &StreamedBody<S>) -> CatalogResult<S> {
+    body.take()
+        .ok_or_else(|| CatalogError::internal("the request body was read already"))
 }

@@ -20,6 +20,7 @@ use crate::core::vending::Privilege;
 use crate::error::CatalogResult;
 use crate::governance::guard::entry::Admitted;
 use crate::governance::guard::request::SpecRequest;
+use crate::governance::once::Body;
 
 /// A request whose answer may carry credentials: whether its caller asked
 /// for none (`vend_credentials: false`).
@@ -77,14 +78,15 @@ impl Governance {
         &self,
         op: &'static OpDef,
         request: R,
+        body: Body,
         run: impl AsyncFnOnce(&mut Admitted, R) -> CatalogResult<T>,
     ) -> CatalogResult<T>
     where
         R: SpecRequest + AsksCredentials,
-        T: HandsTable + 'static,
+        T: HandsTable + serde::Serialize + serde::de::DeserializeOwned + 'static,
     {
         let declined = request.declines();
-        self.call_then(op, request, run, async |a, answer| {
+        self.call_then_kept(op, request, body, run, async |a, answer| {
             self.hand_credentials(a, declined, answer).await
         })
         .await

@@ -41,14 +41,10 @@ impl ControlService {
     }
 }
 
-/// A call's metadata from a request's: its credentials and request id.
+/// A call's metadata from a request's: its credentials, request id and
+/// `Idempotency-Key`.
 fn call_of<P>(request: &Request<P>) -> Call {
-    let headers = request.metadata().clone().into_headers();
-    let request_id = headers
-        .get("x-request-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    Call::new(crate::transport::headers::credentials(&headers), request_id)
+    crate::transport::headers::call(&request.metadata().clone().into_headers())
 }
 
 macro_rules! control_service {
@@ -129,7 +125,8 @@ impl GrpcControl {
     }
 
     /// A request carrying the call's own credentials when it has any,
-    /// else the ones this client was made with, and the call's request id.
+    /// else the ones this client was made with, and the call's request id
+    /// and `Idempotency-Key`.
     fn request<T>(&self, call: &Call, message: T) -> Request<T> {
         let mut request = Request::new(message);
         let own = [
@@ -146,7 +143,12 @@ impl GrpcControl {
         let ids = call
             .request_id
             .iter()
-            .map(|id| ("x-request-id", id.clone()));
+            .map(|id| ("x-request-id", id.clone()))
+            .chain(
+                call.idempotency_key
+                    .iter()
+                    .map(|k| (crate::api::call::IDEMPOTENCY_HEADER, k.clone())),
+            );
         for (name, value) in sent.into_iter().chain(ids) {
             if let Ok(v) = tonic::metadata::MetadataValue::try_from(value.as_str()) {
                 request.metadata_mut().insert(name, v);

@@ -191,6 +191,13 @@ fn parameters(op: &OpDef) -> Vec<Value> {
         }
         out.push(p);
     }
+    if op.replayable() {
+        out.push(json!({
+            "name": "Idempotency-Key", "in": "header", "required": false,
+            "description": "Names this change: a retry with the same key gets the first answer and does nothing again (kept for --idempotency-ttl); the same key with another request is refused (code 13).",
+            "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7e]+$"},
+        }));
+    }
     out
 }
 

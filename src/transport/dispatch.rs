@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::api::call::IDEMPOTENCY_CONTEXT;
 use crate::api::control::*;
 use crate::api::inventory::{for_each_control_op, for_each_spec_op};
 use crate::api::OpDef;
@@ -153,7 +154,14 @@ macro_rules! dispatch_control_fn {
             op: &OpDef,
             obj: Map<String, Value>,
         ) -> Result<Reply, CatalogError> {
-            let call = &Call::new(Credentials::from_identity(obj.get("identity")), request_id);
+            // The key arrives as every header does, in the context (REST).
+            let key = obj
+                .get("context")
+                .and_then(|c| c.get(IDEMPOTENCY_CONTEXT))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let call = &Call::new(Credentials::from_identity(obj.get("identity")), request_id)
+                .keyed(key);
             match op.name {
                 $( stringify!($Name) => {
                     let answer: $Resp = plane.$method(call, model::<$Req>(obj)?).await?;

@@ -132,3 +132,16 @@ pub fn credentials(headers: &HeaderMap) -> crate::auth::Credentials {
         auth_token: said.auth_token,
     }))
 }
+
+/// A call's metadata from its headers (gRPC metadata, Flight): its
+/// credentials, request id and `Idempotency-Key`.
+pub fn call(headers: &HeaderMap) -> crate::api::call::Call {
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    crate::api::call::Call::new(credentials(headers), text("x-request-id"))
+        .keyed(text(crate::api::call::IDEMPOTENCY_HEADER))
+}

@@ -1,7 +1,7 @@
 //! Drops and leftovers (`--trash-*`, `--create-intent-expiry`,
-//! `--batch-intent-expiry`): how long a dropped object stays recoverable,
-//! how often the sweep runs, and when a create's or a batch's leftovers
-//! count as dead.
+//! `--batch-intent-expiry`, `--idempotency-ttl`): how long a dropped
+//! object stays recoverable, how often the sweep runs, when a create's or
+//! a batch's leftovers count as dead, and how long a retry's key is kept.
 
 use clap::Args;
 
@@ -63,6 +63,17 @@ pub struct DropsArgs {
         default_value = "2m"
     )]
     pub batch_intent_expiry: String,
+
+    /// How long an `Idempotency-Key` and the answer it was given are kept
+    /// on the control root: a retry with the key within this time gets
+    /// that answer from any replica; the trash sweep removes older ones.
+    #[arg(
+        help_heading = "Drops and leftovers",
+        long,
+        env = "LANCE_CATALOG_IDEMPOTENCY_TTL",
+        default_value = "24h"
+    )]
+    pub idempotency_ttl: String,
 }
 
 impl DropsArgs {
@@ -87,6 +98,15 @@ impl DropsArgs {
             Ok(0) => Err("--batch-intent-expiry must be at least 1s".to_string()),
             Ok(s) => Ok(std::time::Duration::from_secs(s)),
             Err(e) => Err(format!("--batch-intent-expiry: {e}")),
+        }
+    }
+
+    /// How long a retry's key is kept.
+    pub fn idempotency_ttl(&self) -> Result<std::time::Duration, String> {
+        match parse_duration(&self.idempotency_ttl) {
+            Ok(0) => Err("--idempotency-ttl must be at least 1s".to_string()),
+            Ok(s) => Ok(std::time::Duration::from_secs(s)),
+            Err(e) => Err(format!("--idempotency-ttl: {e}")),
         }
     }
 

@@ -56,6 +56,7 @@ impl ServeArgs {
             warehouses: self.storage.warehouses.is_on(),
             auth: self.access.config(&self.users)?,
             trash: self.drops.trash()?,
+            idempotency_ttl: Some(self.drops.idempotency_ttl()?),
             policy: self.maintenance.policy_defaults()?,
             maintenance: crate::governance::MaintenanceConfig {
                 workers: self.tasks.workers,

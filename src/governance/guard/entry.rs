@@ -9,6 +9,8 @@
 //! - [`Governance::call_then`]: the same, with a step after finish (the
 //!   credentials `vending.rs` hands with a table: the write is recorded
 //!   even if none can be made);
+//! - their twins in `kept.rs`, for a change its caller names by an
+//!   `Idempotency-Key`;
 //! - [`Governance::call_control`]: a control-plane resource (the server, a
 //!   project, a warehouse);
 //! - [`Governance::call_on`]: an access whose object its operation finds
@@ -28,7 +30,7 @@
 
 use crate::api::call::Call;
 use crate::api::OpDef;
-use crate::error::CatalogResult;
+use crate::error::{CatalogError, CatalogResult};
 use crate::governance::guard::request::SpecRequest;
 use crate::governance::guard::sight::Sight;
 use crate::governance::guard::{Access, Kind};
@@ -96,17 +98,35 @@ impl Governance {
     pub(in crate::governance) async fn call_then<R: SpecRequest, T: 'static>(
         &self,
         op: &'static OpDef,
-        mut request: R,
+        request: R,
         run: impl AsyncFnOnce(&mut Admitted, R) -> CatalogResult<T>,
         then: impl AsyncFnOnce(&Admitted, &mut T) -> CatalogResult<()>,
     ) -> CatalogResult<T> {
-        let (route, access) = self.admit(op, &mut request).await?;
-        let mut admitted = Admitted { route, access };
-        let mut answer = run(&mut admitted, request).await?;
-        admitted.access.version = made_version(&answer);
-        self.finish(&admitted.access).await;
+        if request.idempotency_key().is_some() && op.replayable() {
+            // Every change a caller may key comes in through `kept.rs`:
+            // one that reached here would be done again on a retry.
+            return Err(CatalogError::internal(format!(
+                "{op} reached the catalog by a path that keeps no Idempotency-Key"
+            )));
+        }
+        let (admitted, mut answer) = self.admit_run_finish(op, request, run).await?;
         then(&admitted, &mut answer).await?;
         Ok(answer)
+    }
+
+    /// Admit, run, finish: the steps every spec entry shares.
+    pub(super) async fn admit_run_finish<R: SpecRequest, T: 'static>(
+        &self,
+        op: &'static OpDef,
+        mut request: R,
+        run: impl AsyncFnOnce(&mut Admitted, R) -> CatalogResult<T>,
+    ) -> CatalogResult<(Admitted, T)> {
+        let (route, access) = self.admit(op, &mut request).await?;
+        let mut admitted = Admitted { route, access };
+        let answer = run(&mut admitted, request).await?;
+        admitted.access.version = made_version(&answer);
+        self.finish(&admitted.access).await;
+        Ok((admitted, answer))
     }
 
     /// Admit `op` on a control-plane resource (`kind` and `id`; a

@@ -7,7 +7,7 @@
 //! -> conflict (409) -> storage write -> ownership grants -> events.
 //!
 //! The room: the one entry every transport and the control plane call
-//! (`entry.rs`), the caller it hands on, the only way outside the room to
+//! (`entry.rs`) and its twins for keyed changes (`kept.rs`), the caller it hands on, the only way outside the room to
 //! ask a rule (`sight.rs`), admission and finish (`admit.rs`), what a typed request
 //! names (`request.rs`), authorization and what a write does to grants
 //! (`authorize.rs`), Cedar (`cedar.rs`), the real ids of what a request is
@@ -18,6 +18,7 @@ pub(super) mod admit;
 pub(super) mod authorize;
 pub(super) mod cedar;
 pub(super) mod entry;
+pub(super) mod kept;
 pub(super) mod objects;
 pub(super) mod sight;
 pub(super) mod task_key;

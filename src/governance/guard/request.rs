@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use lance_namespace::models;
 
-use crate::api::call::{Call, Credentials};
+use crate::api::call::{Call, Credentials, IDEMPOTENCY_CONTEXT};
 use crate::api::{op, OpDef, Target};
 use crate::core::object_ids::fresh_object_id;
 use crate::core::reserved::{OBJECT_ID, WAREHOUSE};
@@ -50,14 +50,36 @@ pub trait SpecRequest: Send + Sync {
         None
     }
 
-    /// Its caller, as a control-plane call names one (its credentials and
-    /// request id).
+    /// Its caller, as a control-plane call names one (its credentials,
+    /// request id and `Idempotency-Key`).
     fn call(&self) -> crate::api::call::Call {
         crate::api::call::Call::new(
             crate::auth::Credentials::of_identity(self.identity()),
             self.request_id().map(str::to_string),
         )
+        .keyed(self.idempotency_key().map(str::to_string))
     }
+
+    /// The `Idempotency-Key` its caller names it by (a header, which every
+    /// transport puts in the context).
+    fn idempotency_key(&self) -> Option<&str> {
+        // Header names are any case (a Lance client's `header.Idempotency-Key`
+        // context entry is the header it sends).
+        let context = self.context().as_ref()?;
+        context
+            .get(IDEMPOTENCY_CONTEXT)
+            .map(String::as_str)
+            .or_else(|| {
+                context
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(IDEMPOTENCY_CONTEXT))
+                    .map(|(_, v)| v.as_str())
+            })
+    }
+
+    /// What it asks, as a JSON value: what a retry under the same key must
+    /// ask again (its caller and its call's headers are not part of it).
+    fn shape(&self) -> serde_json::Value;
 
     /// The warehouse scope it names (its `lance-catalog.warehouse` context,
     /// which REST and gRPC set from the endpoint it came through).
@@ -77,6 +99,8 @@ pub(in crate::governance) struct Named {
     context: Context,
     may_exist: bool,
     request_id: Option<String>,
+    /// What its caller asked beyond the id (a Flight write's command).
+    asked: Option<serde_json::Value>,
 }
 
 impl Named {
@@ -92,7 +116,9 @@ impl Named {
         }
     }
 
-    /// `id`, asked by a control-plane call (its request id is audited).
+    /// `id`, asked by a control-plane call (its request id is audited;
+    /// its `Idempotency-Key` was honoured where the call came in, in
+    /// `plane/mod.rs`, so the access it makes here carries none).
     pub(in crate::governance) fn called(call: &Call, id: &[String]) -> Self {
         Named {
             request_id: call.request_id.clone(),
@@ -107,6 +133,22 @@ impl Named {
             context: warehouse.map(|w| HashMap::from([(WAREHOUSE.to_string(), w.to_string())])),
             ..Default::default()
         }
+    }
+
+    /// Named by its caller's `Idempotency-Key`, asking `asked` besides
+    /// its id (a Flight write, whose call comes in here).
+    pub(in crate::governance) fn keyed(
+        mut self,
+        key: Option<&str>,
+        asked: serde_json::Value,
+    ) -> Self {
+        if let Some(key) = key {
+            self.context
+                .get_or_insert_with(HashMap::new)
+                .insert(IDEMPOTENCY_CONTEXT.to_string(), key.to_string());
+        }
+        self.asked = Some(asked);
+        self
     }
 
     /// A create that appends to what stands (Flight's path descriptor).
@@ -137,6 +179,14 @@ impl SpecRequest for Named {
     fn request_id(&self) -> Option<&str> {
         self.request_id.as_deref()
     }
+    fn shape(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id,
+            "may_exist": self.may_exist,
+            "context": self.context,
+            "asked": self.asked,
+        })
+    }
 }
 
 /// A spec model's `SpecRequest`: its `identity` and `context` are the
@@ -153,6 +203,11 @@ macro_rules! spec_request {
             }
             fn context_mut(&mut self) -> &mut Context {
                 &mut self.context
+            }
+            fn shape(&self) -> serde_json::Value {
+                // A model always renders (string-keyed maps, no floats that
+                // JSON cannot hold).
+                serde_json::to_value(self).unwrap_or_default()
             }
             $($named)*
         }

@@ -7,7 +7,8 @@
 //!
 //! A [`Plane`] is the governance layer serving one call: the
 //! `ControlPlane` implementation below hands every operation, by its
-//! inventory row, to the `Plane` method of the same name.
+//! inventory row, to the `Plane` method of the same name, once for the
+//! call's `Idempotency-Key` when it has one.
 
 use std::ops::Deref;
 
@@ -78,7 +79,15 @@ macro_rules! control_plane_impl {
         impl ControlPlane for Governance {
             $(
                 async fn $method(&self, call: &Call, request: $Req) -> CatalogResult<$Resp> {
-                    Plane { gov: self, call }.$method(request).await
+                    // A change its caller keys is done once (`guard/kept.rs`).
+                    let shape = match call.idempotency_key {
+                        Some(_) => serde_json::to_value(&request).unwrap_or_default(),
+                        None => serde_json::Value::Null,
+                    };
+                    self.kept(&crate::api::op::$Name, call, || shape, async {
+                        Plane { gov: self, call }.$method(request).await
+                    })
+                    .await
                 }
             )*
         }

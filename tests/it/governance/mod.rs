@@ -5,6 +5,7 @@
 
 mod auth;
 pub(crate) mod hierarchy;
+mod idempotency;
 mod lists;
 mod policy;
 mod scheduler;
