@@ -54,9 +54,13 @@ With --anchor another build (e.g. the commit before a change) runs in the
 same rounds, on its own fresh servers and roots, and the table gains its
 column and the ratio this build / anchor.
 
-Local disk only: the S3 backend (scripts/s3_server.py) is not wired in;
-pointing both sides at one S3 server fairly is a harness of its own. Run it
-on a release build on a quiet machine (client and server share the CPUs):
+With --s3 URL (an S3-compatible server and bucket, e.g. moto through
+scripts/s3_server.py, or SeaweedFS through scripts/sts_server.py) both
+sides write there instead: the catalog's root and the direct paths are
+fresh prefixes of that bucket, conditional puts are the commit point on
+both sides, and the server gets the same storage options as flags that
+pylance gets directly. Run it on a release build on a quiet machine
+(client, server and any S3 server share the CPUs):
 
   cargo build --release
   python3 scripts/bench_commits.py --bin $CARGO_TARGET_DIR/release/lance-catalog
@@ -70,12 +74,49 @@ import subprocess
 import tempfile
 import threading
 import time
+import urllib.parse
 import urllib.request
+import uuid
 
 import lance
 import lance_namespace
 import pyarrow as pa
 from lance_namespace import CreateNamespaceRequest, DescribeTableRequest
+
+# Where the tables live: a local directory, or with --s3 a bucket's prefix
+# and the storage options both sides use (set in main()).
+S3 = {"url": None, "options": {}, "work": None}
+
+
+def s3_setup(url):
+    """The storage options an S3-compatible server at `url` (with its
+    bucket) needs, and the bucket URI every root and path goes under."""
+    u = urllib.parse.urlsplit(url)
+    bucket, _, prefix = u.path.strip("/").partition("/")
+    options = {
+        "aws_endpoint": f"{u.scheme}://{u.netloc}",
+        "aws_access_key_id": os.environ.get("AWS_ACCESS_KEY_ID", "test"),
+        "aws_secret_access_key": os.environ.get("AWS_SECRET_ACCESS_KEY", "test"),
+        "aws_region": "us-east-1",
+        "allow_http": "true",
+    }
+    base = f"s3://{bucket}/{prefix.strip('/') + '/' if prefix.strip('/') else ''}bench-{uuid.uuid4().hex[:8]}"
+    return base, options
+
+
+def place(*parts):
+    """A fresh location under the run's work place: a local path, or an S3
+    URI (created on first write)."""
+    if S3["url"]:
+        return "/".join([S3["url"], *parts])
+    path = os.path.join(S3["work"], *parts)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    return path
+
+
+def lance_options():
+    return {"storage_options": S3["options"]} if S3["options"] else {}
+
 
 # A failed append is attempted again at most this many times before the
 # writer gives up on it (a safety valve: printed, never expected).
@@ -107,8 +148,15 @@ class Server:
     """One fresh lance-catalog process over its own root."""
 
     def __init__(self, binary, root):
+        argv = [binary, "serve", "--root", root, "--listen", "127.0.0.1:0", "--workers", "0"]
+        for k, v in S3["options"].items():
+            argv += ["--storage-option", f"{k}={v}"]
+        if S3["options"]:
+            # The writers read and write the table's data themselves with
+            # what a describe hands them: here the operator's own options.
+            argv += ["--forward-storage-secrets"]
         self.proc = subprocess.Popen(
-            [binary, "serve", "--root", root, "--listen", "127.0.0.1:0", "--workers", "0"],
+            argv,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env=dict(os.environ, LANCE_CATALOG_LOG="warn"))
         self.url = None
@@ -204,11 +252,13 @@ def server_side(before, after):
 # ---------------------------------------------------------------- writers
 
 
-def warm(path):
+def warm(job):
     """Runs once in each pool process before any clock: the imports are
     done at start, this pays Lance's first-write costs (runtime, object
     store) outside the measurement."""
-    lance.write_dataset(make_rows(1, 0), path, mode="create")
+    path, s3 = job
+    S3.update(s3)
+    lance.write_dataset(make_rows(1, 0), path, mode="create", **lance_options())
     time.sleep(0.5)  # keep this process busy so the next warm-up lands on another
     return os.getpid()
 
@@ -225,8 +275,10 @@ def writer(job):
         def append(rows):
             lance.write_dataset(rows, namespace_client=ns, table_id=tid, mode="append")
     else:
+        options = {"storage_options": job["options"]} if job.get("options") else {}
+
         def append(rows):
-            lance.write_dataset(rows, job["path"], mode="append")
+            lance.write_dataset(rows, job["path"], mode="append", **options)
     rows = make_rows(job["rows"], job["seed"])
     time.sleep(max(0.0, job["start_at"] - time.monotonic()))
 
@@ -305,21 +357,20 @@ def check(got_rows, got_versions, want_rows, want_versions, extra=""):
     return f"rows {got_rows} (want {want_rows}), versions {got_versions} (want {want_versions}){extra}"
 
 
-def run_direct(pool, shape, a, work):
-    base = os.path.join(work, "direct")
-    os.makedirs(base, exist_ok=True)
+def run_direct(pool, shape, a, where):
     plan = table_plan(shape)
-    paths = [os.path.join(base, f"t{i}.lance") for i in range(len(plan))]
+    paths = [place(where, "direct", f"t{i}.lance") for i in range(len(plan))]
     for p in paths:
-        lance.write_dataset(make_rows(a.rows, 0), p, mode="create")
-    jobs = [{"url": None, "path": p, "appends": a.appends, "rows": a.rows, "seed": (j + 1) * 1_000_000}
+        lance.write_dataset(make_rows(a.rows, 0), p, mode="create", **lance_options())
+    jobs = [{"url": None, "path": p, "options": S3["options"], "appends": a.appends, "rows": a.rows,
+             "seed": (j + 1) * 1_000_000}
             for p, writers in zip(paths, plan) for j in range(writers)]
     out = run_writers(pool, jobs)
 
     problems = []
     for p, writers in zip(paths, plan):
         try:
-            ds = lance.dataset(p)
+            ds = lance.dataset(p, **lance_options())
             bad = check(ds.count_rows(), len(ds.versions()),
                         a.rows * (1 + writers * a.appends), writers * a.appends + 1)
         except Exception as e:  # noqa: BLE001 -- a table that cannot be read is a finding, printed
@@ -356,7 +407,7 @@ def run_catalog(pool, shape, a, binary, root):
                 ds = lance.dataset(namespace_client=ns, table_id=tid)
                 # What a plain Lance reader of the directory sees: the
                 # catalog publishes each staged manifest after recording it.
-                disk = lance.dataset(ds.uri).version
+                disk = lance.dataset(ds.uri, **lance_options()).version
                 extra = "" if disk == want_versions else f", a plain reader of the directory sees version {disk}"
                 bad = check(ds.count_rows(), len(ds.versions()),
                             a.rows * (1 + writers * a.appends), want_versions, extra)
@@ -423,7 +474,10 @@ def main():
     ap.add_argument("--appends", type=int, default=15, help="appends per writer")
     ap.add_argument("--rows", type=int, default=100, help="rows per append (and in each initial table)")
     ap.add_argument("--work-dir", help="where the roots and direct paths go (default: a temporary directory)")
+    ap.add_argument("--s3", help="an S3-compatible server and bucket (http://host:port/bucket) to write to instead")
     a = ap.parse_args()
+    if a.s3:
+        S3["url"], S3["options"] = s3_setup(a.s3)
 
     shapes = [("each", int(w)) for w in a.writers.split(",") if w.strip()]
     if a.shared > 0:
@@ -432,21 +486,24 @@ def main():
     if a.anchor:
         builds["anchor"] = a.anchor
     work = tempfile.mkdtemp(prefix="bench-commits-", dir=a.work_dir)
+    S3["work"] = work
     size = max(n for _, n in shapes)
     # spawn, not fork: the parent already runs Lance's threads.
     pool = multiprocessing.get_context("spawn").Pool(size)
     try:
-        pool.map(warm, [os.path.join(work, f"warm{i}.lance") for i in range(size)], chunksize=1)
+        pool.map(warm, [(place(f"warm{i}.lance"), dict(S3)) for i in range(size)], chunksize=1)
         print(f"{a.appends} appends of {a.rows} rows per writer; writers are processes; "
-              f"binary {a.bin}" + (f", anchor {a.anchor}" if a.anchor else ""))
+              f"binary {a.bin}" + (f", anchor {a.anchor}" if a.anchor else "")
+              + (f"; on S3 at {a.s3}" if a.s3 else "; on local disk"))
         results = {}
         for i, shape in enumerate(shapes):
             print(f"\n{shape_name(shape)}")
             shape_dir = os.path.join(work, f"shape{i}")
-            got = {"direct": run_direct(pool, shape, a, shape_dir)}
+            got = {"direct": run_direct(pool, shape, a, f"shape{i}")}
             detail("direct", shape, got["direct"], a)
             for tag, binary in builds.items():
-                got[tag] = run_catalog(pool, shape, a, binary, os.path.join(shape_dir, f"root-{tag}"))
+                root = place(f"shape{i}", f"root-{tag}")
+                got[tag] = run_catalog(pool, shape, a, binary, root)
                 detail(tag, shape, got[tag], a)
             results[shape] = got
             shutil.rmtree(shape_dir, ignore_errors=True)
