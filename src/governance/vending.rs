@@ -101,6 +101,11 @@ impl Governance {
         answer: &mut A,
     ) -> CatalogResult<()> {
         let (route, access) = (&admitted.route, &admitted.access);
+        // A replayed answer was kept without its storage options
+        // (`once/`): the table's catalog hands them as it did.
+        if answer.storage_options().is_none() {
+            *answer.storage_options() = route.catalog.vended_storage_options();
+        }
         if declined {
             return Ok(());
         }

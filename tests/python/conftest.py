@@ -44,8 +44,9 @@ if ON_S3:
     # What a user sets for an S3-compatible server on plain http.
     S3_OPTIONS = {
         "aws_endpoint": S3_ENDPOINT,
-        "aws_access_key_id": "test",
-        "aws_secret_access_key": "test",
+        # moto takes any; SeaweedFS (scripts/sts_server.py) its own.
+        "aws_access_key_id": os.environ.get("LANCE_CATALOG_TEST_S3_KEY", "test"),
+        "aws_secret_access_key": os.environ.get("LANCE_CATALOG_TEST_S3_SECRET", "test"),
         "aws_region": "us-east-1",
         "allow_http": "true",
     }

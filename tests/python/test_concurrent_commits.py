@@ -15,8 +15,8 @@ from lance_namespace import (
 
 from conftest import fresh, sample
 
-WRITERS = 6
-APPENDS = 5
+WRITERS = 8
+APPENDS = 8
 ROWS = 3
 
 

@@ -5,7 +5,7 @@
 //! conflict); never decided by size alone, as lance-io's copy does.
 
 use object_store::path::Path;
-use object_store::{ObjectStore as _, ObjectStoreExt, PutMode, PutOptions};
+use object_store::{ObjectStoreExt, PutMode, PutOptions};
 
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -50,25 +50,24 @@ pub(crate) async fn materialize(
     what: &str,
 ) -> CatalogResult<Placed> {
     let store = &store.inner;
-    let copied = match store.copy_if_not_exists(staging, final_path).await {
-        // Without a native conditional copy (S3 unless configured), a
-        // conditional put of the same bytes.
-        Err(object_store::Error::NotImplemented { .. })
-        | Err(object_store::Error::NotSupported { .. }) => match store.get(staging).await {
-            Ok(got) => {
-                let bytes = got.bytes().await.map_err(io)?;
-                let create = PutOptions {
-                    mode: PutMode::Create,
-                    ..Default::default()
-                };
-                store
-                    .put_opts(final_path, bytes.into(), create)
-                    .await
-                    .map(|_| ())
-            }
-            Err(e) => Err(e),
-        },
-        other => other,
+    // A conditional put of the staged bytes, the very put Lance's own
+    // commits race on: never the store's conditional copy. On S3 Lance
+    // configures that copy as a multipart upload completed with
+    // `If-None-Match`, which a store may not decide atomically (SeaweedFS
+    // let two racing completions both land: one commit overwrote another).
+    let copied = match store.get(staging).await {
+        Ok(got) => {
+            let bytes = got.bytes().await.map_err(io)?;
+            let create = PutOptions {
+                mode: PutMode::Create,
+                ..Default::default()
+            };
+            store
+                .put_opts(final_path, bytes.into(), create)
+                .await
+                .map(|_| ())
+        }
+        Err(e) => Err(e),
     };
     match copied {
         Ok(()) => Ok(Placed::New),

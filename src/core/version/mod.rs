@@ -4,6 +4,7 @@
 
 pub(crate) mod batch_commit;
 pub(crate) mod batch_versions;
+pub(crate) mod fenced;
 pub(crate) mod intent;
 pub(crate) mod materialize;
 pub(crate) mod single;

@@ -94,7 +94,11 @@ impl Governance {
         )
         .await;
         if let Some(claim) = claim {
-            claim.end(ran.as_ref().ok().map(|(_, answer)| answer)).await;
+            // A table's answer is kept without its storage options (the
+            // operator's, when forwarded): a replay is handed them again.
+            claim
+                .end(ran.as_ref().ok().map(|(_, answer)| answer), op.vends)
+                .await;
         }
         let (admitted, mut answer) = ran?;
         Box::pin(then(&admitted, &mut answer)).await?;
@@ -122,7 +126,7 @@ impl Governance {
             Begun::Replay(answer) => replayed(op, answer),
             Begun::Run(claim) => {
                 let out = claim.hold(run).await;
-                claim.end(out.as_ref().ok()).await;
+                claim.end(out.as_ref().ok(), false).await;
                 out
             }
         }

@@ -19,8 +19,10 @@
 //! - Records are kept `--idempotency-ttl` from their first use, then swept.
 //!
 //! A record keeps an answer as the operation gave it, before credentials
-//! are handed with it (`vending.rs`: a replayed table answer gets fresh
-//! ones, authorized again), and of the request only digests. An operation
+//! are handed with it and without a table's storage options (which may be
+//! the operator's own, forwarded): a replayed table answer is handed them
+//! again, its credentials fresh and authorized again (`vending.rs`). Of
+//! the request it keeps only digests. An operation
 //! whose request or answer holds a secret takes no key (`OpDef::secret`).
 
 mod body;
@@ -383,11 +385,21 @@ impl Claim {
 
     /// Record how the request ended: its answer, or, when it failed (and
     /// so did nothing), no record, so that a retry runs again.
-    pub(in crate::governance) async fn end<T: Serialize>(self, answer: Option<&T>) {
+    /// `hands_table`: the answer hands a table, whose storage options
+    /// are not kept (they may be the operator's own secrets).
+    pub(in crate::governance) async fn end<T: Serialize>(
+        self,
+        answer: Option<&T>,
+        hands_table: bool,
+    ) {
         let Some(answer) = answer else {
             return self.give_up().await;
         };
         let answer = match serde_json::to_value(answer) {
+            Ok(Value::Object(mut fields)) if hands_table => {
+                fields.remove("storage_options");
+                Value::Object(fields)
+            }
             Ok(v) => v,
             Err(e) => {
                 tracing::error!(error = %e, "an answer could not be kept for its idempotency key");

@@ -386,12 +386,17 @@ struct Process {
 
 impl Process {
     fn start(root: &std::path::Path, fault: Option<&str>) -> Process {
+        Process::start_with(root, fault, "1s")
+    }
+
+    /// [`Process::start`], a batch's claim expiring after `expiry`.
+    fn start_with(root: &std::path::Path, fault: Option<&str>, expiry: &str) -> Process {
         use std::io::BufRead;
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_lance-catalog"));
         cmd.args(["serve", "--root"])
             .arg(root)
             .args(["--listen", "127.0.0.1:0", "--workers", "0"])
-            .args(["--batch-intent-expiry", "1s"])
+            .args(["--batch-intent-expiry", expiry])
             .env("LANCE_CATALOG_LOG", "warn")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null());
@@ -430,13 +435,11 @@ impl Drop for Process {
     }
 }
 
-/// A batch killed after placing one of its versions and before deciding:
-/// after a restart nothing of it shows, the table it reached is committed
-/// past it once its claim expires, and the other table is untouched.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_batch_killed_before_it_decides_shows_nothing_and_is_undone() {
-    let root = tempfile::tempdir().unwrap();
-    let crashing = Process::start(root.path(), Some("batch.placed:1"));
+/// Tables `k.t1` and `k.t2` of 3 rows each, and a batch of a version of
+/// each killed after it placed the first and before it decided (a real
+/// server process, stopped by its fault point); the stage that staged them.
+async fn killed_batch(root: &std::path::Path) -> Arc<Stage> {
+    let crashing = Process::start_with(root, Some("batch.placed:1"), "2m");
     let rest = crashing.client();
     rest.create_namespace(CreateNamespaceRequest {
         id: ids(&["k"]),
@@ -456,7 +459,7 @@ async fn a_batch_killed_before_it_decides_shows_nothing_and_is_undone() {
         .unwrap();
     }
     let cfg = lance_catalog::StorageConfig {
-        root: root.path().to_string_lossy().into_owned(),
+        root: root.to_string_lossy().into_owned(),
         ..Default::default()
     };
     let stage = Arc::new(Stage {
@@ -473,7 +476,16 @@ async fn a_batch_killed_before_it_decides_shows_nothing_and_is_undone() {
         .await;
     assert!(killed.is_err(), "{killed:?}");
     drop(crashing);
+    stage
+}
 
+/// A batch killed after placing one of its versions and before deciding:
+/// after a restart nothing of it shows, the table it reached is committed
+/// past it once its claim expires, and the other table is untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_killed_before_it_decides_shows_nothing_and_is_undone() {
+    let root = tempfile::tempdir().unwrap();
+    let stage = killed_batch(root.path()).await;
     let served = Process::start(root.path(), None);
     let rest = served.client();
     for t in ["t1", "t2"] {
@@ -534,4 +546,64 @@ async fn a_batch_killed_before_it_decides_shows_nothing_and_is_undone() {
     let next = stage_one(&stage, &["k", "t2"], 20).await;
     rest.create_table_version(next).await.unwrap();
     assert_eq!(count(&rest, &["k", "t2"]).await, 6);
+}
+
+/// The catalog's own writes (an insert here) wait for a batch that holds
+/// their table (14) and never build on its undecided version; once the
+/// dead batch's claim expires the next one aborts it and lands on the
+/// version before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_catalogs_writes_wait_for_a_batch_and_never_build_on_its_version() {
+    let root = tempfile::tempdir().unwrap();
+    killed_batch(root.path()).await;
+    let insert = || InsertIntoTableRequest {
+        id: ids(&["k", "t1"]),
+        ..Default::default()
+    };
+    let versions = async |rest: &lance_namespace_impls::RestNamespace| {
+        let listed = rest
+            .list_table_versions(ListTableVersionsRequest {
+                id: ids(&["k", "t1"]),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        listed
+            .versions
+            .iter()
+            .map(|v| v.version)
+            .collect::<Vec<i64>>()
+    };
+    {
+        let served = Process::start_with(root.path(), None, "1h");
+        let rest = served.client();
+        let refused = rest.insert_into_table(insert(), rows(50, 2)).await;
+        assert_eq!(code(refused), 14);
+        assert_eq!(count(&rest, &["k", "t1"]).await, 3);
+        assert_eq!(versions(&rest).await, vec![1]);
+    }
+    let served = Process::start(root.path(), None);
+    let rest = served.client();
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    // The first may have been built on the dead batch's version, which the
+    // abort removes: it is refused (14), and made again on the table as it
+    // is, it lands.
+    let mut inserted = None;
+    for _ in 0..2 {
+        match rest.insert_into_table(insert(), rows(50, 2)).await {
+            Ok(d) => {
+                inserted = Some(d);
+                break;
+            }
+            Err(e) => assert_eq!(CatalogError::from_lance(&e).code.0, 14, "{e}"),
+        }
+    }
+    assert_eq!(inserted.unwrap().version, Some(2));
+    assert_eq!(count(&rest, &["k", "t1"]).await, 5);
+    // Nothing of the batch's rows (ids 10 to 12) is in what the insert made.
+    assert_eq!(
+        crate::harness::count_where(&rest, &["k", "t1"], Some("id >= 10 AND id < 20")).await,
+        0
+    );
+    assert_eq!(versions(&rest).await, vec![1, 2]);
 }
