@@ -85,12 +85,12 @@ impl Catalog {
     ) -> CatalogResult<Dataset> {
         // Lance's handler for the table, fenced by batch claims: whatever
         // the server commits on what it opens here waits for no batch
-        // and builds on no undecided version (`version/fenced.rs`).
+        // and builds on no undecided version (`fenced.rs`).
         let params = self.store_params(None);
         let handler = lance_table::io::commit::commit_handler_from_url(location, &params)
             .await
             .map_err(|e| CatalogError::from_lance(&e))?;
-        let fenced = crate::core::version::fenced::Fenced::new(handler, self.clone(), id);
+        let fenced = crate::core::branch::fenced::Fenced::new(handler, self.clone(), id);
         let mut builder = self
             .dataset_builder(location)
             .with_commit_handler(std::sync::Arc::new(fenced));

@@ -4,7 +4,6 @@
 
 pub(crate) mod batch_commit;
 pub(crate) mod batch_versions;
-pub(crate) mod fenced;
 pub(crate) mod intent;
 pub(crate) mod materialize;
 pub(crate) mod single;

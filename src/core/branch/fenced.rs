@@ -2,7 +2,7 @@
 //! own (by the table's URL, as Lance chooses it), fenced so that no write
 //! the server makes through the engine (column changes, updates, deletes,
 //! restore, maintenance, its streamed writes) is committed on a version a
-//! batch has placed but not decided (`intent.rs`).
+//! batch has placed but not decided (`version/intent.rs`).
 //!
 //! A batch claims its tables before it places a version, so a commit that
 //! finds no claim here either lands before the placement (which then
