@@ -101,13 +101,14 @@ impl Governance {
         answer: &mut A,
     ) -> CatalogResult<()> {
         let (route, access) = (&admitted.route, &admitted.access);
-        // A replayed answer was kept without its storage options
-        // (`once/`): the table's catalog hands them as it did.
-        if answer.storage_options().is_none() {
-            *answer.storage_options() = route.catalog.vended_storage_options();
-        }
         if declined {
             return Ok(());
+        }
+        // A replayed answer was kept without its storage options
+        // (`once/`): the table's catalog hands them as it did (never to a
+        // caller who declined them, whose first answer had none either).
+        if answer.storage_options().is_none() {
+            *answer.storage_options() = route.catalog.vended_storage_options();
         }
         // The warehouse's current record decides, not the catalog this
         // replica opened earlier: vending turned off, a new role or a
