@@ -51,7 +51,7 @@ use crate::api::spec::{lance_edge, lance_edge_rows, Spec};
 use crate::core::checks::{namespace_id, table_id};
 use crate::core::settle::{checked, transaction_id, Names};
 use crate::core::Catalog;
-use crate::error::{CatalogError, CatalogResult};
+use crate::error::CatalogResult;
 
 lance_edge!(Catalog);
 
@@ -269,18 +269,7 @@ impl Spec for Catalog {
         &self,
         request: RestoreTableRequest,
     ) -> CatalogResult<RestoreTableResponse> {
-        if request.version < 0 {
-            return Err(CatalogError::invalid(format!(
-                "cannot restore version {}: versions start at 1",
-                request.version
-            )));
-        }
-        checked(
-            table_id(&request.id),
-            Names::Table,
-            self.inner().await?.restore_table(request),
-        )
-        .await
+        self.restore_op(request).await
     }
 
     async fn list_table_versions(
@@ -363,35 +352,14 @@ impl Spec for Catalog {
         &self,
         request: AlterTableAlterColumnsRequest,
     ) -> CatalogResult<AlterTableAlterColumnsResponse> {
-        let id = table_id(&request.id)?;
-        let branch = crate::core::branch::open::branch_of(&request.branch).map(str::to_string);
-        let paths: Vec<String> = request.alterations.iter().map(|a| a.path.clone()).collect();
-        self.require_columns(&id, branch.as_deref(), paths.iter().map(String::as_str))
-            .await?;
-        crate::core::table::metadata::check_renames(&request.alterations)?;
-        checked(
-            Ok(id),
-            Names::Table,
-            self.inner().await?.alter_table_alter_columns(request),
-        )
-        .await
+        self.alter_columns_op(request).await
     }
 
     async fn alter_table_drop_columns(
         &self,
         request: AlterTableDropColumnsRequest,
     ) -> CatalogResult<AlterTableDropColumnsResponse> {
-        let id = table_id(&request.id)?;
-        let branch = crate::core::branch::open::branch_of(&request.branch).map(str::to_string);
-        let columns: Vec<String> = request.columns.clone();
-        self.require_columns(&id, branch.as_deref(), columns.iter().map(String::as_str))
-            .await?;
-        checked(
-            Ok(id),
-            Names::Table,
-            self.inner().await?.alter_table_drop_columns(request),
-        )
-        .await
+        self.drop_columns_op(request).await
     }
 
     async fn list_table_tags(

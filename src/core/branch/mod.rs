@@ -1,9 +1,11 @@
-//! Branches and tags: opening a branch head (`open.rs`), the writes and
-//! reads the engine runs on the main line only (`writes.rs`), index
-//! builds on a branch (`index.rs`), and the commit handler of every table
-//! the catalog opens (`fenced.rs`).
+//! Tables the catalog opens and writes itself: opening a line, the main
+//! one or a branch (`open.rs`); the writes committed on it (`writes.rs`,
+//! column changes and restores in `reshape.rs`, index parameters in
+//! `index.rs`); and the commit handler of every table it opens, fenced by
+//! batch claims (`fenced.rs`).
 
 pub(crate) mod fenced;
 pub(crate) mod index;
 pub(crate) mod open;
+pub(crate) mod reshape;
 pub(crate) mod writes;

@@ -109,25 +109,6 @@ impl Catalog {
 }
 
 impl Catalog {
-    /// Fail with TableColumnNotFound (12) unless every column exists.
-    pub(crate) async fn require_columns<'a>(
-        &self,
-        id: &[String],
-        branch: Option<&str>,
-        columns: impl IntoIterator<Item = &'a str>,
-    ) -> CatalogResult<()> {
-        let ds = self.open_table(id, branch).await?;
-        for c in columns {
-            if ds.schema().field(c).is_none() {
-                return Err(CatalogError::new(
-                    Code::TABLE_COLUMN_NOT_FOUND,
-                    format!("table {} has no column {c:?}", display_id(id)),
-                ));
-            }
-        }
-        Ok(())
-    }
-
     /// Explain why a predicate does not apply to the table, if it does not.
     pub(crate) async fn check_predicate(
         &self,
@@ -148,31 +129,4 @@ impl Catalog {
         scan.explain_plan(false).await.map_err(invalid)?;
         Ok(())
     }
-}
-
-/// New column names in an alteration: not empty, and no two columns end
-/// up with one name (an empty rename would leave a column no query can
-/// name). Whether a new name collides with an untouched column is Lance's
-/// to say (13).
-pub(crate) fn check_renames(
-    alterations: &[lance_namespace::models::AlterColumnsEntry],
-) -> CatalogResult<()> {
-    let mut seen = std::collections::HashSet::new();
-    for a in alterations {
-        let Some(Some(name)) = &a.rename else {
-            continue;
-        };
-        if name.trim().is_empty() {
-            return Err(CatalogError::invalid(format!(
-                "column {:?} cannot be renamed to an empty name",
-                a.path
-            )));
-        }
-        if !seen.insert(name.as_str()) {
-            return Err(CatalogError::invalid(format!(
-                "two columns cannot both be renamed to {name:?}"
-            )));
-        }
-    }
-    Ok(())
 }

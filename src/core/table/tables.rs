@@ -15,13 +15,12 @@ use lance_namespace::models::{
 use lance_namespace::LanceNamespace;
 use lance_namespace_impls::dir::manifest::ManifestNamespace;
 
-use crate::core::body::{merge_on_columns, parse_mode};
-use crate::core::branch::open::branch_of;
+use crate::core::body::parse_mode;
 use crate::core::checks::{table_id, table_not_found};
 use crate::core::data::rows::Rows;
 use crate::core::location::Location;
 use crate::core::table::placement::{lost_create, own_task, Placement};
-use crate::core::table::stream_write::{Target, WriteOp};
+use crate::core::table::stream_write::{MergeCounts, Target, WriteOp};
 use crate::core::{engine, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -380,25 +379,38 @@ impl Catalog {
 
     pub(crate) async fn merge_insert_op(
         &self,
-        mut req: MergeInsertIntoTableRequest,
+        req: MergeInsertIntoTableRequest,
         body: Bytes,
     ) -> CatalogResult<MergeInsertIntoTableResponse> {
         let id = table_id(&req.id)?;
-        let stream = Rows::from_bytes(body.clone(), op::MergeInsertIntoTable.action)
-            .await?
-            .collect()
-            .await?;
-        let on = merge_on_columns(req.on.take(), &stream.schema)?;
-        self.require_table(&id).await?;
-        if let Some(branch) = branch_of(&req.branch) {
-            return self
-                .merge_insert_on_branch(&id, branch, &req, on, stream)
-                .await
-                .map_err(schema_error);
-        }
-        req.id = Some(id);
-        req.on = Some(on);
-        engine(self.inner().await?.merge_insert_into_table(req, body).await).map_err(schema_error)
+        let rows = Rows::from_bytes(body, op::MergeInsertIntoTable.action).await?;
+        // The streamed write's path, on the main line or a branch: the
+        // table opened by the catalog, its commit fenced by batch claims,
+        // a declared table's first data written as its first version.
+        let branch = req.branch.clone();
+        let written = self
+            .write_stream(
+                &id,
+                branch,
+                WriteOp::MergeInsert(Box::new(req)),
+                rows.schema,
+                rows.batches,
+                None,
+            )
+            .await
+            .map_err(schema_error)?;
+        let merged = written.merged.unwrap_or(MergeCounts {
+            num_updated_rows: 0,
+            num_inserted_rows: written.num_rows,
+            num_deleted_rows: 0,
+        });
+        Ok(MergeInsertIntoTableResponse {
+            version: Some(written.version as i64),
+            num_inserted_rows: Some(merged.num_inserted_rows as i64),
+            num_updated_rows: Some(merged.num_updated_rows as i64),
+            num_deleted_rows: Some(merged.num_deleted_rows as i64),
+            ..Default::default()
+        })
     }
 
     /// Drop a table: into trash under a grace period (`detach.rs`), else

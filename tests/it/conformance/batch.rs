@@ -579,6 +579,61 @@ async fn the_catalogs_writes_wait_for_a_batch_and_never_build_on_its_version() {
         let rest = served.client();
         let refused = rest.insert_into_table(insert(), rows(50, 2)).await;
         assert_eq!(code(refused), 14);
+        // Every other write of the main line meets the claim too: none is
+        // handed to an engine path that would build on the batch's version.
+        let t1 = || ids(&["k", "t1"]);
+        let delete = DeleteFromTableRequest {
+            id: t1(),
+            predicate: "id = 0".into(),
+            ..Default::default()
+        };
+        assert_eq!(code(rest.delete_from_table(delete).await), 14, "delete");
+        let update = UpdateTableRequest {
+            id: t1(),
+            updates: vec![vec!["x".into(), "x + 1".into()]],
+            ..Default::default()
+        };
+        assert_eq!(code(rest.update_table(update).await), 14, "update");
+        let merge = MergeInsertIntoTableRequest {
+            id: t1(),
+            on: Some(vec!["id".into()]),
+            when_matched_update_all: Some(true),
+            when_not_matched_insert_all: Some(true),
+            ..Default::default()
+        };
+        let merged = rest.merge_insert_into_table(merge, rows(1, 2)).await;
+        assert_eq!(code(merged), 14, "merge-insert");
+        let alter = AlterTableAlterColumnsRequest {
+            id: t1(),
+            alterations: vec![AlterColumnsEntry {
+                path: "s".into(),
+                rename: Some(Some("s2".into())),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let altered = rest.alter_table_alter_columns(alter).await;
+        assert_eq!(code(altered), 14, "alter columns");
+        let drop_columns = AlterTableDropColumnsRequest {
+            id: t1(),
+            columns: vec!["s".into()],
+            ..Default::default()
+        };
+        let dropped = rest.alter_table_drop_columns(drop_columns).await;
+        assert_eq!(code(dropped), 14, "drop columns");
+        let index = CreateTableIndexRequest {
+            id: t1(),
+            column: "id".into(),
+            index_type: "BTREE".into(),
+            ..Default::default()
+        };
+        assert_eq!(code(rest.create_table_index(index).await), 14, "index");
+        let restore = RestoreTableRequest {
+            id: t1(),
+            version: 1,
+            ..Default::default()
+        };
+        assert_eq!(code(rest.restore_table(restore).await), 14, "restore");
         assert_eq!(count(&rest, &["k", "t1"]).await, 3);
         assert_eq!(versions(&rest).await, vec![1]);
     }

@@ -180,6 +180,17 @@ pub async fn engine_mistakes_are_client_errors(ns: &dyn LanceNamespace) {
             .await;
         assert_eq!(code(r), 13, "{kind} on {column}");
     }
+    // A tuning field that is not a positive count (13), before any work.
+    let r = ns
+        .create_table_index(CreateTableIndexRequest {
+            id: ids(&["m", "t"]),
+            column: "id".into(),
+            index_type: "IVF_PQ".into(),
+            num_partitions: Some(0),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(r), 13);
 
     // Refs: an unusable tag name (13), a missing source branch (22), an
     // unknown branch where a branch is read (22).
