@@ -1,10 +1,12 @@
 //! Versions: managed versioning (list, describe, create, delete), one
 //! table's commit (`single.rs`), and versions of several tables decided
-//! together (`batch_versions.rs`, under `intent.rs`'s claims).
+//! together (`batch_versions.rs`, under `intent.rs`'s claims); a table's
+//! newest version found without listing (`latest.rs`).
 
 pub(crate) mod batch_commit;
 pub(crate) mod batch_versions;
 pub(crate) mod intent;
+pub(crate) mod latest;
 pub(crate) mod materialize;
 pub(crate) mod single;
 pub(crate) mod staged;

@@ -8,7 +8,7 @@ use lance_namespace::models::{
     CreateTableVersionRequest, CreateTableVersionResponse, TableVersion,
 };
 use lance_namespace::LanceNamespace;
-use lance_table::io::commit::{CommitHandler, ConditionalPutCommitHandler, ManifestNamingScheme};
+use lance_table::io::commit::ManifestNamingScheme;
 use object_store::path::Path;
 use object_store::ObjectStoreExt;
 
@@ -92,17 +92,12 @@ impl Catalog {
         Ok((staging, final_path))
     }
 
-    /// The newest version in a table's `_versions/` (0 for none), found as
-    /// Lance finds it.
+    /// The newest version in a table's `_versions/` (0 for none).
     pub(crate) async fn latest_placed(&self, table_path: &Path) -> CatalogResult<i64> {
-        match ConditionalPutCommitHandler
-            .resolve_latest_location(table_path, &self.store)
-            .await
-        {
-            Ok(found) => Ok(found.version as i64),
-            Err(lance::Error::NotFound { .. }) => Ok(0),
-            Err(e) => Err(e.into()),
-        }
+        Ok(self
+            .newest_placed(table_path)
+            .await?
+            .map_or(0, |n| n.version as i64))
     }
 
     pub(crate) async fn create_version_op(
@@ -192,6 +187,9 @@ impl Catalog {
         }
         materialize(&self.store, &staging, &final_path, req.manifest_size, &what).await?;
         crate::fault::point("commit.placed");
+        if naming == ManifestNamingScheme::V2 {
+            self.latest.saw(&table_path, req.version as u64);
+        }
         self.staged.keep(&self.store, staging);
         self.committed(&id, req.version, &final_path).await
     }

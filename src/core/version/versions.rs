@@ -164,6 +164,9 @@ impl Catalog {
         req: ListTableVersionsRequest,
     ) -> CatalogResult<ListTableVersionsResponse> {
         let id = table_id(&req.id)?;
+        if let Some(newest) = self.newest_listed(&id, &req).await? {
+            return Ok(newest);
+        }
         let on_branch = crate::core::branch::open::branch_of(&req.branch).is_some();
         if !on_branch {
             self.publish_recorded(&id).await?;

@@ -8,6 +8,7 @@
 
 pub(crate) mod batch;
 pub(crate) mod cases;
+mod newest;
 mod routes;
 
 use crate::harness::Env;
