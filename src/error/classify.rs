@@ -93,6 +93,7 @@ fn names_missing_column(lower: &str) -> bool {
         || lower.contains("no field named")
         || lower.contains("does not exist in the dataset schema")
         || (lower.contains("column") && lower.contains("does not exist in schema"))
+        || (lower.contains("column") && lower.contains("does not exist in dataset schema"))
 }
 
 /// The human part of a Lance error's debug text: the `source: "..."` string
@@ -109,9 +110,12 @@ fn clean(msg: &str) -> String {
         }
         None => msg.to_string(),
     };
-    // A schema dump after the message (`... in schema:\n Schema { ...`).
-    if let Some(i) = out.find(" in schema:") {
-        out.truncate(i);
+    // A schema dump after the message (`... in schema:\n Schema { ...`,
+    // an update's `... in dataset schema: Schema { ...`).
+    for dump in [" in schema:", " in dataset schema:"] {
+        if let Some(i) = out.find(dump) {
+            out.truncate(i);
+        }
     }
     for cut in [
         ", location: Location",

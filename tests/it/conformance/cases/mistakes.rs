@@ -180,6 +180,20 @@ pub async fn engine_mistakes_are_client_errors(ns: &dyn LanceNamespace) {
             .await;
         assert_eq!(code(r), 13, "{kind} on {column}");
     }
+    // An update of a column the table does not have (12), and of one
+    // column twice (13).
+    let update = |pairs: &[[&str; 2]]| UpdateTableRequest {
+        id: ids(&["m", "t"]),
+        updates: pairs
+            .iter()
+            .map(|p| p.iter().map(|s| s.to_string()).collect())
+            .collect(),
+        ..Default::default()
+    };
+    let r = ns.update_table(update(&[["nope", "1"]])).await;
+    assert_eq!(code(r), 12);
+    let r = ns.update_table(update(&[["x", "1"], ["x", "2"]])).await;
+    assert_eq!(code(r), 13);
     // A tuning field that is not a positive count (13), before any work.
     let r = ns
         .create_table_index(CreateTableIndexRequest {
