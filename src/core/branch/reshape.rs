@@ -10,8 +10,8 @@ use lance_namespace::models::{
 };
 
 use crate::core::branch::open::branch_of;
-use crate::core::branch::writes::transaction_of;
-use crate::core::checks::{display_id, table_id};
+use crate::core::branch::writes::{require, transaction_of};
+use crate::core::checks::table_id;
 use crate::core::Catalog;
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -82,21 +82,6 @@ fn refused(e: lance::Error) -> CatalogError {
     match err.code {
         Code::SCHEMA_VALIDATION => CatalogError::invalid(err.message),
         _ => err,
-    }
-}
-
-/// Every column named exists (12 otherwise).
-fn require<'a>(
-    ds: &lance::Dataset,
-    id: &[String],
-    columns: impl IntoIterator<Item = &'a str>,
-) -> CatalogResult<()> {
-    match columns.into_iter().find(|c| ds.schema().field(c).is_none()) {
-        Some(c) => Err(CatalogError::new(
-            Code::TABLE_COLUMN_NOT_FOUND,
-            format!("table {} has no column {c:?}", display_id(id)),
-        )),
-        None => Ok(()),
     }
 }
 

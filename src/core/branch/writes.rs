@@ -140,12 +140,7 @@ impl Catalog {
             )));
         }
         let mut ds = self.open_table(&id, branch_of(&req.branch)).await?;
-        if ds.schema().field(&req.column).is_none() {
-            return Err(CatalogError::new(
-                Code::TABLE_COLUMN_NOT_FOUND,
-                format!("table {} has no column {:?}", display_id(&id), req.column),
-            ));
-        }
+        require(&ds, &id, [req.column.as_str()])?;
         ds.create_index(
             &[req.column.as_str()],
             params.index_type(),
@@ -166,6 +161,21 @@ impl Catalog {
             transaction_id: transaction_of(&ds).await,
             ..Default::default()
         })
+    }
+}
+
+/// Every column named exists (12 otherwise).
+pub(crate) fn require<'a>(
+    ds: &lance::Dataset,
+    id: &[String],
+    columns: impl IntoIterator<Item = &'a str>,
+) -> CatalogResult<()> {
+    match columns.into_iter().find(|c| ds.schema().field(c).is_none()) {
+        Some(c) => Err(CatalogError::new(
+            Code::TABLE_COLUMN_NOT_FOUND,
+            format!("table {} has no column {c:?}", display_id(id)),
+        )),
+        None => Ok(()),
     }
 }
 
