@@ -54,6 +54,14 @@ With --anchor another build (e.g. the commit before a change) runs in the
 same rounds, on its own fresh servers and roots, and the table gains its
 column and the ratio this build / anchor.
 
+With --reference, Lance's own REST namespace server runs in the same rounds
+too: pylance's `RestAdapter` serving its `DirectoryNamespace` with
+`table_version_tracking_enabled` (the engine's own managed versioning,
+the same three calls per append), in a process of its own. It is the
+anchor for what serving these commits costs at all: every call the
+client makes is a round trip neither build can remove, which direct
+Lance never makes.
+
 With --s3 URL (an S3-compatible server and bucket, e.g. moto through
 scripts/s3_server.py, or SeaweedFS through scripts/sts_server.py) both
 sides write there instead: the catalog's root and the direct paths are
@@ -66,11 +74,13 @@ pylance gets directly. Run it on a release build on a quiet machine
   python3 scripts/bench_commits.py --bin $CARGO_TARGET_DIR/release/lance-catalog
 """
 import argparse
+import json
 import multiprocessing
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -155,10 +165,12 @@ class Server:
             # The writers read and write the table's data themselves with
             # what a describe hands them: here the operator's own options.
             argv += ["--forward-storage-secrets"]
-        self.proc = subprocess.Popen(
-            argv,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env=dict(os.environ, LANCE_CATALOG_LOG="warn"))
+        self.start(argv, dict(os.environ, LANCE_CATALOG_LOG="warn"), binary)
+
+    def start(self, argv, env, what):
+        """Spawn it and wait for the address it says it listens on."""
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True, env=env)
         self.url = None
         for line in self.proc.stdout:
             m = re.search(r"listening on (http://\S+)", line)
@@ -166,7 +178,7 @@ class Server:
                 self.url = m.group(1)
                 break
         if self.url is None:
-            raise RuntimeError(f"{binary} did not start")
+            raise RuntimeError(f"{what} did not start")
         # Drain its output so a chatty server never blocks on a full pipe.
         threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
 
@@ -247,6 +259,32 @@ def server_side(before, after):
             break
         lower, below = le, cum
     return out
+
+
+REFERENCE_MAIN = """
+import sys, json, time
+import lance.namespace
+props = json.loads(sys.argv[1])
+adapter = lance.namespace.RestAdapter("dir", props, host="127.0.0.1", port=0)
+adapter.start()
+print(f"listening on http://127.0.0.1:{adapter.port}", flush=True)
+while True:
+    time.sleep(3600)
+"""
+
+
+class ReferenceServer(Server):
+    """Lance's own REST namespace over its directory namespace, with its
+    managed versioning on, in a process of its own (no /metrics)."""
+
+    def __init__(self, root):
+        props = {"root": root, "table_version_tracking_enabled": "true"}
+        props.update({f"storage.{k}": v for k, v in S3["options"].items()})
+        self.start([sys.executable, "-c", REFERENCE_MAIN, json.dumps(props)], None,
+                   "Lance's RestAdapter")
+
+    def metrics(self):
+        return None
 
 
 # ---------------------------------------------------------------- writers
@@ -382,8 +420,10 @@ def run_direct(pool, shape, a, where):
 
 
 def run_catalog(pool, shape, a, binary, root):
+    """Through a namespace server: a lance-catalog `binary`, or with
+    binary None Lance's own REST namespace (--reference)."""
     plan = table_plan(shape)
-    server = Server(binary, root)
+    server = Server(binary, root) if binary else ReferenceServer(root)
     try:
         ns = lance_namespace.connect("rest", {"uri": server.url})
         ns.create_namespace(CreateNamespaceRequest(id=["bench"]))
@@ -397,7 +437,8 @@ def run_catalog(pool, shape, a, binary, root):
         out = run_writers(pool, jobs, at_start=lambda: snapshot.update(before=server.metrics()))
         after = server.metrics()
         before = snapshot.get("before")
-        out["server"] = server_side(before, after)
+        if binary:
+            out["server"] = server_side(before, after)
         out["peak_rss"] = server.peak_rss()
 
         problems = []
@@ -468,6 +509,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True, help="the lance-catalog binary (a release build)")
     ap.add_argument("--anchor", help="another lance-catalog binary run in the same rounds (before/after)")
+    ap.add_argument("--reference", action="store_true",
+                    help="also run Lance's own REST namespace (RestAdapter, managed versioning on)")
     ap.add_argument("--writers", default="1,4,8,16",
                     help="comma-separated writer counts, each writer on a table of its own")
     ap.add_argument("--shared", type=int, default=8, help="writers on one shared table (0: skip)")
@@ -485,6 +528,8 @@ def main():
     builds = {"catalog": a.bin}
     if a.anchor:
         builds["anchor"] = a.anchor
+    if a.reference:
+        builds["lance-rest"] = None
     work = tempfile.mkdtemp(prefix="bench-commits-", dir=a.work_dir)
     S3["work"] = work
     size = max(n for _, n in shapes)
@@ -514,6 +559,9 @@ def main():
         if a.anchor:
             head += " anchor build, through the catalog | this build / anchor |"
             rule += "---|---|"
+        if a.reference:
+            head += " Lance's own REST namespace | ratio to direct | this build / Lance's REST |"
+            rule += "---|---|---|"
         print(head)
         print(rule)
         for shape, got in results.items():
@@ -521,6 +569,9 @@ def main():
                   f"{ratio(got['catalog'], got['direct'])} |"
             if a.anchor:
                 row += f" {cell(got['anchor'])} | {ratio(got['catalog'], got['anchor'])} |"
+            if a.reference:
+                ref = got["lance-rest"]
+                row += f" {cell(ref)} | {ratio(ref, got['direct'])} | {ratio(got['catalog'], ref)} |"
             print(row)
         bad = [f"{shape_name(s)} ({side})" for s, got in results.items() for side, r in got.items()
                if r["verify"] or r["gave_up"]]

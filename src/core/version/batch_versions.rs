@@ -245,7 +245,7 @@ impl Catalog {
             )
             .await
             {
-                Ok(Placed::New) => placed.push(plan),
+                Ok(Placed::New { .. }) => placed.push(plan),
                 // Placed before this batch placed it: another commit of the
                 // same staged manifest took the name, not this batch.
                 Ok(Placed::Same) => {
@@ -283,7 +283,7 @@ impl Catalog {
         for plan in plans {
             self.staged.keep(&self.store, plan.staging.clone());
             let answered = self
-                .committed(&plan.id, plan.version, &plan.final_path)
+                .committed(&plan.id, plan.version, &plan.final_path, None)
                 .await?;
             out.push(answered.version.map(|v| *v).unwrap_or_default());
         }

@@ -40,7 +40,7 @@ pub(crate) struct Latest {
 }
 
 impl Latest {
-    fn hint(&self, table: &Path) -> Option<u64> {
+    pub(crate) fn hint(&self, table: &Path) -> Option<u64> {
         self.hints.lock().ok()?.get(table.as_ref()).copied()
     }
 

@@ -29,10 +29,11 @@ pub(crate) fn owned_version(table: &Path, staging: &Path, placed: &Path) -> bool
 }
 
 /// What placing a staged manifest at its final name found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Placed {
-    /// This call put it there.
-    New,
+    /// This call put it there: its size and the store's e-tag for it (what
+    /// a commit answers, known without asking the store again).
+    New { size: u64, e_tag: Option<String> },
     /// It was there already, with the same bytes: a resent commit.
     Same,
 }
@@ -58,6 +59,7 @@ pub(crate) async fn materialize(
     let copied = match store.get(staging).await {
         Ok(got) => {
             let bytes = got.bytes().await.map_err(io)?;
+            let size = bytes.len() as u64;
             let create = PutOptions {
                 mode: PutMode::Create,
                 ..Default::default()
@@ -65,12 +67,15 @@ pub(crate) async fn materialize(
             store
                 .put_opts(final_path, bytes.into(), create)
                 .await
-                .map(|_| ())
+                .map(|put| Placed::New {
+                    size,
+                    e_tag: put.e_tag,
+                })
         }
         Err(e) => Err(e),
     };
     match copied {
-        Ok(()) => Ok(Placed::New),
+        Ok(placed) => Ok(placed),
         Err(object_store::Error::AlreadyExists { .. })
         | Err(object_store::Error::Precondition { .. }) => {
             match same_bytes(store.as_ref(), staging, final_path, size).await? {
@@ -167,11 +172,17 @@ mod tests {
             .put(&other, b"manifest-b".to_vec().into())
             .await
             .unwrap();
+        let placed = materialize(&s, &staging, &fin, Some(10), "v1")
+            .await
+            .unwrap();
+        // What the put answered is what the store says of the object.
+        let meta = s.inner.head(&fin).await.unwrap();
         assert_eq!(
-            materialize(&s, &staging, &fin, Some(10), "v1")
-                .await
-                .unwrap(),
-            Placed::New
+            placed,
+            Placed::New {
+                size: 10,
+                e_tag: meta.e_tag
+            }
         );
         assert_eq!(
             materialize(&s, &staging, &fin, Some(10), "v1")

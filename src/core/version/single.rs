@@ -14,7 +14,7 @@ use object_store::ObjectStoreExt;
 
 use crate::core::checks::{display_id, table_id};
 use crate::core::version::intent::{in_progress, Intent};
-use crate::core::version::materialize::{is_staged_name, materialize, same_bytes};
+use crate::core::version::materialize::{is_staged_name, materialize, same_bytes, Placed};
 use crate::core::{engine, missing_table, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
 
@@ -151,7 +151,19 @@ impl Catalog {
             Some(_) => return Err(in_progress(&id)),
             None => {}
         }
-        let latest = self.latest_placed(&table_path).await?;
+        // The version this replica last saw placed, when it is the one
+        // this commit follows: trusted without walking `_versions/`, since
+        // the steps below check both ends (the version it follows is still
+        // there, and the put of this one finds its name free or the same
+        // bytes there).
+        let hinted = (naming == ManifestNamingScheme::V2)
+            .then(|| self.latest.hint(&table_path))
+            .flatten()
+            .filter(|h| (*h as i64).checked_add(1) == Some(req.version));
+        let latest = match hinted {
+            Some(h) => h as i64,
+            None => self.latest_placed(&table_path).await?,
+        };
         if req.version <= latest {
             // A commit resent after its answer was lost finds its own bytes
             // there; anything else lost the race.
@@ -159,7 +171,7 @@ impl Catalog {
             let placed = store.head(&final_path).await.is_ok()
                 && same_bytes(store, &staging, &final_path, req.manifest_size).await?;
             return match placed {
-                true => self.committed(&id, req.version, &final_path).await,
+                true => self.committed(&id, req.version, &final_path, None).await,
                 false => Err(behind(&id, latest, req.version)),
             };
         }
@@ -170,7 +182,18 @@ impl Catalog {
         // since is not built on (one that claims this version after loses
         // its name below, which is the commit), and the version this one
         // follows is still there (an abort may have removed it).
-        self.fence_batch(&id).await?;
+        if let Err(e) = self.fence_batch(&id).await {
+            // A resend of a version placed already is answered as placed,
+            // as it is when the walk finds it (a hint can be behind).
+            let store = self.store.inner.as_ref();
+            if hinted.is_some()
+                && store.head(&final_path).await.is_ok()
+                && same_bytes(store, &staging, &final_path, req.manifest_size).await?
+            {
+                return self.committed(&id, req.version, &final_path, None).await;
+            }
+            return Err(e);
+        }
         if req.version > 1 {
             let before = naming.manifest_path(&table_path, req.version as u64 - 1);
             if self.store.inner.head(&before).await.is_err() {
@@ -185,30 +208,43 @@ impl Catalog {
                 ));
             }
         }
-        materialize(&self.store, &staging, &final_path, req.manifest_size, &what).await?;
+        let placed =
+            materialize(&self.store, &staging, &final_path, req.manifest_size, &what).await?;
         crate::fault::point("commit.placed");
         if naming == ManifestNamingScheme::V2 {
             self.latest.saw(&table_path, req.version as u64);
         }
         self.staged.keep(&self.store, staging);
-        self.committed(&id, req.version, &final_path).await
+        let put = match placed {
+            Placed::New { size, e_tag } => Some((size, e_tag)),
+            Placed::Same => None,
+        };
+        self.committed(&id, req.version, &final_path, put).await
     }
 
-    /// The answer for a placed version: where it is, as it is.
+    /// The answer for a placed version: where it is, as it is (`put`: its
+    /// size and e-tag when this call put it, else asked of the store).
     pub(crate) async fn committed(
         &self,
         id: &[String],
         version: i64,
         final_path: &Path,
+        put: Option<(u64, Option<String>)>,
     ) -> CatalogResult<CreateTableVersionResponse> {
         self.forget_references(id);
-        let meta = self.store.inner.head(final_path).await.ok();
+        let (size, e_tag) = match put {
+            Some((size, e_tag)) => (Some(size), e_tag),
+            None => match self.store.inner.head(final_path).await {
+                Ok(meta) => (Some(meta.size), meta.e_tag),
+                Err(_) => (None, None),
+            },
+        };
         Ok(CreateTableVersionResponse {
             version: Some(Box::new(TableVersion {
                 version,
                 manifest_path: final_path.to_string(),
-                manifest_size: meta.as_ref().map(|m| m.size as i64),
-                e_tag: meta.and_then(|m| m.e_tag),
+                manifest_size: size.map(|s| s as i64),
+                e_tag,
                 ..Default::default()
             })),
             ..Default::default()

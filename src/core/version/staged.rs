@@ -20,6 +20,13 @@ pub(crate) const RETRY_WINDOW: Duration = Duration::from_secs(5 * 60);
 /// How often the removal task looks at what is due.
 const TICK: Duration = Duration::from_secs(15);
 
+/// Staged manifests kept at most (about 100 bytes each): past it the
+/// oldest go before their window is over, so a commit rate no estate
+/// expects (over 200 a second for five minutes) costs a shorter window,
+/// never unbounded memory. A resend found without its staged manifest is
+/// answered as a conflict, as in Lance's own namespace.
+const MAX_KEPT: usize = 65_536;
+
 /// The staged manifests waiting for removal, oldest first.
 #[derive(Default)]
 pub(crate) struct Staged {
@@ -49,7 +56,7 @@ impl Staged {
         };
         let now = Instant::now();
         let mut out = Vec::new();
-        while due.front().is_some_and(|(at, _)| *at <= now) {
+        while due.front().is_some_and(|(at, _)| *at <= now) || due.len() > MAX_KEPT {
             if let Some((_, path)) = due.pop_front() {
                 out.push(path);
             }
@@ -88,6 +95,20 @@ mod tests {
             due.push_back((Instant::now() + Duration::from_secs(60), Path::from("b")));
         }
         assert_eq!(staged.take_due(), vec![Path::from("a")]);
+        assert!(staged.take_due().is_empty());
+    }
+
+    #[test]
+    fn past_the_bound_the_oldest_go_early() {
+        let staged = Staged::default();
+        {
+            let mut due = staged.due.lock().unwrap();
+            let later = Instant::now() + Duration::from_secs(60);
+            for i in 0..MAX_KEPT + 2 {
+                due.push_back((later, Path::from(format!("s{i}"))));
+            }
+        }
+        assert_eq!(staged.take_due(), vec![Path::from("s0"), Path::from("s1")]);
         assert!(staged.take_due().is_empty());
     }
 }
