@@ -280,6 +280,10 @@ class ReferenceServer(Server):
     def __init__(self, root):
         props = {"root": root, "table_version_tracking_enabled": "true"}
         props.update({f"storage.{k}": v for k, v in S3["options"].items()})
+        if S3["options"]:
+            # Its clients write the data themselves with the options it
+            # answers, as the catalog's get them (--forward-storage-secrets).
+            props["vend_input_storage_options"] = "true"
         self.start([sys.executable, "-c", REFERENCE_MAIN, json.dumps(props)], None,
                    "Lance's RestAdapter")
 
