@@ -22,7 +22,6 @@ use object_store::{ObjectMeta, ObjectStoreExt};
 use lance_namespace::models::{ListTableVersionsRequest, ListTableVersionsResponse, TableVersion};
 
 use crate::core::branch::open::branch_of;
-use crate::core::version::intent::Intent;
 use crate::core::Catalog;
 use crate::error::CatalogResult;
 
@@ -99,10 +98,18 @@ impl Catalog {
         };
         let table_path =
             lance::io::ObjectStore::extract_path_from_uri(self.session.store_registry(), location)?;
+        crate::fault::hold("version.newest_walk").await;
         let Some(newest) = self.newest_placed(&table_path).await? else {
             return Ok(Some(ListTableVersionsResponse::default()));
         };
-        if Intent::of(props).is_some_and(|i| i.hides(newest.version as i64)) {
+        // The claim read after the walk, as the listing's is: a batch that
+        // claimed and placed its version since the description above is
+        // seen, and its version is not answered as the newest.
+        if self
+            .intent_on(id)
+            .await?
+            .is_some_and(|i| i.hides(newest.version as i64))
+        {
             return Ok(None);
         }
         let meta = match newest.meta {

@@ -7,6 +7,7 @@
 //! warehouse with warehouses on; and twice on S3 when CI starts one.
 
 pub(crate) mod batch;
+mod batch_crash;
 pub(crate) mod cases;
 mod newest;
 mod routes;
