@@ -150,8 +150,6 @@ pub struct Catalog {
     /// Committed versions' staged manifests, kept for resends
     /// (`version/staged.rs`).
     staged: Arc<version::staged::Staged>,
-    /// Each table's newest version as last seen (`version/latest.rs`).
-    latest: Arc<version::latest::Latest>,
 }
 
 /// Its root only: the engine's own `Debug` prints the storage options, and
@@ -190,7 +188,6 @@ impl Catalog {
             estate: Default::default(),
             refs_cache: Default::default(),
             staged: Default::default(),
-            latest: Default::default(),
         })
     }
 

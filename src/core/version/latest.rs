@@ -1,19 +1,15 @@
-//! A table's newest placed version without listing its `_versions/`.
+//! A table's newest placed version, as exactly as Lance's listing has it.
 //!
-//! Lance finds the newest version by listing the directory, which grows
-//! with every version (and, for a while, every staged manifest): on a
-//! local disk that listing is the one cost of a commit through the
-//! catalog that grows with the table's age. Each replica keeps a hint
-//! per table, the newest version it saw; the store answers from it with
-//! a HEAD of that version and of the next ones until one is missing.
-//! Versions are placed in order (N only after N-1) and removed oldest
-//! first, so the first missing successor after a present version ends
-//! the walk. A hint the store contradicts (its version gone: the table
-//! was cleaned up or re-created) is dropped for the listing, which
-//! remains the one truth; the hint only shortens the way to it.
-
-use std::collections::HashMap;
-use std::sync::Mutex;
+//! Lance finds the newest version by listing `_versions/`, and on a local
+//! disk that listing reads the metadata of every entry (every manifest
+//! and every staged copy kept for resends): the one cost of a commit
+//! through the catalog that grew with the table's age. On a local disk
+//! the newest version is read from the entries' names alone (one
+//! directory read) and only that manifest's metadata is asked for; other
+//! stores list as Lance does. No replica keeps an idea of its own: a
+//! version removed out of order (a tag keeps an old one, a range of
+//! versions deleted) cannot make a stale idea pass for the newest, as an
+//! earlier hint that walked successors could (the first gap ended it).
 
 use lance_table::io::commit::{CommitHandler, ConditionalPutCommitHandler, ManifestNamingScheme};
 use object_store::path::Path;
@@ -23,44 +19,7 @@ use lance_namespace::models::{ListTableVersionsRequest, ListTableVersionsRespons
 
 use crate::core::branch::open::branch_of;
 use crate::core::Catalog;
-use crate::error::CatalogResult;
-
-/// Tables whose hint a replica keeps; past it, the hints start over
-/// (a forgotten hint costs one listing).
-const HINTS: usize = 16_384;
-
-/// Successors walked from a hint before the listing is cheaper.
-const WALK: u64 = 32;
-
-/// The newest version each table was seen at, by table path.
-#[derive(Default)]
-pub(crate) struct Latest {
-    hints: Mutex<HashMap<String, u64>>,
-}
-
-impl Latest {
-    pub(crate) fn hint(&self, table: &Path) -> Option<u64> {
-        self.hints.lock().ok()?.get(table.as_ref()).copied()
-    }
-
-    /// `version` of `table` is placed: the hint moves up to it, never down.
-    pub(crate) fn saw(&self, table: &Path, version: u64) {
-        let Ok(mut hints) = self.hints.lock() else {
-            return;
-        };
-        if hints.len() >= HINTS && !hints.contains_key(table.as_ref()) {
-            hints.clear();
-        }
-        let hint = hints.entry(table.to_string()).or_insert(version);
-        *hint = (*hint).max(version);
-    }
-
-    fn forget(&self, table: &Path) {
-        if let Ok(mut hints) = self.hints.lock() {
-            hints.remove(table.as_ref());
-        }
-    }
-}
+use crate::error::{CatalogError, CatalogResult};
 
 /// The newest placed version of a table: its number, its manifest's
 /// path, and what the store says of that object.
@@ -98,13 +57,13 @@ impl Catalog {
         };
         let table_path =
             lance::io::ObjectStore::extract_path_from_uri(self.session.store_registry(), location)?;
-        crate::fault::hold("version.newest_walk").await;
+        crate::fault::hold("version.newest_read").await;
         let Some(newest) = self.newest_placed(&table_path).await? else {
             return Ok(Some(ListTableVersionsResponse::default()));
         };
-        // The claim read after the walk, as the listing's is: a batch that
-        // claimed and placed its version since the description above is
-        // seen, and its version is not answered as the newest.
+        // The claim read after the newest version, as the listing's is: a
+        // batch that claimed and placed its version since the description
+        // above is seen, and its version is not answered as the newest.
         if self
             .intent_on(id)
             .await?
@@ -134,57 +93,98 @@ impl Catalog {
 
     /// The newest version in a table's `_versions/` (`None` for none).
     pub(crate) async fn newest_placed(&self, table_path: &Path) -> CatalogResult<Option<Newest>> {
-        if let Some(from) = self.latest.hint(table_path) {
-            if let Some(found) = self.walk(table_path, from).await? {
-                self.latest.saw(table_path, found.version);
-                return Ok(Some(found));
+        if self.store.is_local() {
+            if let Some(found) = self.newest_by_name(table_path).await? {
+                return Ok(found);
             }
-            self.latest.forget(table_path);
         }
         match ConditionalPutCommitHandler
             .resolve_latest_location(table_path, &self.store)
             .await
         {
-            Ok(found) => {
-                if found.naming_scheme == ManifestNamingScheme::V2 {
-                    self.latest.saw(table_path, found.version);
-                }
-                Ok(Some(Newest {
-                    version: found.version,
-                    path: found.path,
-                    meta: None,
-                }))
-            }
+            Ok(found) => Ok(Some(Newest {
+                version: found.version,
+                path: found.path,
+                meta: None,
+            })),
             Err(lance::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(e.into()),
         }
     }
 
-    /// From a hinted version, the newest one by its successors; `None`
-    /// when the hinted version is not there or the walk is too long.
-    async fn walk(&self, table_path: &Path, from: u64) -> CatalogResult<Option<Newest>> {
-        let at = |v: u64| ManifestNamingScheme::V2.manifest_path(table_path, v);
-        let store = self.store.inner.as_ref();
-        let Some(mut meta) = present(store.head(&at(from)).await)? else {
-            return Ok(None);
+    /// On a local disk, the newest version by the names in `_versions/`
+    /// alone (one directory read, no metadata of each entry), and then
+    /// the metadata of that one manifest. `None` sends the question to
+    /// Lance's listing: a table with V1 names, or a newest manifest gone
+    /// between the two reads.
+    async fn newest_by_name(&self, table_path: &Path) -> CatalogResult<Option<Option<Newest>>> {
+        let dir = std::path::Path::new("/")
+            .join(table_path.as_ref())
+            .join("_versions");
+        let newest = tokio::task::spawn_blocking(move || newest_name(&dir))
+            .await
+            .map_err(|e| CatalogError::internal(format!("reading a version directory: {e}")))??;
+        let version = match newest {
+            Names::Empty => return Ok(Some(None)),
+            Names::Other => return Ok(None),
+            Names::Newest(v) => v,
         };
-        let mut version = from;
-        while let Some(next) = present(store.head(&at(version + 1)).await)? {
-            (version, meta) = (version + 1, next);
-            if version - from > WALK {
-                return Ok(None);
-            }
-        }
-        Ok(Some(Newest {
-            version,
-            path: at(version),
-            meta: Some(meta),
+        let path = ManifestNamingScheme::V2.manifest_path(table_path, version);
+        Ok(present(self.store.inner.head(&path).await)?.map(|meta| {
+            Some(Newest {
+                version,
+                path,
+                meta: Some(meta),
+            })
         }))
     }
 }
 
+/// What the names in a `_versions/` directory say.
+enum Names {
+    /// No manifest (or no directory).
+    Empty,
+    /// A name the V2 scheme does not explain: Lance's listing decides.
+    Other,
+    /// The newest version named.
+    Newest(u64),
+}
+
+/// The newest V2 version named in `dir` (`<20 digits>.manifest`, the
+/// digits `u64::MAX - version`); staged copies (`….manifest-<uuid>`) and
+/// other files are not versions.
+fn newest_name(dir: &std::path::Path) -> CatalogResult<Names> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Names::Empty),
+        Err(e) => {
+            return Err(CatalogError::internal(format!(
+                "reading a version directory: {e}"
+            )))
+        }
+    };
+    let mut newest = None;
+    for entry in entries {
+        let entry = entry
+            .map_err(|e| CatalogError::internal(format!("reading a version directory: {e}")))?;
+        let name = entry.file_name();
+        let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".manifest")) else {
+            continue;
+        };
+        match (stem.len(), stem.parse::<u64>()) {
+            (20, Ok(n)) => newest = newest.max(Some(u64::MAX - n)),
+            // A V1 name (the version itself): Lance's listing knows both.
+            (_, Ok(_)) => return Ok(Names::Other),
+            _ => continue,
+        }
+    }
+    Ok(newest.map_or(Names::Empty, Names::Newest))
+}
+
 /// An object's metadata, `None` when it is not there.
-fn present(head: Result<ObjectMeta, object_store::Error>) -> CatalogResult<Option<ObjectMeta>> {
+pub(crate) fn present(
+    head: Result<ObjectMeta, object_store::Error>,
+) -> CatalogResult<Option<ObjectMeta>> {
     match head {
         Ok(meta) => Ok(Some(meta)),
         Err(object_store::Error::NotFound { .. }) => Ok(None),

@@ -14,6 +14,7 @@ use object_store::ObjectStoreExt;
 
 use crate::core::checks::{display_id, table_id};
 use crate::core::version::intent::{in_progress, Intent};
+use crate::core::version::latest::present;
 use crate::core::version::materialize::{is_staged_name, materialize, same_bytes, Placed};
 use crate::core::{engine, missing_table, Catalog};
 use crate::error::{CatalogError, CatalogResult, Code};
@@ -151,29 +152,11 @@ impl Catalog {
             Some(_) => return Err(in_progress(&id)),
             None => {}
         }
-        // The version this replica last saw placed, when it is the one
-        // this commit follows: trusted without walking `_versions/`, since
-        // the steps below check both ends (the version it follows is still
-        // there, and the put of this one finds its name free or the same
-        // bytes there).
-        let hinted = (naming == ManifestNamingScheme::V2)
-            .then(|| self.latest.hint(&table_path))
-            .flatten()
-            .filter(|h| (*h as i64).checked_add(1) == Some(req.version));
-        let latest = match hinted {
-            Some(h) => h as i64,
-            None => self.latest_placed(&table_path).await?,
-        };
+        let latest = self.latest_placed(&table_path).await?;
         if req.version <= latest {
-            // A commit resent after its answer was lost finds its own bytes
-            // there; anything else lost the race.
-            let store = self.store.inner.as_ref();
-            let placed = store.head(&final_path).await.is_ok()
-                && same_bytes(store, &staging, &final_path, req.manifest_size).await?;
-            return match placed {
-                true => self.committed(&id, req.version, &final_path, None).await,
-                false => Err(behind(&id, latest, req.version)),
-            };
+            return self
+                .resent_or_behind(&id, latest, &req, &staging, &final_path)
+                .await;
         }
         if req.version != latest + 1 {
             return Err(behind(&id, latest, req.version));
@@ -182,21 +165,10 @@ impl Catalog {
         // since is not built on (one that claims this version after loses
         // its name below, which is the commit), and the version this one
         // follows is still there (an abort may have removed it).
-        if let Err(e) = self.fence_batch(&id).await {
-            // A resend of a version placed already is answered as placed,
-            // as it is when the walk finds it (a hint can be behind).
-            let store = self.store.inner.as_ref();
-            if hinted.is_some()
-                && store.head(&final_path).await.is_ok()
-                && same_bytes(store, &staging, &final_path, req.manifest_size).await?
-            {
-                return self.committed(&id, req.version, &final_path, None).await;
-            }
-            return Err(e);
-        }
+        self.fence_batch(&id).await?;
         if req.version > 1 {
             let before = naming.manifest_path(&table_path, req.version as u64 - 1);
-            if self.store.inner.head(&before).await.is_err() {
+            if present(self.store.inner.head(&before).await)?.is_none() {
                 return Err(CatalogError::new(
                     Code::CONCURRENT_MODIFICATION,
                     format!(
@@ -211,15 +183,41 @@ impl Catalog {
         let placed =
             materialize(&self.store, &staging, &final_path, req.manifest_size, &what).await?;
         crate::fault::point("commit.placed");
-        if naming == ManifestNamingScheme::V2 {
-            self.latest.saw(&table_path, req.version as u64);
-        }
         self.staged.keep(&self.store, staging);
         let put = match placed {
             Placed::New { size, e_tag } => Some((size, e_tag)),
             Placed::Same => None,
         };
         self.committed(&id, req.version, &final_path, put).await
+    }
+
+    /// Whether `req`'s version is placed with the bytes it staged: the
+    /// same commit resent after its answer was lost.
+    async fn resent(
+        &self,
+        req: &CreateTableVersionRequest,
+        staging: &Path,
+        final_path: &Path,
+    ) -> CatalogResult<bool> {
+        let store = self.store.inner.as_ref();
+        Ok(store.head(final_path).await.is_ok()
+            && same_bytes(store, staging, final_path, req.manifest_size).await?)
+    }
+
+    /// A commit of a version the table has already: its own resend
+    /// (success, as the first answer) or one that lost the race (14).
+    async fn resent_or_behind(
+        &self,
+        id: &[String],
+        latest: i64,
+        req: &CreateTableVersionRequest,
+        staging: &Path,
+        final_path: &Path,
+    ) -> CatalogResult<CreateTableVersionResponse> {
+        match self.resent(req, staging, final_path).await? {
+            true => self.committed(id, req.version, final_path, None).await,
+            false => Err(behind(id, latest, req.version)),
+        }
     }
 
     /// The answer for a placed version: where it is, as it is (`put`: its
@@ -232,7 +230,8 @@ impl Catalog {
         put: Option<(u64, Option<String>)>,
     ) -> CatalogResult<CreateTableVersionResponse> {
         self.forget_references(id);
-        let (size, e_tag) = match put {
+        // A store whose put answers no e-tag is asked, as for a resend.
+        let (size, e_tag) = match put.filter(|(_, e_tag)| e_tag.is_some()) {
             Some((size, e_tag)) => (Some(size), e_tag),
             None => match self.store.inner.head(final_path).await {
                 Ok(meta) => (Some(meta.size), meta.e_tag),

@@ -129,10 +129,20 @@ async fn batch_tables(root: &std::path::Path) -> (Process, Arc<Stage>) {
 async fn kill_batch(crashing: &Process, stage: &Arc<Stage>) {
     let one = stage_one(stage, &["k", "t1"], 10).await;
     let two = stage_one(stage, &["k", "t2"], 10).await;
+    send_killed_batch(crashing, &one, &two).await;
+}
+
+/// The batch of `one` and `two` (staged) sent to `crashing`, which dies
+/// after placing the first.
+async fn send_killed_batch(
+    crashing: &Process,
+    one: &CreateTableVersionRequest,
+    two: &CreateTableVersionRequest,
+) {
     let killed = crashing
         .client()
         .batch_create_table_versions(BatchCreateTableVersionsRequest {
-            entries: vec![entry(&one), entry(&two)],
+            entries: vec![entry(one), entry(two)],
             ..Default::default()
         })
         .await;
@@ -156,8 +166,20 @@ async fn versions_listed(
 async fn the_newest_version_is_never_a_batch_placed_during_the_question() {
     let root = tempfile::tempdir().unwrap();
     let (crashing, stage) = batch_tables(root.path()).await;
-    let asking = Process::holding(root.path(), "version.newest_walk:3000", "2m");
+    // Staged first: only the batch itself falls inside the question's wait.
+    let one = stage_one(&stage, &["k", "t1"], 10).await;
+    let two = stage_one(&stage, &["k", "t2"], 10).await;
+    let hold = std::time::Duration::from_millis(4000);
+    let asking = Process::holding(root.path(), "version.newest_read:4000", "2m");
     let rest = asking.client();
+    // The asking server has its manifest loaded before the clock.
+    rest.describe_table(DescribeTableRequest {
+        id: ids(&["k", "t1"]),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let asked = std::time::Instant::now();
     let newest = tokio::spawn(async move {
         let req = ListTableVersionsRequest {
             id: ids(&["k", "t1"]),
@@ -169,7 +191,12 @@ async fn the_newest_version_is_never_a_batch_placed_during_the_question() {
     });
     // The question has read the table's row and waits before its walk.
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    kill_batch(&crashing, &stage).await;
+    send_killed_batch(&crashing, &one, &two).await;
+    assert!(
+        asked.elapsed() < hold,
+        "the batch ended after the question's wait ({:?}): the race was not run",
+        asked.elapsed()
+    );
     // Version 2 of k.t1 (V2 naming: u64::MAX - 2) is the batch's, placed.
     let placed = std::fs::read_dir(root.path())
         .unwrap()

@@ -1,7 +1,7 @@
 //! The newest version as Lance's clients ask for it (descending, limit 1),
-//! answered by two replicas of one root that each keep their own idea of
-//! it: always what the whole listing says, whoever wrote last, after old
-//! versions are removed and when a table of the same name is made again.
+//! answered by two replicas of one root: always what the whole listing
+//! says, whoever wrote last, after old versions are removed (in order or
+//! not) and when a table of the same name is made again.
 
 use lance_catalog::{Catalog, StorageConfig};
 use lance_namespace::models::*;
@@ -64,10 +64,19 @@ async fn two_replicas_answer_the_newest_version_as_the_listing_does() {
     let t = ["n", "t"];
     table(&a, &t, 3).await;
     same(&b, &t, 1).await;
-    // Written on the other replica: this one's idea is behind by three.
+    // Written on the other replica, and versions 2 and 3 removed out of
+    // order: version 1 is still there with a gap after it, and the newest
+    // is 4 (a walk from the version this replica saw last stopped at 1).
     for start in [10, 20, 30] {
         insert(&a, &t, start).await;
     }
+    a.batch_delete_table_versions(BatchDeleteTableVersionsRequest {
+        id: ids(&t),
+        ranges: vec![VersionRange::new(2, 3)],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
     same(&b, &t, 4).await;
     same(&a, &t, 4).await;
     // Older versions removed: the newest stays.
