@@ -115,9 +115,15 @@ impl Catalog {
     /// On a local disk, the newest version by the names in `_versions/`
     /// alone (one directory read, no metadata of each entry), and then
     /// the metadata of that one manifest. `None` sends the question to
-    /// Lance's listing: a table with V1 names, or a newest manifest gone
-    /// between the two reads.
+    /// Lance's listing: a table with V1 names, a path with encoded
+    /// characters or no directory, or a newest manifest gone between the
+    /// two reads.
     async fn newest_by_name(&self, table_path: &Path) -> CatalogResult<Option<Option<Newest>>> {
+        // A store path spells some characters percent-encoded; only one
+        // that spells none is the directory's own name.
+        if table_path.as_ref().contains('%') {
+            return Ok(None);
+        }
         let dir = std::path::Path::new("/")
             .join(table_path.as_ref())
             .join("_versions");
@@ -142,7 +148,7 @@ impl Catalog {
 
 /// What the names in a `_versions/` directory say.
 enum Names {
-    /// No manifest (or no directory).
+    /// No manifest.
     Empty,
     /// A name the V2 scheme does not explain: Lance's listing decides.
     Other,
@@ -154,19 +160,17 @@ enum Names {
 /// digits `u64::MAX - version`); staged copies (`….manifest-<uuid>`) and
 /// other files are not versions.
 fn newest_name(dir: &std::path::Path) -> CatalogResult<Names> {
+    let unread =
+        |e: std::io::Error| CatalogError::internal(format!("reading a version directory: {e}"));
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Names::Empty),
-        Err(e) => {
-            return Err(CatalogError::internal(format!(
-                "reading a version directory: {e}"
-            )))
-        }
+        // No directory where the name says: Lance's listing decides.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Names::Other),
+        Err(e) => return Err(unread(e)),
     };
     let mut newest = None;
     for entry in entries {
-        let entry = entry
-            .map_err(|e| CatalogError::internal(format!("reading a version directory: {e}")))?;
+        let entry = entry.map_err(unread)?;
         let name = entry.file_name();
         let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".manifest")) else {
             continue;
