@@ -104,14 +104,9 @@ impl Catalog {
     /// engine's own handle, which would reload it), and kept until a
     /// commit touches that row.
     pub(crate) async fn recorded(&self, id: &[String], kind: &str) -> CatalogResult<bool> {
-        let key = crate::core::meta_cache::key_of("recorded", &(kind, id));
         let ds = self.manifest_snapshot().await?;
-        let row = [manifest_key(id)];
-        let check = async {
-            let kinds = self.object_kinds(&ds, &row[0]).await?;
-            Ok(kinds.iter().any(|k| k == kind))
-        };
-        self.cached_at(&ds, key, &row, check).await
+        let kinds = self.kinds_at(&ds, &manifest_key(id)).await?;
+        Ok(kinds.iter().any(|k| k == kind))
     }
 
     /// Fail with NamespaceNotFound (1) unless the namespace exists.
@@ -149,6 +144,7 @@ impl Catalog {
     }
 
     /// Fail with NamespaceNotFound (1) unless the table's parent exists.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(crate) async fn require_parent(&self, table: &[String]) -> CatalogResult<()> {
         self.require_namespace(&table[..table.len() - 1]).await
     }

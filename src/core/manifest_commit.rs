@@ -67,7 +67,7 @@ impl Catalog {
             return Ok(ds);
         }
         engine(lance_namespace_impls::dir::manifest_feature_flags::ensure_writable(ds.metadata()))?;
-        let present = present_keys(&ds, &touched).await?;
+        let present = self.present_of(&ds, &touched).await?;
         if !change.replace_existing {
             if let Some(taken) = written.iter().find(|k| present.contains(*k)) {
                 return Err(changed(format!("{taken:?} is already recorded")));
@@ -106,6 +106,8 @@ impl Catalog {
             }
         };
 
+        // The rows written, for the answers carried to the next version.
+        let written_rows = change.rows.clone();
         // The rows that come: one new fragment.
         let new_fragments = match change.rows {
             Some(rows) if rows.num_rows() > 0 => {
@@ -173,6 +175,7 @@ impl Catalog {
                 let touched: Vec<String> = touched.into_iter().collect();
                 let from = committed.version().version - 1;
                 self.install_manifest(committed.clone(), from, &touched);
+                self.carry_placed(&ds, &committed, &touched, written_rows.as_ref());
                 self.after_manifest_commit(&committed);
                 Ok(committed)
             }
@@ -189,6 +192,36 @@ impl Catalog {
                 Err(err)
             }
         }
+    }
+}
+
+impl Catalog {
+    /// Which of `keys` are recorded in `ds`: what this process already
+    /// knows of that very version (`kinds_at`), the rest read.
+    async fn present_of(
+        &self,
+        ds: &Dataset,
+        keys: &BTreeSet<String>,
+    ) -> CatalogResult<HashSet<String>> {
+        let asked: Vec<&String> = keys.iter().collect();
+        let cache_keys: Vec<String> = asked
+            .iter()
+            .map(|k| crate::core::meta_cache::kinds_key(k))
+            .collect();
+        let (kept, _) = self.kept_at::<Vec<String>>(ds, &cache_keys);
+        let mut present = HashSet::new();
+        let mut unknown = Vec::new();
+        for (key, kinds) in asked.into_iter().zip(kept) {
+            match kinds {
+                Some(kinds) if kinds.is_empty() => {}
+                Some(_) => {
+                    present.insert(key.clone());
+                }
+                None => unknown.push(key),
+            }
+        }
+        present.extend(present_keys(ds, &unknown).await?);
+        Ok(present)
     }
 }
 
@@ -211,7 +244,10 @@ fn keys_of(rows: &RecordBatch) -> CatalogResult<Vec<String>> {
 
 /// Which of `keys` `ds` holds (an index lookup where the manifest is
 /// indexed, a scan of only its unindexed fragments otherwise).
-async fn present_keys(ds: &Dataset, keys: &BTreeSet<String>) -> CatalogResult<HashSet<String>> {
+async fn present_keys(ds: &Dataset, keys: &[&String]) -> CatalogResult<HashSet<String>> {
+    if keys.is_empty() {
+        return Ok(HashSet::new());
+    }
     let list: Vec<String> = keys.iter().map(|k| literal(k)).collect();
     let mut scan = ds.scan();
     scan.filter(&format!("{OBJECT_ID} IN ({})", list.join(", ")))?;

@@ -145,6 +145,7 @@ impl Catalog {
     /// unless a successor exists (one probe; see `meta_cache.rs`), so the
     /// steps of one request and the requests after a commit of this
     /// process's do not load it again.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(crate) async fn manifest_snapshot(&self) -> CatalogResult<Arc<Dataset>> {
         self.current_manifest().await
     }
@@ -156,8 +157,24 @@ impl Catalog {
         Ok(Arc::new(ds))
     }
 
+    /// The object types recorded under `key` in `ds`, kept for that
+    /// version and the ones this process commits after it without
+    /// touching that row (see `meta_cache.rs`). Every existence question
+    /// of one key asks this, so one lookup answers them all.
+    pub(crate) async fn kinds_at(&self, ds: &Dataset, key: &str) -> CatalogResult<Vec<String>> {
+        let row = [key.to_string()];
+        self.cached_at(
+            ds,
+            crate::core::meta_cache::kinds_key(key),
+            &row,
+            self.object_kinds(ds, key),
+        )
+        .await
+    }
+
     /// The object types recorded under `key` in `ds` (one, or none; the
     /// key is unique), read through the manifest's key index.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(crate) async fn object_kinds(&self, ds: &Dataset, key: &str) -> CatalogResult<Vec<String>> {
         let mut scan = ds.scan();
         scan.filter(&format!("{OBJECT_ID} = {}", literal(key)))?;
@@ -215,6 +232,7 @@ impl Catalog {
         self.apply_change(held, ds, rows, &[], true, guard).await
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn apply_change(
         &self,
         held: &Held<'_>,

@@ -283,6 +283,12 @@ impl Catalog {
     }
 }
 
+/// The cache key of the object types recorded under manifest key `key`
+/// (`Catalog::kinds_at`).
+pub(crate) fn kinds_key(key: &str) -> String {
+    format!("kinds\u{0}{key}")
+}
+
 /// A cache key: the operation and its request, less who is asking (the
 /// answers do not depend on it).
 pub(crate) fn key_of<R: serde::Serialize>(op: &str, request: &R) -> String {

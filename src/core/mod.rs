@@ -139,6 +139,9 @@ pub struct Catalog {
     control: crate::records::Records,
     /// Metadata answers kept per manifest version (see `meta_cache.rs`).
     meta: Arc<meta_cache::MetaCache>,
+    /// Locations near a new table's, kept per manifest snapshot
+    /// (`table/placed_kept.rs`).
+    placed_kept: Arc<table::placed_kept::PlacedKept>,
     /// Whether every trash entry of this root has its claim
     /// (`trash/claims.rs`).
     claims: Arc<trash::claims::ClaimsState>,
@@ -184,6 +187,7 @@ impl Catalog {
             manifest_lock: Arc::new(tokio::sync::Mutex::new(())),
             upkeep: Default::default(),
             meta: Default::default(),
+            placed_kept: Default::default(),
             claims: Default::default(),
             estate: Default::default(),
             refs_cache: Default::default(),

@@ -109,6 +109,18 @@ impl Catalog {
                 found.insert((kind, key), real);
             }
         }
+        // What the rows read tell of each key's existence, kept as
+        // `kinds_at` keeps it: the door's and the core's checks of the
+        // same key then read nothing more.
+        for key in &lookup {
+            let kinds: Vec<String> = found
+                .keys()
+                .filter(|(_, k)| k == key)
+                .map(|(kind, _)| kind.clone())
+                .collect();
+            let row = [key.clone()];
+            self.cache_put_from(crate::core::meta_cache::kinds_key(key), ticket, kinds, &row);
+        }
         for i in misses {
             let (kind, id) = &wanted[i];
             let real = found

@@ -184,6 +184,7 @@ impl Governance {
 
     /// Route a request of operation `op`: every id it names must lie in
     /// one warehouse. A write to a quarantined warehouse is refused.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(super) async fn route(
         &self,
         op: &OpDef,
@@ -217,6 +218,7 @@ impl Governance {
 
     /// After authorization: a write reads its warehouse's record fresh
     /// (quarantine, a root changed by another replica).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(super) async fn for_write(&self, op: &OpDef, route: Route) -> CatalogResult<Route> {
         match op.reads() {
             true => Ok(route),

@@ -81,6 +81,7 @@ impl Held {
 
     /// Touch the intent now; refused once the sweep has taken it. Called
     /// right before the table is recorded.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(crate) async fn confirm(&self) -> CatalogResult<()> {
         touch(&self.records, &self.id)
             .await
@@ -94,6 +95,7 @@ impl Held {
     /// intent before the answer leaves, so an answered create leaves
     /// nothing behind. One a crash leaves is forgotten by the sweep, which
     /// finds its location owned or empty.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(crate) async fn finish(self) {
         self.beat.abort();
         forget(&self.records, &self.id).await;
@@ -135,6 +137,7 @@ impl Catalog {
     /// keep touching it until the answer is finished or dropped. A
     /// `chosen` location (not one the catalog named fresh) may be another
     /// create's too: refused (14) while one writes or is swept there.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(crate) async fn begin_create(
         &self,
         table: &[String],

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
 use lance_namespace::models::{CreateTableRequest, CreateTableResponse};
+use tracing::Instrument;
 
 use crate::core::caller_options::CallerOptions;
 use crate::core::data::rows::Rows;
@@ -139,6 +140,7 @@ impl Catalog {
             let written = InsertBuilder::new(uri.as_str())
                 .with_params(&params)
                 .execute_stream(source)
+                .instrument(tracing::debug_span!("lance_write"))
                 .await;
             let ds = match written {
                 Ok(ds) => ds,
@@ -177,6 +179,7 @@ impl Catalog {
     /// checked again under the manifest lock and settled after the commit
     /// (see `table/locations.rs`). Whatever fails, the written bytes are removed
     /// only when they are certainly this write's alone.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(crate) async fn record_placed(
         &self,
         id: &[String],
@@ -252,6 +255,7 @@ impl Catalog {
     /// Record a table at `relative` in the manifest: one appended row,
     /// refused if the id is taken (by a table or a namespace). Removes
     /// nothing.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(crate) async fn record_table(
         &self,
         held: &Held<'_>,

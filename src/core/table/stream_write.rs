@@ -17,6 +17,7 @@ use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
 use lance_namespace::models::{DescribeTableRequest, MergeInsertIntoTableRequest};
 use lance_namespace_impls::dir::manifest::ManifestNamespace;
 use serde::{Deserialize, Serialize};
+use tracing::Instrument;
 
 use crate::core::body::parse_mode;
 use crate::core::branch::open::branch_of;
@@ -201,6 +202,7 @@ impl Catalog {
         let ds = InsertBuilder::new(Arc::new(ds))
             .with_params(&params)
             .execute_stream(source)
+            .instrument(tracing::debug_span!("lance_write"))
             .await?;
         Ok(ds.version().version)
     }
@@ -210,6 +212,7 @@ impl Catalog {
     /// runs; if the write fails, or the id was taken meanwhile (14), the
     /// directory is removed. A declared table is written at its declared
     /// location.
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn create_from_stream(
         &self,
         id: &[String],
@@ -256,6 +259,7 @@ impl Catalog {
             let written = InsertBuilder::new(catalog.location_uri(dir.as_str()).as_str())
                 .with_params(&params)
                 .execute_stream(source)
+                .instrument(tracing::debug_span!("lance_write"))
                 .await;
             let ds = match written {
                 Ok(ds) => ds,
@@ -286,6 +290,7 @@ impl Catalog {
     /// declared table is one whose location holds no version yet: opening
     /// it tells (Lance finds the latest version from its hint), where the
     /// engine's declared check lists and stats every version file.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(crate) async fn write_target(&self, id: &[String]) -> CatalogResult<Target> {
         // The existence check's answer is kept per manifest version (the
         // router has just asked it): a new table costs no second lookup.

@@ -173,6 +173,7 @@ impl Catalog {
 
     /// The claims that may overlap one of `near` (every entry's when it is
     /// empty or holds the root).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(crate) async fn trash_placed_near(&self, near: &[Location]) -> CatalogResult<Vec<Placed>> {
         if near.is_empty() || near.iter().any(Location::is_root) || !self.claims_ready() {
             return Ok(self

@@ -125,6 +125,7 @@ impl Registry {
     }
 
     /// Append `event` (its id and time as stored) and log it.
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn store_event(&self, event: &mut Event) {
         match self.audit.append(event.clone()).await {
             Ok((id, at_ms)) => {

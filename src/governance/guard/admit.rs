@@ -17,6 +17,7 @@ impl Governance {
     /// the core's own conflict checks and write, read from the typed
     /// request. The request may change: the real ids of what it creates
     /// are minted into it.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(super) async fn admit<R: SpecRequest>(
         &self,
         op: &'static OpDef,
@@ -135,6 +136,7 @@ impl Governance {
     /// not stand now; `may_exist: false` (a plain create, which fails if it
     /// stands) creates without looking. A create of what stands makes no
     /// owner.
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn door(
         &self,
         route: &Route,
@@ -171,6 +173,7 @@ impl Governance {
     /// The one finish step after an operation succeeded, on every
     /// transport: ownership of what it created, then what a write did to
     /// grants, then its event (reads record nothing).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(super) async fn finish(&self, access: &Access) {
         if access.creates || !access.minted.is_empty() {
             self.own(access).await;

@@ -38,6 +38,7 @@ pub(in crate::governance) fn within_minute(
 impl Governance {
     /// The caller of a spec request (its `identity`): first in the guard
     /// order, before the request's shape is looked at.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(super) async fn principal_of(
         &self,
         request: &dyn SpecRequest,
@@ -172,6 +173,7 @@ impl Governance {
     /// Whether the caller may: Cedar decides when authentication is
     /// required (from the grants on the resource's chain and the policy
     /// files), then the pluggable authorizer. A refusal is audited.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(super) async fn authorize(&self, access: &Access) -> CatalogResult<()> {
         self.check(access).await.map(|_| ())
     }

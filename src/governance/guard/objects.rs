@@ -40,6 +40,7 @@ impl Governance {
     /// looks it up when it consults grants; without authentication a
     /// write still needs it (what it does to grants, its audit event),
     /// a read does not.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(super) async fn authorize_object(
         &self,
         route: &Route,
