@@ -52,6 +52,7 @@ pub(crate) fn is_credential_part(key: &str) -> bool {
 impl Catalog {
     /// The effective storage options of table `id` (None when there are
     /// none), read from one manifest snapshot.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(crate) async fn table_storage_options(
         &self,
         id: &[String],
@@ -65,8 +66,10 @@ impl Catalog {
         &self,
         id: &[String],
     ) -> CatalogResult<HashMap<String, String>> {
-        let key = crate::core::meta_cache::key_of("table_source_options", &id);
         let ancestors: Vec<String> = (1..id.len()).map(|d| manifest_key(&id[..d])).collect();
+        // Kept by the namespaces it is read from, not by the table: every
+        // table of a namespace (a new one too) shares the answer.
+        let key = crate::core::meta_cache::key_of("source_options", &ancestors);
         if ancestors.is_empty() {
             return Ok(self.reach.options().with(None));
         }
@@ -76,6 +79,7 @@ impl Catalog {
     }
 
     /// The server's options with those `ancestors` (outermost first) set.
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn storage_options_of(
         &self,
         ds: &lance::Dataset,

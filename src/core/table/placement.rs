@@ -103,6 +103,7 @@ impl Catalog {
     /// it. The work runs on its own task, so a caller that goes away cannot
     /// stop it between the write and the record; whatever fails, the
     /// catalog removes the bytes it wrote and nothing else.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(in crate::core) async fn create_table_at(
         &self,
         req: CreateTableRequest,

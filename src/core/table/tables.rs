@@ -29,6 +29,7 @@ pub const LOCATION_KEY: &str = "header.x-lance-table-location";
 pub const PROPERTIES_KEY: &str = "header.x-lance-table-properties";
 
 impl Catalog {
+    #[tracing::instrument(level = "debug", skip_all)]
     pub(crate) async fn create_table_op(
         &self,
         req: CreateTableRequest,
