@@ -330,9 +330,10 @@ mod tests {
     /// Whether the cache keeps an answer of namespace `name`'s existence
     /// for the manifest as it is now.
     async fn kept(c: &Catalog, name: &str) -> Option<bool> {
-        let key = super::key_of("recorded", &("namespace", ids(&[name])));
+        let key = super::kinds_key(&crate::core::checks::manifest_key(&ids(&[name])));
         let ds = c.current_manifest().await.unwrap();
-        c.kept_at::<bool>(&ds, &[key]).0.pop().flatten()
+        let kinds = c.kept_at::<Vec<String>>(&ds, &[key]).0.pop().flatten()?;
+        Some(kinds.iter().any(|k| k == "namespace"))
     }
 
     /// An answer read from one manifest row outlives this process's commits
