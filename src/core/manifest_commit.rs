@@ -175,7 +175,8 @@ impl Catalog {
                 let touched: Vec<String> = touched.into_iter().collect();
                 let from = committed.version().version - 1;
                 self.install_manifest(committed.clone(), from, &touched);
-                self.carry_placed(&ds, &committed, &touched, written_rows.as_ref());
+                self.placed_kept
+                    .advance(&ds, &committed, &touched, written_rows.as_ref());
                 self.after_manifest_commit(&committed);
                 Ok(committed)
             }

@@ -14,10 +14,10 @@
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 
+use arrow_array::RecordBatch;
 use lance::Dataset;
 
 use crate::core::table::locations::{tables_in, Location, Placed};
-use crate::core::Catalog;
 
 /// Entries kept at most (creates in flight at once, each one or two).
 const MAX_ENTRIES: usize = 32;
@@ -53,7 +53,7 @@ impl std::fmt::Debug for PlacedKept {
 
 /// Whether `near` is narrow enough to keep an answer for: not every
 /// table (empty), nor the root (which overlaps every table).
-pub(crate) fn keepable(near: &[Location]) -> bool {
+fn keepable(near: &[Location]) -> bool {
     !near.is_empty() && !near.iter().any(Location::is_root)
 }
 
@@ -87,16 +87,16 @@ impl PlacedKept {
         });
     }
 
-    /// This process committed `next` on `base`, writing or removing the
-    /// rows keyed `touched` and writing the tables `added` among them: the
-    /// answers kept for `base` are carried to `next`, when nothing else
-    /// landed between the two.
+    /// This process committed `next` on `base`, writing `rows` and
+    /// removing or replacing the rows keyed `touched`: the answers kept
+    /// for `base` are carried to `next`, when nothing else landed between
+    /// the two.
     pub(crate) fn advance(
         &self,
         base: &Dataset,
         next: &Arc<Dataset>,
         touched: &[String],
-        added: &[Placed],
+        rows: Option<&RecordBatch>,
     ) {
         if next.version().version != base.version().version + 1 {
             return;
@@ -110,14 +110,13 @@ impl PlacedKept {
                 let kept = e
                     .placed
                     .iter()
-                    .filter(|p| !touched.contains(p.key.as_str()));
-                let new = added
-                    .iter()
-                    .filter(|p| e.near.iter().any(|n| p.location.overlaps(n)));
+                    .filter(|p| !touched.contains(p.key.as_str()))
+                    .cloned();
+                let new = rows.map(|r| tables_in(r, &e.near)).unwrap_or_default();
                 Entry {
                     manifest: Arc::downgrade(next),
                     near: e.near.clone(),
-                    placed: kept.chain(new).cloned().collect(),
+                    placed: kept.chain(new).collect(),
                 }
             })
             .collect();
@@ -128,22 +127,6 @@ impl PlacedKept {
             }
             entries.push_back(e);
         }
-    }
-}
-
-impl Catalog {
-    /// This process committed `next` on `base`, writing `rows` and
-    /// removing or replacing the rows keyed `touched`: carry the answers
-    /// kept for `base` (`manifest_commit.rs` calls this).
-    pub(crate) fn carry_placed(
-        &self,
-        base: &Dataset,
-        next: &Arc<Dataset>,
-        touched: &[String],
-        rows: Option<&arrow_array::RecordBatch>,
-    ) {
-        let added = rows.map(|r| tables_in(r, &[])).unwrap_or_default();
-        self.placed_kept.advance(base, next, touched, &added);
     }
 }
 

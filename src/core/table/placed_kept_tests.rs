@@ -8,7 +8,7 @@ use arrow_schema::{DataType, Field, Schema};
 use lance::Dataset;
 
 use super::*;
-use crate::core::table::locations::{tables_in, Location};
+use crate::core::table::locations::Location;
 
 fn rows(rows: &[(&str, &str, &str)]) -> RecordBatch {
     let schema = Arc::new(Schema::new(vec![
@@ -61,8 +61,7 @@ async fn an_answer_is_carried_only_to_the_next_version_of_its_own_snapshot() {
     // This process's commit right after v1: its rows are carried in.
     let written = rows(&[("a$v", "table", "Ab/X/y"), ("a", "namespace", "ab")]);
     let v2 = append(&uri, written.clone()).await;
-    let added = tables_in(&written, &[]);
-    kept.advance(&v1, &v2, &["a$v".into(), "a".into()], &added);
+    kept.advance(&v1, &v2, &["a$v".into(), "a".into()], Some(&written));
     let carried = kept.get(&v2, &near).unwrap();
     assert_eq!(
         keys(&carried),
@@ -83,7 +82,7 @@ async fn an_answer_is_carried_only_to_the_next_version_of_its_own_snapshot() {
         &v2,
         &v4,
         &["a$z".into()],
-        &tables_in(&rows(&[("a$z", "table", "zz")]), &[]),
+        Some(&rows(&[("a$z", "table", "zz")])),
     );
     assert!(kept.get(&v4, &near).is_none());
     drop(v3);
@@ -95,7 +94,7 @@ async fn an_answer_is_carried_only_to_the_next_version_of_its_own_snapshot() {
         &crate::core::Catalog::placed_near(&v4, &near).await.unwrap(),
     );
     let v5 = append(&uri, rows(&[("b$q", "table", "q")])).await;
-    kept.advance(&v4, &v5, &["a$t".into(), "b$q".into()], &[]);
+    kept.advance(&v4, &v5, &["a$t".into(), "b$q".into()], None);
     assert_eq!(keys(&kept.get(&v5, &near).unwrap()), ["a$v"]);
 }
 
